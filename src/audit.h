@@ -1,0 +1,47 @@
+/* audit.h - the operators' audit log: JSON lines in a SHA-256 hash chain
+ *
+ * Each event is appended to the `audit` table inside the caller's
+ * transaction, so the chain head advances atomically with what the event
+ * describes.  audit_flush() then copies committed lines that the file does
+ * not have yet into audit.log, under an exclusive lock, in chain order:
+ * concurrent filters never interleave lines, and a process killed between
+ * commit and flush is caught up by the next one. */
+#ifndef VULNID_AUDIT_H
+#define VULNID_AUDIT_H
+
+#include <glib.h>
+
+#include "status.h"
+#include "store.h"
+
+#define AUDIT_GENESIS "0000000000000000000000000000000000000000000000000000000000000000"
+
+typedef struct audit_event audit_event;
+
+/* ts, event, id and message_id come first in every line (id and
+ * message_id may be NULL and are then written as null). */
+audit_event *audit_event_new(const char *event, const char *id, const char *message_id);
+void audit_event_str(audit_event *ev, const char *key, const char *value);
+void audit_event_int(audit_event *ev, const char *key, gint64 value);
+void audit_event_free(audit_event *ev);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(audit_event, audit_event_free)
+
+/* Append to the chain in the current transaction. */
+vulnid_status audit_append(store *st, audit_event *ev, GError **err);
+
+/* Convenience: append one event in its own transaction. */
+vulnid_status audit_append_now(store *st, audit_event *ev, GError **err);
+
+/* Bring audit.log up to date with the database. */
+vulnid_status audit_flush(store *st, const char *path, GError **err);
+
+/* Check audit.log: every line's hash, the prev links, and that the file
+ * and the database hold the same chain.  On failure *bad_line is the first
+ * line (1-based) found wrong, 0 when the problem is not one line. */
+vulnid_status audit_verify(store *st, const char *path, guint64 *lines,
+			   guint64 *bad_line, GError **err);
+
+/* Hash of one line as stored: SHA-256 of the text before `,"hash":`. */
+char *audit_line_hash(const char *line, gsize len);
+
+#endif

@@ -1,0 +1,65 @@
+/* cli.c - shared plumbing of the vulnid subcommands */
+#include "autoconfig.h"
+
+#include <stdio.h>
+
+#include "cli.h"
+#include "text.h"
+
+int
+cli_exit(vulnid_status s)
+{
+	switch (s) {
+	case VULNID_OK: return EX_OK;
+	case VULNID_ERR_INVALID: return EX_DATAERR;
+	case VULNID_ERR_CORRUPT: return EX_DATAERR;
+	case VULNID_ERR_NOTFOUND: return EX_NOINPUT;
+	case VULNID_ERR_EXISTS: return EX_CANTCREAT;
+	case VULNID_ERR_CONFIG: return EX_CONFIG;
+	case VULNID_ERR_INTERNAL: return EX_SOFTWARE;
+	default: return EX_TEMPFAIL;
+	}
+}
+
+int
+cli_fail(vulnid_status s, GError *err)
+{
+	g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));
+
+	fprintf(stderr, "vulnid: %s\n", m);
+	return cli_exit(s);
+}
+
+int
+cli_open(const cli_global *g, store_open_mode mode, vulnid_config **cfg, store **st)
+{
+	g_autofree char *conf = config_locate(g->conf);
+	g_autoptr(GError) err = NULL;
+	vulnid_status s;
+
+	s = config_load(conf, cfg, &err);
+	if (s != VULNID_OK)
+		return cli_fail(s, err);
+	s = store_open((*cfg)->db_path, (*cfg)->busy_timeout, mode, st, &err);
+	if (s != VULNID_OK) {
+		g_clear_pointer(cfg, config_free);
+		return cli_fail(s, err);
+	}
+	return EX_OK;
+}
+
+gboolean
+cli_parse(const char *usage, const char *summary, GOptionEntry *entries, int *argc, char ***argv)
+{
+	g_autoptr(GOptionContext) oc = g_option_context_new(usage);
+	g_autoptr(GError) err = NULL;
+
+	g_option_context_set_summary(oc, summary);
+	if (entries != NULL)
+		g_option_context_add_main_entries(oc, entries, NULL);
+	if (!g_option_context_parse(oc, argc, argv, &err)) {
+		fprintf(stderr, "vulnid: %s\n", err->message);
+		return FALSE;
+	}
+	return TRUE;
+}

@@ -1,0 +1,107 @@
+/* cmd-queue.c - vulnid queue list|run */
+#include "autoconfig.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <json-glib/json-glib.h>
+
+#include "audit.h"
+#include "cli.h"
+#include "outbox.h"
+
+static int
+queue_list(store *st, gboolean json)
+{
+	g_autoptr(GError) err = NULL;
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"SELECT id, created, kind, coalesce(entry, ''), message_id, recipients, status,"
+		" attempts, next_attempt, coalesce(last_error, '') FROM outbox"
+		" WHERE status <> 'delivered' ORDER BY id", &s, &err);
+	int rc;
+
+	if (stmt == NULL)
+		return cli_fail(s, err);
+	json_builder_begin_array(b);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const char *cols[] = { "id", "created", "kind", "entry", "message_id", "recipients",
+				       "status", "attempts", "next_attempt", "last_error" };
+
+		if (json) {
+			json_builder_begin_object(b);
+			for (int i = 0; i < 10; i++) {
+				json_builder_set_member_name(b, cols[i]);
+				if (i == 0 || i == 7)
+					json_builder_add_int_value(b, sqlite3_column_int64(stmt, i));
+				else if (i == 5) {
+					g_autoptr(JsonParser) p = json_parser_new();
+
+					if (json_parser_load_from_data(p, (const char *) sqlite3_column_text(stmt, i), -1, NULL))
+						json_builder_add_value(b, json_node_copy(json_parser_get_root(p)));
+					else
+						json_builder_add_null_value(b);
+				} else
+					json_builder_add_string_value(b, (const char *) sqlite3_column_text(stmt, i));
+			}
+			json_builder_end_object(b);
+		} else
+			printf("%" G_GINT64_FORMAT "  %s  %-8s  %-6s  %s  attempts=%d next=%s %s\n",
+			       (gint64) sqlite3_column_int64(stmt, 0), sqlite3_column_text(stmt, 1),
+			       sqlite3_column_text(stmt, 6), sqlite3_column_text(stmt, 2),
+			       sqlite3_column_text(stmt, 5), sqlite3_column_int(stmt, 7),
+			       sqlite3_column_text(stmt, 8), sqlite3_column_text(stmt, 9));
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return cli_fail(store_fail(st, rc, "outbox", &err), err);
+	json_builder_end_array(b);
+	if (json) {
+		g_autoptr(JsonGenerator) gen = json_generator_new();
+		g_autoptr(JsonNode) root = json_builder_get_root(b);
+		g_autofree char *text = NULL;
+
+		json_generator_set_pretty(gen, TRUE);
+		json_generator_set_root(gen, root);
+		text = json_generator_to_data(gen, NULL);
+		printf("%s\n", text);
+	}
+	return EX_OK;
+}
+
+int
+cmd_queue(const cli_global *g, int argc, char **argv)
+{
+	gboolean json = FALSE, force = FALSE;
+	GOptionEntry entries[] = {
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "list as JSON", NULL },
+		{ "force", 0, 0, G_OPTION_ARG_NONE, &force, "run: also items whose retry time has not come", NULL },
+		{ NULL }
+	};
+	g_autoptr(vulnid_config) cfg = NULL;
+	g_autoptr(store) st = NULL;
+	g_autoptr(GError) err = NULL;
+	int rc;
+
+	if (!cli_parse("list|run", "Show or deliver the outgoing mail queue.", entries, &argc, &argv))
+		return EX_USAGE;
+	if (argc != 2 || (strcmp(argv[1], "list") != 0 && strcmp(argv[1], "run") != 0)) {
+		fprintf(stderr, "vulnid: usage: vulnid queue list [--json] | run [--force]\n");
+		return EX_USAGE;
+	}
+	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	if (rc != EX_OK)
+		return rc;
+	if (strcmp(argv[1], "list") == 0)
+		return queue_list(st, json);
+	{
+		outbox_run_result r;
+		vulnid_status s = outbox_run(st, cfg, 0, force, &r, &err);
+
+		audit_flush(st, cfg->audit_path, NULL);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
+		printf("delivered %u, deferred %u, failed %u\n", r.delivered, r.deferred, r.failed);
+		return r.deferred > 0 || r.failed > 0 ? EX_TEMPFAIL : EX_OK;
+	}
+}

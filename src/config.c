@@ -1,0 +1,322 @@
+/* config.c - read vulnid.conf; every key has a default and a comment here */
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "config.h"
+#include "ids.h"
+
+/* The one table of configuration keys: defaults for loading, and the text
+ * of the file `vulnid init` writes. */
+typedef struct {
+	const char *group;
+	const char *key;
+	const char *def;	/* NULL: filled in by init */
+	const char *comment;
+} config_key;
+
+static const config_key config_keys[] = {
+	{ "instance", "prefix", NULL,
+	  "Identifier prefix: 2-16 upper-case letters or digits (CVE is refused).\n"
+	  "Identifiers look like PREFIX-YYYY-NNNN." },
+	{ "instance", "domain", NULL,
+	  "Mail domain of the robot: requests go to request_local@domain." },
+	{ "instance", "request_local", "request",
+	  "Local part of the request address; entries are request_local+ID@domain." },
+	{ "instance", "bounce_local", "request-bounces",
+	  "Local part of the envelope sender of everything the robot sends." },
+	{ "ids", "blocks", "1-",
+	  "Numbers this instance may assign, every year: comma-separated ranges\n"
+	  "N-M, or N- for no upper bound.  Robots of one authority own disjoint\n"
+	  "blocks.  A key blocks_YYYY overrides this for year YYYY." },
+	{ "limits", "max_message_size", "26214400",
+	  "Largest message accepted, in bytes; larger mail is bounced (exit 65)." },
+	{ "limits", "max_header_size", "65536",
+	  "Largest single header field, in bytes, continuation lines included." },
+	{ "limits", "max_headers", "1000",
+	  "Most header fields in one message or MIME part." },
+	{ "limits", "max_line_length", "65536",
+	  "Longest line of the raw message, in bytes." },
+	{ "limits", "max_parts", "500",
+	  "Most MIME parts in one message." },
+	{ "limits", "max_depth", "16",
+	  "Deepest MIME nesting accepted." },
+	{ "limits", "max_ids", "20",
+	  "Most identifiers one request mail may ask for (blocks separated by ---)." },
+	{ "limits", "max_fields", "100",
+	  "Most pseudo-header fields in one request block." },
+	{ "limits", "max_field_length", "1024",
+	  "Longest value of one pseudo-header field, in characters." },
+	{ "database", "busy_timeout", "10000",
+	  "How long to wait for the database lock, in milliseconds, before the\n"
+	  "filter gives up with exit 75 and the MTA retries." },
+	{ "delivery", "transport", "maildir:sent",
+	  "How replies leave: maildir:PATH delivers into a Maildir (relative paths\n"
+	  "are inside the instance directory)." },
+	{ "templates", "dir", "",
+	  "Directory searched first for mail templates; empty means DIR/templates.\n"
+	  "Templates missing there come from the installed set." },
+};
+
+const char *
+config_builtin_template_dir(void)
+{
+	const char *env = g_getenv("VULNID_TEMPLATE_DIR");
+
+	if (env != NULL && *env != '\0')
+		return env;
+	return VULNID_TEMPLATEDIR;
+}
+
+char *
+config_locate(const char *explicit_path)
+{
+	const char *env;
+
+	if (explicit_path != NULL)
+		return g_strdup(explicit_path);
+	env = g_getenv("VULNID_CONF");
+	if (env != NULL && *env != '\0')
+		return g_strdup(env);
+	return NULL;
+}
+
+static const char *
+config_default(const char *group, const char *key)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++)
+		if (strcmp(config_keys[i].group, group) == 0 &&
+		    strcmp(config_keys[i].key, key) == 0)
+			return config_keys[i].def;
+	return NULL;
+}
+
+static vulnid_status
+config_get_string(GKeyFile *kf, const char *group, const char *key,
+		  char **out, GError **err)
+{
+	g_autoptr(GError) e = NULL;
+	char *v = g_key_file_get_string(kf, group, key, &e);
+
+	if (v == NULL) {
+		const char *def = config_default(group, key);
+
+		if (def == NULL)
+			return vulnid_fail(err, VULNID_ERR_CONFIG,
+					   "missing [%s] %s", group, key);
+		v = g_strdup(def);
+	}
+	g_strstrip(v);
+	*out = v;
+	return VULNID_OK;
+}
+
+static vulnid_status
+config_get_int(GKeyFile *kf, const char *group, const char *key,
+	       gint64 min, gint64 max, gint64 *out, GError **err)
+{
+	g_autofree char *s = NULL;
+	vulnid_status st;
+	char *end = NULL;
+	gint64 v;
+
+	st = config_get_string(kf, group, key, &s, err);
+	if (st != VULNID_OK)
+		return st;
+	v = g_ascii_strtoll(s, &end, 10);
+	if (*s == '\0' || end == NULL || *end != '\0' || v < min || v > max)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[%s] %s must be a whole number from %" G_GINT64_FORMAT
+				   " to %" G_GINT64_FORMAT ", not '%s'",
+				   group, key, min, max, s);
+	*out = v;
+	return VULNID_OK;
+}
+
+void
+config_free(vulnid_config *cfg)
+{
+	if (cfg == NULL)
+		return;
+	g_free(cfg->dir);
+	g_free(cfg->conf_path);
+	g_free(cfg->db_path);
+	g_free(cfg->audit_path);
+	g_free(cfg->spool_dir);
+	g_free(cfg->prefix);
+	g_free(cfg->domain);
+	g_free(cfg->request_local);
+	g_free(cfg->bounce_local);
+	g_free(cfg->request_address);
+	g_free(cfg->bounce_address);
+	g_free(cfg->blocks);
+	if (cfg->keyfile != NULL)
+		g_key_file_unref(cfg->keyfile);
+	g_free(cfg->transport);
+	g_free(cfg->template_dir);
+	g_free(cfg);
+}
+
+char *
+config_resolve_path(const vulnid_config *cfg, const char *path)
+{
+	if (g_path_is_absolute(path))
+		return g_strdup(path);
+	return g_build_filename(cfg->dir, path, NULL);
+}
+
+static gboolean
+config_local_part_valid(const char *s)
+{
+	if (*s == '\0' || strlen(s) > 64)
+		return FALSE;
+	for (const char *p = s; *p; p++)
+		if (!g_ascii_isalnum(*p) && *p != '-' && *p != '_' && *p != '.')
+			return FALSE;
+	return TRUE;
+}
+
+static gboolean
+config_domain_valid(const char *s)
+{
+	if (*s == '\0' || strlen(s) > 253 || *s == '.' || *s == '-')
+		return FALSE;
+	for (const char *p = s; *p; p++)
+		if (!g_ascii_isalnum(*p) && *p != '-' && *p != '.')
+			return FALSE;
+	return TRUE;
+}
+
+vulnid_status
+config_load(const char *path, vulnid_config **out, GError **err)
+{
+	g_autoptr(vulnid_config) cfg = g_new0(vulnid_config, 1);
+	g_autoptr(GError) e = NULL;
+	g_autofree char *abs = NULL;
+	g_autofree char *tdir = NULL;
+	vulnid_status st;
+	GKeyFile *kf;
+
+	if (path == NULL)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "no configuration: use -c DIR/vulnid.conf or set VULNID_CONF");
+	if (g_path_is_absolute(path))
+		abs = g_strdup(path);
+	else {
+		g_autofree char *cwd = g_get_current_dir();
+		abs = g_build_filename(cwd, path, NULL);
+	}
+	kf = cfg->keyfile = g_key_file_new();
+	if (!g_key_file_load_from_file(kf, abs, G_KEY_FILE_NONE, &e)) {
+		if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||
+		    g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_ACCES) ||
+		    e->domain == G_FILE_ERROR)
+			return vulnid_fail(err, VULNID_ERR_CONFIG,
+					   "cannot read '%s': %s", abs, e->message);
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "cannot parse '%s': %s", abs, e->message);
+	}
+	cfg->conf_path = g_strdup(abs);
+	cfg->dir = g_path_get_dirname(abs);
+	cfg->db_path = g_build_filename(cfg->dir, "vulnid.db", NULL);
+	cfg->audit_path = g_build_filename(cfg->dir, "audit.log", NULL);
+	cfg->spool_dir = g_build_filename(cfg->dir, "tmp", NULL);
+
+#define STR(g, k, f) do { st = config_get_string(kf, g, k, &cfg->f, err); \
+		if (st != VULNID_OK) return st; } while (0)
+#define INT(g, k, lo, hi, f) do { st = config_get_int(kf, g, k, lo, hi, &cfg->f, err); \
+		if (st != VULNID_OK) return st; } while (0)
+	STR("instance", "prefix", prefix);
+	STR("instance", "domain", domain);
+	STR("instance", "request_local", request_local);
+	STR("instance", "bounce_local", bounce_local);
+	STR("ids", "blocks", blocks);
+	INT("limits", "max_message_size", 1024, G_GINT64_CONSTANT(1) << 40, max_message_size);
+	INT("limits", "max_header_size", 998, 16 * 1024 * 1024, max_header_size);
+	INT("limits", "max_headers", 10, 1000000, max_headers);
+	INT("limits", "max_line_length", 998, G_GINT64_CONSTANT(1) << 30, max_line_length);
+	INT("limits", "max_parts", 1, 100000, max_parts);
+	INT("limits", "max_depth", 1, 1000, max_depth);
+	INT("limits", "max_ids", 1, 10000, max_ids);
+	INT("limits", "max_fields", 1, 10000, max_fields);
+	INT("limits", "max_field_length", 16, 1000000, max_field_length);
+	INT("database", "busy_timeout", 0, 3600 * 1000, busy_timeout);
+	STR("delivery", "transport", transport);
+	STR("templates", "dir", template_dir);
+#undef STR
+#undef INT
+
+	if (!ids_prefix_valid(cfg->prefix))
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[instance] prefix '%s' is not 2-16 upper-case letters or digits (and not CVE)",
+				   cfg->prefix);
+	if (!config_domain_valid(cfg->domain))
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[instance] domain '%s' is not a domain name", cfg->domain);
+	if (!config_local_part_valid(cfg->request_local) ||
+	    !config_local_part_valid(cfg->bounce_local) ||
+	    strchr(cfg->request_local, '+') != NULL)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[instance] request_local and bounce_local must be letters, digits, '.', '-' or '_'");
+	{
+		g_autoptr(GArray) b = NULL;
+		g_autoptr(GError) be = NULL;
+
+		if (!ids_blocks_parse(cfg->blocks, &b, &be))
+			return vulnid_fail(err, VULNID_ERR_CONFIG,
+					   "[ids] blocks: %s", be->message);
+	}
+	if (!g_str_has_prefix(cfg->transport, "maildir:") || cfg->transport[8] == '\0')
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[delivery] transport '%s' is not maildir:PATH", cfg->transport);
+	if (*cfg->template_dir == '\0') {
+		g_free(cfg->template_dir);
+		cfg->template_dir = g_build_filename(cfg->dir, "templates", NULL);
+	} else {
+		tdir = config_resolve_path(cfg, cfg->template_dir);
+		g_free(cfg->template_dir);
+		cfg->template_dir = g_steal_pointer(&tdir);
+	}
+	cfg->request_address = g_strdup_printf("%s@%s", cfg->request_local, cfg->domain);
+	cfg->bounce_address = g_strdup_printf("%s@%s", cfg->bounce_local, cfg->domain);
+	*out = g_steal_pointer(&cfg);
+	return VULNID_OK;
+}
+
+char *
+config_blocks_for_year(const vulnid_config *cfg, int year)
+{
+	g_autofree char *key = g_strdup_printf("blocks_%04d", year);
+	char *v = g_key_file_get_string(cfg->keyfile, "ids", key, NULL);
+
+	if (v == NULL)
+		return g_strdup(cfg->blocks);
+	return g_strstrip(v);
+}
+
+char *
+config_default_text(const char *prefix, const char *domain)
+{
+	GString *s = g_string_new("# vulnid.conf: configuration of one vulnid instance (see vulnid.conf(5)).\n"
+				  "# Paths are relative to the directory that holds this file.\n");
+	const char *group = NULL;
+
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++) {
+		const config_key *k = &config_keys[i];
+		g_auto(GStrv) lines = g_strsplit(k->comment, "\n", -1);
+		const char *v = k->def;
+
+		if (group == NULL || strcmp(group, k->group) != 0) {
+			g_string_append_printf(s, "\n[%s]\n", k->group);
+			group = k->group;
+		}
+		for (char **l = lines; *l; l++)
+			g_string_append_printf(s, "# %s\n", *l);
+		if (strcmp(k->key, "prefix") == 0)
+			v = prefix;
+		else if (strcmp(k->key, "domain") == 0)
+			v = domain;
+		g_string_append_printf(s, "%s = %s\n\n", k->key, v);
+	}
+	return g_string_free(s, FALSE);
+}

@@ -1,0 +1,62 @@
+/* config.h - the instance configuration (DIR/vulnid.conf, a GKeyFile) */
+#ifndef VULNID_CONFIG_H
+#define VULNID_CONFIG_H
+
+#include <glib.h>
+#include "status.h"
+
+typedef struct {
+	char *dir;		/* instance directory, absolute */
+	char *conf_path;	/* DIR/vulnid.conf */
+	char *db_path;		/* DIR/vulnid.db */
+	char *audit_path;	/* DIR/audit.log */
+	char *spool_dir;	/* DIR/tmp: incoming mail is spooled here */
+
+	char *prefix;		/* identifier prefix, upper case */
+	char *domain;		/* mail domain of the robot */
+	char *request_local;	/* local part of the request address */
+	char *bounce_local;	/* local part of the envelope sender */
+	char *request_address;	/* request_local@domain */
+	char *bounce_address;	/* bounce_local@domain */
+
+	char *blocks;		/* identifier blocks, e.g. "1-" or "1-999,5000-5999" */
+	GKeyFile *keyfile;	/* kept for per-year block overrides */
+
+	gint64 max_message_size;
+	gint64 max_header_size;
+	gint64 max_headers;
+	gint64 max_line_length;
+	gint64 max_parts;
+	gint64 max_depth;
+	gint64 max_ids;
+	gint64 max_fields;
+	gint64 max_field_length;
+
+	gint64 busy_timeout;	/* milliseconds */
+
+	char *transport;	/* "maildir:PATH" */
+	char *template_dir;	/* operator's override directory, or NULL */
+} vulnid_config;
+
+/* Where the built-in templates live; VULNID_TEMPLATE_DIR in the environment
+ * overrides it (used by the test suite and the demo, never needed once
+ * installed). */
+const char *config_builtin_template_dir(void);
+
+/* Find the configuration file: explicit path, else $VULNID_CONF. */
+char *config_locate(const char *explicit_path);
+
+vulnid_status config_load(const char *path, vulnid_config **out, GError **err);
+void config_free(vulnid_config *cfg);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(vulnid_config, config_free)
+
+/* The blocks that apply to a year: `blocks_YYYY` if present, else `blocks`. */
+char *config_blocks_for_year(const vulnid_config *cfg, int year);
+
+/* Text of a new, fully commented configuration file. */
+char *config_default_text(const char *prefix, const char *domain);
+
+/* Resolve a path from the configuration against the instance directory. */
+char *config_resolve_path(const vulnid_config *cfg, const char *path);
+
+#endif

@@ -1,0 +1,515 @@
+/* intake.c - one mail: spool, parse, record, assign, reply; all of its
+ * effects in one transaction */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "canonjson.h"
+#include "entry.h"
+#include "ids.h"
+#include "intake.h"
+#include "message.h"
+#include "outbox.h"
+#include "request.h"
+#include "store.h"
+#include "template.h"
+#include "text.h"
+
+typedef struct {
+	const vulnid_config *cfg;
+	const intake_envelope *env;
+	store *st;
+	message *m;
+	gint64 msg_row;
+	char *now;
+	GDateTime *now_dt;
+	const char *envelope_sender;
+	intake_result *res;
+} intake_ctx;
+
+const char *
+intake_outcome_str(intake_outcome o)
+{
+	switch (o) {
+	case INTAKE_ASSIGNED: return "assigned";
+	case INTAKE_DUPLICATE: return "duplicate";
+	case INTAKE_REJECTED: return "rejected";
+	case INTAKE_HELP: return "help";
+	case INTAKE_QUARANTINED: return "quarantined";
+	}
+	return "unknown";
+}
+
+void
+intake_result_free(intake_result *r)
+{
+	if (r == NULL)
+		return;
+	g_ptr_array_unref(r->ids);
+	g_free(r->reason);
+	g_free(r->warning);
+	g_free(r);
+}
+
+static GHashTable *
+template_vars(const intake_ctx *c)
+{
+	GHashTable *v = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+
+	g_hash_table_insert(v, "request_address", g_strdup(c->cfg->request_address));
+	g_hash_table_insert(v, "domain", g_strdup(c->cfg->domain));
+	g_hash_table_insert(v, "prefix", g_strdup(c->cfg->prefix));
+	g_hash_table_insert(v, "date", g_strdup(c->now));
+	g_hash_table_insert(v, "subject", g_strdup(c->m->subject != NULL ? c->m->subject : ""));
+	g_hash_table_insert(v, "message_id", g_strdup(c->m->message_id != NULL ? c->m->message_id : "(none)"));
+	return v;
+}
+
+/* Render a template and queue it to the sender of the mail. */
+static vulnid_status
+intake_reply(intake_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
+	     const char *entry_id, const char *reply_to, GError **err)
+{
+	g_autofree char *text = NULL;
+	g_autofree char *rendered = NULL;
+	g_autofree char *subject = NULL;
+	g_autofree char *body = NULL;
+	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
+	outbox_mail mail = { 0 };
+	vulnid_status s;
+	gint64 id;
+
+	if (to == NULL || *to == '\0' || strchr(to, '@') == NULL)
+		return VULNID_OK;	/* nobody to answer */
+	s = template_load(c->cfg, tmpl, &text, err);
+	if (s != VULNID_OK)
+		return s;
+	rendered = template_render(text, vars);
+	template_split(rendered, &subject, &body);
+	mail.kind = kind;
+	mail.entry = entry_id;
+	mail.to_addr = to;
+	mail.to_name = c->m->reply_addr != NULL && c->m->from_addr != NULL &&
+		       strcmp(c->m->reply_addr, c->m->from_addr) == 0 ? c->m->from_name : NULL;
+	mail.subject = subject != NULL ? subject : "vulnid";
+	mail.body = body;
+	mail.reply_to = reply_to;
+	mail.in_reply_to = c->m->message_id;
+	mail.references = c->m->references;
+	s = outbox_queue(c->st, c->cfg, c->msg_row, &mail, &id, err);
+	if (s != VULNID_OK)
+		return s;
+	{
+		g_autoptr(audit_event) ev = audit_event_new("replied", entry_id, c->m->message_id);
+
+		audit_event_str(ev, "kind", kind);
+		audit_event_str(ev, "to", to);
+		audit_event_int(ev, "outbox", id);
+		return audit_append(c->st, ev, err);
+	}
+}
+
+static vulnid_status
+intake_quarantine(intake_ctx *c, const char *reason, const char *detail, GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("quarantined", NULL, c->m->message_id);
+	vulnid_status s;
+	gint64 qid;
+
+	s = store_quarantine_insert(c->st, c->msg_row, c->now, reason, detail, &qid, err);
+	if (s != VULNID_OK)
+		return s;
+	audit_event_int(ev, "quarantine", qid);
+	audit_event_str(ev, "reason", reason);
+	audit_event_str(ev, "detail", detail);
+	c->res->outcome = INTAKE_QUARANTINED;
+	c->res->reason = g_strdup(reason);
+	return audit_append(c->st, ev, err);
+}
+
+static char *
+join_lines(GPtrArray *a, const char *bullet)
+{
+	GString *s = g_string_new(NULL);
+
+	for (guint i = 0; a != NULL && i < a->len; i++)
+		g_string_append_printf(s, "%s%s\n", bullet, (const char *) g_ptr_array_index(a, i));
+	return g_string_free(s, FALSE);
+}
+
+/* Malformed mail: archived, quarantined, and the sender told what to fix. */
+static vulnid_status
+intake_malformed(intake_ctx *c, GError **err)
+{
+	g_autofree char *detail = join_lines(c->m->problems, "");
+	g_autofree char *list = join_lines(c->m->problems, "  - ");
+	g_autoptr(GHashTable) vars = NULL;
+	vulnid_status s;
+
+	g_strchomp(detail);
+	s = intake_quarantine(c, c->m->problem, detail, err);
+	if (s != VULNID_OK)
+		return s;
+	vars = template_vars(c);
+	g_hash_table_insert(vars, "errors", g_steal_pointer(&list));
+	g_hash_table_insert(vars, "what", g_strdup("your mail could not be read as a request"));
+	return intake_reply(c, "error", "error.txt", vars, NULL, NULL, err);
+}
+
+static vulnid_status
+intake_rejected(intake_ctx *c, const request *r, GError **err)
+{
+	g_autoptr(GHashTable) vars = template_vars(c);
+	g_autofree char *detail = join_lines(r->errors, "");
+	g_autoptr(audit_event) ev = audit_event_new("rejected", NULL, c->m->message_id);
+	vulnid_status s;
+
+	g_strchomp(detail);
+	audit_event_str(ev, "reason", detail);
+	s = audit_append(c->st, ev, err);
+	if (s != VULNID_OK)
+		return s;
+	c->res->outcome = INTAKE_REJECTED;
+	c->res->reason = g_strdup(detail);
+	g_hash_table_insert(vars, "errors", join_lines(r->errors, "  - "));
+	g_hash_table_insert(vars, "what", g_strdup("no identifier was assigned"));
+	return intake_reply(c, "error", "error.txt", vars, NULL, NULL, err);
+}
+
+static vulnid_status
+intake_help(intake_ctx *c, GError **err)
+{
+	g_autoptr(GHashTable) vars = template_vars(c);
+
+	c->res->outcome = INTAKE_HELP;
+	return intake_reply(c, "help", "help.txt", vars, NULL, NULL, err);
+}
+
+/* Archive the attachments once; each entry's first record lists them. */
+static vulnid_status
+intake_store_attachments(intake_ctx *c, GPtrArray *out, GError **err)
+{
+	for (guint i = 0; i < c->m->attachments->len; i++) {
+		const message_attachment *a = g_ptr_array_index(c->m->attachments, i);
+		entry_attachment *ea = g_new0(entry_attachment, 1);
+		char sha[65];
+		vulnid_status s;
+		int fd = -1;
+
+		g_ptr_array_add(out, ea);
+		s = message_attachment_spool(a, c->cfg->spool_dir, &fd, &ea->size, sha, err);
+		if (s != VULNID_OK)
+			return s;
+		s = store_blob_put_fd(c->st, fd, ea->size, sha, err);
+		close(fd);
+		if (s != VULNID_OK)
+			return s;
+		ea->sha256 = g_strdup(sha);
+		ea->filename = g_strdup(a->filename);
+		ea->content_type = g_strdup(a->content_type);
+	}
+	return VULNID_OK;
+}
+
+static void
+describe_block(GString *out, const vulnid_config *cfg, const char *id, const char *digest,
+	       const request_block *b, const char *subject, guint nattach)
+{
+	const char *title = request_block_title(b, subject);
+
+	g_string_append_printf(out, "  %s\n", id);
+	g_string_append_printf(out, "    digest:      %s\n", digest);
+	g_string_append_printf(out, "    title:       %s\n", *title ? title : "(none)");
+	for (guint i = 0; i < b->fields->len; i++) {
+		const request_field *f = g_ptr_array_index(b->fields, i);
+		g_autofree char *label = g_strdup_printf("%s:", f->key);
+		g_autofree char *lower = g_ascii_strdown(label, -1);
+
+		if (g_ascii_strcasecmp(f->key, "Title") == 0)
+			continue;
+		g_string_append_printf(out, "    %-12s %s\n", lower, f->value);
+	}
+	if (*b->description != '\0') {
+		guint lines = 1;
+
+		for (const char *p = b->description; *p; p++)
+			lines += *p == '\n';
+		g_string_append_printf(out, "    description: %u line%s\n", lines, lines == 1 ? "" : "s");
+	} else if (b->fields->len == 0)
+		g_string_append(out, "    (reserved: nothing said yet; add details at any time)\n");
+	if (nattach > 0)
+		g_string_append_printf(out, "    attachments: %u (archived, listed on the entry)\n", nattach);
+	g_string_append_printf(out, "    address:     %s+%s@%s\n\n", cfg->request_local, id, cfg->domain);
+}
+
+static vulnid_status
+intake_assign(intake_ctx *c, const request *r, GError **err)
+{
+	g_autoptr(GPtrArray) attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
+	g_autoptr(GString) entries = g_string_new(NULL);
+	g_autoptr(GString) idlist = g_string_new(NULL);
+	g_autoptr(GArray) blocks = NULL;
+	g_autofree char *blocks_spec = NULL;
+	g_autoptr(GHashTable) vars = NULL;
+	g_autofree char *auth = g_strdup("{\"method\":\"none\"}");
+	g_autofree char *reply_to = NULL;
+	int year = g_date_time_get_year(c->now_dt);
+	vulnid_status s;
+
+	blocks_spec = config_blocks_for_year(c->cfg, year);
+	if (!ids_blocks_parse(blocks_spec, &blocks, NULL))
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[ids] blocks_%d is invalid", year);
+	s = intake_store_attachments(c, attachments, err);
+	if (s != VULNID_OK)
+		return s;
+
+	for (guint bi = 0; bi < r->blocks->len; bi++) {
+		const request_block *b = g_ptr_array_index(r->blocks, bi);
+		g_autofree char *fields = request_block_fields_json(b);
+		g_autofree char *id = NULL;
+		g_autofree char *canon = NULL;
+		g_autofree char *digest = NULL;
+		g_autoptr(audit_event) ev = NULL;
+		store_record rec = { 0 };
+		gint64 number, rec_row;
+
+		s = store_next_number(c->st, year, blocks, &number, err);
+		if (s != VULNID_OK)
+			return s;
+		id = ids_format(c->cfg->prefix, year, number);
+		canon = entry_record_canonical(id, 1, c->now, "request", auth, c->m->subject,
+					       fields, b->description, attachments);
+		digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
+		s = store_entry_insert(c->st, id, year, number, digest, c->now, c->msg_row, err);
+		if (s != VULNID_OK)
+			return s;
+		rec.entry = id;
+		rec.seq = 1;
+		rec.created = c->now;
+		rec.kind = "request";
+		rec.message = c->msg_row;
+		rec.author = c->m->from_addr != NULL ? c->m->from_addr : c->envelope_sender;
+		rec.author_name = c->m->from_name;
+		rec.role = "creator";
+		rec.auth = auth;
+		rec.subject = c->m->subject;
+		rec.fields = fields;
+		rec.body = b->description;
+		rec.sha256 = digest;
+		s = store_record_insert(c->st, &rec, &rec_row, err);
+		if (s != VULNID_OK)
+			return s;
+		for (guint i = 0; i < attachments->len; i++) {
+			const entry_attachment *a = g_ptr_array_index(attachments, i);
+
+			s = store_attachment_insert(c->st, rec_row, (int) i, a->filename, a->content_type,
+						    a->size, a->sha256, err);
+			if (s != VULNID_OK)
+				return s;
+		}
+		ev = audit_event_new("assigned", id, c->m->message_id);
+		audit_event_str(ev, "digest", digest);
+		audit_event_int(ev, "block", bi + 1);
+		audit_event_str(ev, "title", request_block_title(b, c->m->subject));
+		s = audit_append(c->st, ev, err);
+		if (s != VULNID_OK)
+			return s;
+		describe_block(entries, c->cfg, id, digest, b, c->m->subject, attachments->len);
+		g_string_append_printf(idlist, "%s%s", idlist->len ? ", " : "", id);
+		g_ptr_array_add(c->res->ids, g_steal_pointer(&id));
+	}
+	c->res->outcome = INTAKE_ASSIGNED;
+
+	vars = template_vars(c);
+	g_hash_table_insert(vars, "ids", g_strdup(idlist->str));
+	g_hash_table_insert(vars, "entries", g_strdup(entries->str));
+	g_hash_table_insert(vars, "count", g_strdup_printf("%u", c->res->ids->len));
+	g_hash_table_insert(vars, "title",
+			    g_strdup(request_block_title(g_ptr_array_index(r->blocks, 0), c->m->subject)));
+	g_hash_table_insert(vars, "identifiers",
+			    g_strdup(c->res->ids->len == 1 ? "identifier was" : "identifiers were"));
+	if (r->warnings->len > 0) {
+		g_autofree char *w = join_lines(r->warnings, "  - ");
+
+		g_hash_table_insert(vars, "warnings",
+				    g_strdup_printf("Please note:\n%s\n", w));
+	}
+	if (c->res->ids->len == 1)
+		reply_to = g_strdup_printf("%s+%s@%s", c->cfg->request_local,
+					   (const char *) g_ptr_array_index(c->res->ids, 0), c->cfg->domain);
+	return intake_reply(c, "ack", "ack.txt", vars,
+			    c->res->ids->len == 1 ? g_ptr_array_index(c->res->ids, 0) : NULL,
+			    reply_to, err);
+}
+
+/* Everything that happens in the transaction. */
+static vulnid_status
+intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
+{
+	g_autofree char *key = message_dedup_key(c->m);
+	g_autoptr(audit_event) ev = NULL;
+	store_message sm = { 0 };
+	const char *why = NULL;
+	gboolean automatic;
+	vulnid_status s;
+	gint64 seen;
+
+	s = store_message_find(c->st, key, &seen, err);
+	if (s != VULNID_OK)
+		return s;
+	if (seen > 0) {
+		ev = audit_event_new("duplicate", NULL, c->m->message_id);
+		audit_event_int(ev, "message", seen);
+		audit_event_str(ev, "sha256", sp->raw_sha256);
+		*duplicate = TRUE;
+		c->msg_row = seen;
+		c->res->outcome = INTAKE_DUPLICATE;
+		return audit_append(c->st, ev, err);
+	}
+
+	s = store_blob_put_fd(c->st, sp->fd, sp->size, sp->raw_sha256, err);
+	if (s != VULNID_OK)
+		return s;
+	automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address, &why);
+	sm.received = c->now;
+	sm.raw_sha256 = sp->raw_sha256;
+	sm.dedup_key = key;
+	sm.message_id = c->m->message_id;
+	sm.envelope_from = c->envelope_sender;
+	sm.envelope_to = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
+	sm.from_addr = c->m->from_addr;
+	sm.subject = c->m->subject;
+	sm.disposition = automatic || c->m->problem != NULL ? "quarantined" : "request";
+	s = store_message_insert(c->st, &sm, &c->msg_row, err);
+	if (s != VULNID_OK)
+		return s;
+
+	ev = audit_event_new("received", NULL, c->m->message_id);
+	audit_event_int(ev, "message", c->msg_row);
+	audit_event_str(ev, "from", c->m->from_addr);
+	audit_event_str(ev, "sender", c->envelope_sender);
+	audit_event_str(ev, "recipient", sm.envelope_to);
+	audit_event_int(ev, "size", sp->size);
+	audit_event_str(ev, "sha256", sp->raw_sha256);
+	s = audit_append(c->st, ev, err);
+	if (s != VULNID_OK)
+		return s;
+
+	if (automatic)
+		return intake_quarantine(c, "automatic", why, err);
+	if (c->m->encrypted && c->m->problem == NULL)
+		g_ptr_array_add(c->m->problems, g_strdup("the mail is encrypted, and this robot does not "
+							 "read encrypted requests yet: send it in clear"));
+	if (c->m->encrypted && c->m->problem == NULL)
+		c->m->problem = g_strdup("encrypted");
+	if (c->m->problem != NULL)
+		return intake_malformed(c, err);
+	{
+		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
+		g_autoptr(request) r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
+
+		if (r->is_help)
+			return intake_help(c, err);
+		if (r->errors->len > 0)
+			return intake_rejected(c, r, err);
+		return intake_assign(c, r, err);
+	}
+}
+
+static void
+intake_after_commit(intake_ctx *c)
+{
+	g_autoptr(GError) e = NULL;
+	outbox_run_result rr;
+
+	/* The job is done once the transaction commits; these steps only
+	 * make its results visible sooner, and are repeated by the next
+	 * process or `vulnid queue run` when they fail here. */
+	if (outbox_run(c->st, c->cfg, c->msg_row, FALSE, &rr, &e) != VULNID_OK ||
+	    rr.deferred > 0) {
+		if (e != NULL) {
+			g_autofree char *m = text_mask_controls(e->message);
+
+			syslog(LOG_MAIL | LOG_WARNING, "delivery: %s", m);
+			c->res->warning = g_strdup(e->message);
+		}
+		g_clear_error(&e);
+	}
+	if (audit_flush(c->st, c->cfg->audit_path, &e) != VULNID_OK) {
+		syslog(LOG_MAIL | LOG_WARNING, "audit log: %s", e->message);
+		if (c->res->warning == NULL)
+			c->res->warning = g_strdup(e->message);
+	}
+}
+
+vulnid_status
+intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
+	       intake_result **result, GError **err)
+{
+	g_autoptr(message_spool) sp = NULL;
+	g_autoptr(message) m = NULL;
+	g_autoptr(store) st = NULL;
+	g_autoptr(intake_result) res = g_new0(intake_result, 1);
+	g_autoptr(GDateTime) now_dt = store_now_datetime();
+	g_autofree char *now = g_date_time_format(now_dt, "%Y-%m-%dT%H:%M:%SZ");
+	message_limits lim = {
+		cfg->max_message_size, cfg->max_header_size, cfg->max_headers,
+		cfg->max_line_length, cfg->max_parts, cfg->max_depth,
+	};
+	intake_ctx c = { 0 };
+	gboolean duplicate = FALSE;
+	vulnid_status s;
+
+	res->ids = g_ptr_array_new_with_free_func(g_free);
+	if (g_mkdir_with_parents(cfg->spool_dir, 0700) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
+				   cfg->spool_dir, g_strerror(errno));
+	s = message_spool_input(in_fd, cfg->spool_dir, cfg->max_message_size, &sp, err);
+	if (s != VULNID_OK)
+		return s;
+	s = message_parse(sp, &lim, &m, err);
+	if (s != VULNID_OK)
+		return s;
+	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_EXISTING, &st, err);
+	if (s != VULNID_OK)
+		return s;
+
+	c.cfg = cfg;
+	c.env = env;
+	c.st = st;
+	c.m = m;
+	c.now = now;
+	c.now_dt = now_dt;
+	c.res = res;
+	c.envelope_sender = env->sender != NULL ? env->sender : sp->mbox_sender;
+
+	s = store_begin(st, err);
+	if (s != VULNID_OK)
+		return s;
+	s = intake_record(&c, sp, &duplicate, err);
+	if (s != VULNID_OK) {
+		store_rollback(st);
+		if (s == VULNID_ERR_EXHAUSTED) {
+			/* Nothing of the mail is kept; the MTA retries until the
+			 * operator adds blocks.  The event itself is recorded. */
+			g_autoptr(audit_event) ev = audit_event_new("blocks-exhausted", NULL, m->message_id);
+			g_autoptr(GError) e2 = NULL;
+
+			audit_event_int(ev, "year", g_date_time_get_year(now_dt));
+			if (audit_append_now(st, ev, &e2) == VULNID_OK)
+				audit_flush(st, cfg->audit_path, NULL);
+		}
+		return s;
+	}
+	s = store_commit(st, err);
+	if (s != VULNID_OK)
+		return s;
+	intake_after_commit(&c);
+	*result = g_steal_pointer(&res);
+	return VULNID_OK;
+}

@@ -1,0 +1,832 @@
+/* message.c - spool, parse and check one incoming mail */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "message.h"
+#include "text.h"
+
+/* --- spooling ---------------------------------------------------------- */
+
+/* Trace fields that a relay or redelivery may add; they do not make a
+ * message a different one. */
+static const char *const trace_fields[] = {
+	"received", "return-path", "delivered-to", "x-original-to",
+	"x-envelope-to", "envelope-to", "x-spam-status", "x-spam-score",
+	"x-spam-level", "x-spam-flag", "x-spam-checker-version",
+	"authentication-results", "arc-seal", "arc-message-signature",
+	"arc-authentication-results", "x-virus-scanned", "received-spf",
+};
+
+typedef struct {
+	int fd;
+	char buf[65536];
+	size_t start, end;
+	gboolean eof;
+} piece_reader;
+
+/* Next piece: a whole line with its '\n', or as much of a long line as the
+ * buffer holds.  Returns FALSE at end of input, -1 in *error on failure. */
+static gboolean
+piece_next(piece_reader *r, const char **piece, size_t *len, int *error)
+{
+	char *nl;
+
+	*error = 0;
+	for (;;) {
+		nl = memchr(r->buf + r->start, '\n', r->end - r->start);
+		if (nl != NULL || r->eof || (r->start == 0 && r->end == sizeof r->buf))
+			break;
+		if (r->start > 0) {
+			memmove(r->buf, r->buf + r->start, r->end - r->start);
+			r->end -= r->start;
+			r->start = 0;
+		}
+		{
+			ssize_t n = read(r->fd, r->buf + r->end, sizeof r->buf - r->end);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				*error = errno;
+				return FALSE;
+			}
+			if (n == 0)
+				r->eof = TRUE;
+			r->end += (size_t) n;
+		}
+	}
+	if (r->start == r->end)
+		return FALSE;
+	*piece = r->buf + r->start;
+	*len = nl != NULL ? (size_t) (nl - (r->buf + r->start)) + 1 : r->end - r->start;
+	r->start += *len;
+	return TRUE;
+}
+
+static gboolean
+is_trace_field(const char *line, size_t len)
+{
+	const char *colon = memchr(line, ':', len < 80 ? len : 80);
+	size_t n;
+
+	if (colon == NULL)
+		return FALSE;
+	n = (size_t) (colon - line);
+	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+		n--;
+	for (gsize i = 0; i < G_N_ELEMENTS(trace_fields); i++)
+		if (strlen(trace_fields[i]) == n && g_ascii_strncasecmp(line, trace_fields[i], n) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+/* Feed a piece to a checksum with "\r\n" at its end as "\n". */
+static void
+checksum_normalized(GChecksum *c, const char *p, size_t len)
+{
+	if (len >= 2 && p[len - 2] == '\r' && p[len - 1] == '\n') {
+		g_checksum_update(c, (const guchar *) p, len - 2);
+		g_checksum_update(c, (const guchar *) "\n", 1);
+	} else
+		g_checksum_update(c, (const guchar *) p, len);
+}
+
+static vulnid_status
+write_all(int fd, const char *p, size_t len, GError **err)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return vulnid_fail(err, vulnid_status_from_errno(errno),
+					   "cannot write spool file: %s", g_strerror(errno));
+		p += n;
+		len -= (size_t) n;
+	}
+	return VULNID_OK;
+}
+
+static int
+spool_tempfile(const char *dir, GError **err, vulnid_status *st)
+{
+	g_autofree char *tmpl = g_build_filename(dir, "spool.XXXXXX", NULL);
+	int fd = g_mkstemp_full(tmpl, O_RDWR | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		*st = vulnid_fail(err, vulnid_status_from_errno(errno),
+				  "cannot create a file in '%s': %s", dir, g_strerror(errno));
+		return -1;
+	}
+	unlink(tmpl);
+	*st = VULNID_OK;
+	return fd;
+}
+
+void
+message_spool_free(message_spool *sp)
+{
+	if (sp == NULL)
+		return;
+	if (sp->fd >= 0)
+		close(sp->fd);
+	g_free(sp->mbox_sender);
+	g_free(sp);
+}
+
+vulnid_status
+message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
+		    message_spool **out, GError **err)
+{
+	g_autoptr(message_spool) sp = g_new0(message_spool, 1);
+	g_autoptr(GChecksum) raw = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autoptr(GChecksum) body = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autoptr(GChecksum) head = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autofree piece_reader *r = g_new0(piece_reader, 1);
+	gboolean at_line_start = TRUE, first_line = TRUE, skipping_from = FALSE;
+	gboolean in_header = TRUE, header_included = TRUE;
+	gint64 line_len = 0, header_len = 0;
+	const char *piece;
+	size_t len;
+	int rerr;
+	vulnid_status st;
+
+	sp->fd = spool_tempfile(spool_dir, err, &st);
+	if (sp->fd < 0)
+		return st;
+	r->fd = in_fd;
+	while (piece_next(r, &piece, &len, &rerr)) {
+		gboolean ends_line = piece[len - 1] == '\n';
+
+		if (at_line_start && first_line && len >= 5 && memcmp(piece, "From ", 5) == 0) {
+			/* mbox From_ line from procmail or Postfix pipe flag F:
+			 * envelope data, not part of the message. */
+			const char *s = piece + 5, *e;
+
+			while (s < piece + len && *s == ' ')
+				s++;
+			e = s;
+			while (e < piece + len && *e != ' ' && *e != '\t' && *e != '\r' && *e != '\n')
+				e++;
+			sp->mbox_sender = g_strndup(s, (gsize) (e - s));
+			skipping_from = TRUE;
+		}
+		first_line = FALSE;
+		if (skipping_from) {
+			if (ends_line) {
+				skipping_from = FALSE;
+				at_line_start = TRUE;
+			}
+			continue;
+		}
+		if (sp->size + (gint64) len > max_size)
+			return vulnid_fail(err, VULNID_ERR_TOOBIG,
+					   "message larger than %" G_GINT64_FORMAT " bytes", max_size);
+		st = write_all(sp->fd, piece, len, err);
+		if (st != VULNID_OK)
+			return st;
+		sp->size += (gint64) len;
+		g_checksum_update(raw, (const guchar *) piece, len);
+
+		line_len = at_line_start ? (gint64) len : line_len + (gint64) len;
+		if (line_len - (ends_line ? 1 : 0) > sp->longest_line)
+			sp->longest_line = line_len - (ends_line ? 1 : 0);
+
+		if (in_header) {
+			if (at_line_start && (piece[0] == '\n' || (len >= 2 && piece[0] == '\r' && piece[1] == '\n'))) {
+				in_header = FALSE;	/* the blank line belongs to neither */
+			} else {
+				if (memchr(piece, '\0', len) != NULL)
+					sp->header_has_nul = TRUE;
+				if (at_line_start && piece[0] != ' ' && piece[0] != '\t') {
+					sp->header_count++;
+					header_included = !is_trace_field(piece, len);
+					header_len = 0;
+				}
+				header_len += (gint64) len;
+				sp->longest_header = MAX(sp->longest_header, header_len);
+				if (header_included)
+					checksum_normalized(head, piece, len);
+			}
+		} else
+			checksum_normalized(body, piece, len);
+		at_line_start = ends_line;
+	}
+	if (rerr != 0)
+		return vulnid_fail(err, VULNID_ERR_IO, "cannot read the message: %s", g_strerror(rerr));
+	if (lseek(sp->fd, 0, SEEK_SET) < 0)
+		return vulnid_fail(err, VULNID_ERR_IO, "cannot rewind spool file: %s", g_strerror(errno));
+	g_strlcpy(sp->raw_sha256, g_checksum_get_string(raw), sizeof sp->raw_sha256);
+	g_strlcpy(sp->body_sha256, g_checksum_get_string(body), sizeof sp->body_sha256);
+	g_strlcpy(sp->header_sha256, g_checksum_get_string(head), sizeof sp->header_sha256);
+	*out = g_steal_pointer(&sp);
+	return VULNID_OK;
+}
+
+/* --- parsing ------------------------------------------------------------ */
+
+void
+message_init(void)
+{
+	g_mime_init();
+}
+
+void
+message_shutdown(void)
+{
+	g_mime_shutdown();
+}
+
+typedef struct {
+	message *m;
+	const message_limits *lim;
+	GMimeObject *plain;	/* first text/plain body candidate */
+	GMimeObject *html;	/* first text/html body candidate */
+	gboolean parts_exceeded, depth_exceeded, headers_exceeded;
+} walk_state;
+
+static void
+message_add_problem(message *m, const char *code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+static void
+message_add_problem(message *m, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->problem == NULL)
+		m->problem = g_strdup(code);
+	if (m->problems->len >= 20)
+		return;
+	va_start(ap, fmt);
+	g_ptr_array_add(m->problems, g_strdup_vprintf(fmt, ap));
+	va_end(ap);
+}
+
+static void
+parser_warning(gint64 offset, GMimeParserWarning code, const gchar *item, gpointer data)
+{
+	message *m = data;
+	g_autofree char *what = text_clean_line(item, 60);
+
+	switch (code) {
+	case GMIME_CRIT_INVALID_HEADER_NAME:
+		message_add_problem(m, "malformed-header",
+				    "an invalid header name near byte %" G_GINT64_FORMAT " ('%s')",
+				    offset, what);
+		break;
+	case GMIME_CRIT_CONFLICTING_HEADER:
+		message_add_problem(m, "malformed-header",
+				    "conflicting %s headers near byte %" G_GINT64_FORMAT, what, offset);
+		break;
+	case GMIME_CRIT_CONFLICTING_PARAMETER:
+		message_add_problem(m, "malformed-mime",
+				    "a header parameter given twice with different values ('%s')", what);
+		break;
+	case GMIME_CRIT_MULTIPART_WITHOUT_BOUNDARY:
+		message_add_problem(m, "malformed-mime",
+				    "a multipart part without a boundary parameter near byte %" G_GINT64_FORMAT,
+				    offset);
+		break;
+	case GMIME_CRIT_NESTING_OVERFLOW:
+		message_add_problem(m, "nesting", "MIME parts nested too deeply");
+		break;
+	case GMIME_CRIT_PART_WITHOUT_HEADERS_OR_CONTENT:
+		message_add_problem(m, "malformed-mime",
+				    "a MIME part without headers or content near byte %" G_GINT64_FORMAT,
+				    offset);
+		break;
+	case GMIME_WARN_TRUNCATED_MESSAGE:
+		message_add_problem(m, "truncated",
+				    "the message is truncated (a MIME part or its closing boundary is missing)");
+		break;
+	case GMIME_WARN_MALFORMED_MULTIPART:
+		message_add_problem(m, "malformed-mime",
+				    "a multipart part near byte %" G_GINT64_FORMAT
+				    " has no parts (wrong or missing boundary)", offset);
+		break;
+	case GMIME_WARN_MALFORMED_MESSAGE:
+		message_add_problem(m, "malformed-mime", "the message structure is malformed");
+		break;
+	default:
+		/* Duplicated headers, raw 8-bit headers, bad encoded words and
+		 * the like are everyday mail; GMime copes with them. */
+		break;
+	}
+}
+
+static char *
+clean_msgid(const char *v)
+{
+	g_autofree char *id = NULL;
+
+	if (v == NULL)
+		return NULL;
+	id = g_mime_utils_decode_message_id(v);
+	if (!text_msgid_valid(id))
+		return NULL;
+	return g_steal_pointer(&id);
+}
+
+static char *
+header_first_token(GMimeObject *obj, const char *name)
+{
+	const char *v = g_mime_object_get_header(obj, name);
+	char *t, *e;
+
+	if (v == NULL)
+		return NULL;
+	t = g_strstrip(g_strdup(v));
+	for (e = t; *e && *e != ';' && *e != ' ' && *e != '\t' && *e != '('; e++)
+		;
+	*e = '\0';
+	return t;
+}
+
+static char *
+first_mailbox(InternetAddressList *list, char **name)
+{
+	if (list == NULL)
+		return NULL;
+	for (int i = 0; i < internet_address_list_length(list); i++) {
+		InternetAddress *a = internet_address_list_get_address(list, i);
+
+		if (INTERNET_ADDRESS_IS_MAILBOX(a)) {
+			const char *addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(a));
+
+			if (addr == NULL || strchr(addr, '@') == NULL)
+				continue;
+			if (name != NULL) {
+				const char *n = internet_address_get_name(a);
+
+				*name = n != NULL ? text_clean_line(n, 200) : NULL;
+			}
+			return text_clean_line(addr, 320);
+		}
+	}
+	return NULL;
+}
+
+static gboolean
+content_is(GMimeObject *o, const char *type, const char *subtype)
+{
+	GMimeContentType *ct = g_mime_object_get_content_type(o);
+
+	return ct != NULL && g_mime_content_type_is_type(ct, type, subtype);
+}
+
+static gboolean
+is_attachment_disposition(GMimeObject *o)
+{
+	GMimeContentDisposition *d = g_mime_object_get_content_disposition(o);
+
+	return d != NULL && g_mime_content_disposition_is_attachment(d);
+}
+
+static void
+add_attachment(message *m, GMimeObject *o)
+{
+	message_attachment *a = g_new0(message_attachment, 1);
+	GMimeContentType *ct = g_mime_object_get_content_type(o);
+	const char *fn = NULL;
+
+	if (GMIME_IS_PART(o))
+		fn = g_mime_part_get_filename(GMIME_PART(o));
+	if (fn != NULL) {
+		/* A name, not a path: keep the last component only. */
+		const char *slash = strrchr(fn, '/');
+		const char *bslash = strrchr(fn, '\\');
+
+		if (slash != NULL || bslash != NULL)
+			fn = MAX(slash, bslash) + 1;
+		a->filename = text_clean_line(fn, 200);
+		if (*a->filename == '\0')
+			g_clear_pointer(&a->filename, g_free);
+	}
+	if (ct != NULL) {
+		g_autofree char *mt = g_mime_content_type_get_mime_type(ct);
+
+		a->content_type = g_ascii_strdown(mt, -1);
+	} else
+		a->content_type = g_strdup("application/octet-stream");
+	a->object = g_object_ref(o);
+	g_ptr_array_add(m->attachments, a);
+}
+
+static void
+attachment_free(gpointer p)
+{
+	message_attachment *a = p;
+
+	g_free(a->filename);
+	g_free(a->content_type);
+	g_clear_object(&a->object);
+	g_free(a);
+}
+
+/* Check the encoded form of a base64 part: GMime's decoder skips what it
+ * does not understand, which would silently drop data. */
+static void
+check_base64(message *m, GMimePart *part)
+{
+	GMimeDataWrapper *w = g_mime_part_get_content(part);
+	GMimeStream *s;
+	char buf[8192];
+	gssize n;
+
+	if (w == NULL || g_mime_data_wrapper_get_encoding(w) != GMIME_CONTENT_ENCODING_BASE64)
+		return;
+	s = g_mime_data_wrapper_get_stream(w);
+	if (s == NULL || g_mime_stream_reset(s) < 0)
+		return;
+	while ((n = g_mime_stream_read(s, buf, sizeof buf)) > 0) {
+		for (gssize i = 0; i < n; i++) {
+			unsigned char c = (unsigned char) buf[i];
+
+			if (!g_ascii_isalnum(c) && c != '+' && c != '/' && c != '=' &&
+			    c != '\r' && c != '\n' && c != ' ' && c != '\t') {
+				message_add_problem(m, "bad-base64",
+						    "a base64-encoded part contains characters that are not base64");
+				g_mime_stream_reset(s);
+				return;
+			}
+		}
+	}
+	g_mime_stream_reset(s);
+}
+
+static void
+walk(walk_state *ws, GMimeObject *o, guint depth, gboolean in_alternative, gboolean top)
+{
+	message *m = ws->m;
+	GMimeHeaderList *hl;
+
+	if (ws->parts_exceeded || ws->depth_exceeded)
+		return;
+	if (++m->part_count > (guint) ws->lim->max_parts) {
+		ws->parts_exceeded = TRUE;
+		message_add_problem(m, "too-many-parts", "more than %" G_GINT64_FORMAT " MIME parts",
+				    ws->lim->max_parts);
+		return;
+	}
+	if (depth > (guint) ws->lim->max_depth) {
+		ws->depth_exceeded = TRUE;
+		message_add_problem(m, "nesting", "MIME parts nested more than %" G_GINT64_FORMAT
+				    " levels deep", ws->lim->max_depth);
+		return;
+	}
+	m->depth = MAX(m->depth, depth);
+	hl = g_mime_object_get_header_list(o);
+	if (hl != NULL && !ws->headers_exceeded &&
+	    g_mime_header_list_get_count(hl) > (int) ws->lim->max_headers) {
+		ws->headers_exceeded = TRUE;
+		message_add_problem(m, "too-many-headers", "a MIME part with more than %" G_GINT64_FORMAT
+				    " header fields", ws->lim->max_headers);
+	}
+
+	if (GMIME_IS_MESSAGE_PART(o)) {
+		GMimeMessage *inner = g_mime_message_part_get_message(GMIME_MESSAGE_PART(o));
+
+		/* A forwarded message is an attachment, never the request. */
+		add_attachment(m, o);
+		if (inner != NULL && g_mime_message_get_mime_part(inner) != NULL)
+			walk(ws, g_mime_message_get_mime_part(inner), depth + 1, FALSE, FALSE);
+		return;
+	}
+	if (GMIME_IS_MULTIPART(o)) {
+		GMimeMultipart *mp = GMIME_MULTIPART(o);
+		gboolean alt = content_is(o, "multipart", "alternative");
+		int n = g_mime_multipart_get_count(mp);
+
+		if (GMIME_IS_MULTIPART_ENCRYPTED(o) && top && depth == 0)
+			m->encrypted = TRUE;
+		for (int i = 0; i < n; i++)
+			walk(ws, g_mime_multipart_get_part(mp, i), depth + 1, alt, top);
+		return;
+	}
+	if (!GMIME_IS_PART(o))
+		return;
+	check_base64(m, GMIME_PART(o));
+	if (top && !is_attachment_disposition(o)) {
+		if (content_is(o, "text", "plain")) {
+			if (ws->plain == NULL) {
+				ws->plain = o;
+				return;
+			}
+		} else if (content_is(o, "text", "html")) {
+			if (ws->html == NULL) {
+				ws->html = o;
+				return;
+			}
+			if (in_alternative)
+				return;
+		}
+		if (in_alternative && content_is(o, "text", "*"))
+			return;	/* another rendering of the same text */
+		if (top && depth == 0 && GMIME_IS_PART(o)) {
+			GMimePart *p = GMIME_PART(o);
+
+			if (g_mime_part_get_openpgp_data(p) == GMIME_OPENPGP_DATA_ENCRYPTED)
+				m->encrypted = TRUE;
+		}
+	}
+	add_attachment(m, o);
+}
+
+/* Decoded content of a leaf part, converted to UTF-8. */
+static char *
+part_text(message *m, GMimeObject *o)
+{
+	GMimePart *part = GMIME_PART(o);
+	GMimeDataWrapper *w = g_mime_part_get_content(part);
+	GMimeContentType *ct = g_mime_object_get_content_type(o);
+	const char *charset = ct != NULL ? g_mime_content_type_get_parameter(ct, "charset") : NULL;
+	const char *format = ct != NULL ? g_mime_content_type_get_parameter(ct, "format") : NULL;
+	const char *delsp = ct != NULL ? g_mime_content_type_get_parameter(ct, "delsp") : NULL;
+	g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
+	GByteArray *bytes;
+	g_autofree char *utf8 = NULL;
+	g_autofree char *nl = NULL;
+
+	if (w == NULL)
+		return g_strdup("");
+	if (g_mime_data_wrapper_write_to_stream(w, mem) < 0) {
+		message_add_problem(m, "unreadable", "the text part cannot be decoded");
+		return NULL;
+	}
+	bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+	if (memchr(bytes->data, '\0', bytes->len) != NULL) {
+		message_add_problem(m, "nul-bytes", "the text contains NUL bytes");
+		return NULL;
+	}
+	utf8 = text_to_utf8((const char *) bytes->data, bytes->len, charset);
+	nl = text_normalize_newlines(utf8);
+	if (format != NULL && g_ascii_strcasecmp(format, "flowed") == 0)
+		return text_unflow(nl, delsp != NULL && g_ascii_strcasecmp(delsp, "yes") == 0);
+	return g_steal_pointer(&nl);
+}
+
+static void
+collect_headers(message *m)
+{
+	GMimeObject *o = GMIME_OBJECT(m->mime);
+	GMimeHeaderList *hl = g_mime_object_get_header_list(o);
+	const char *v;
+	int n = hl != NULL ? g_mime_header_list_get_count(hl) : 0;
+
+	m->message_id = clean_msgid(g_mime_object_get_header(o, "Message-ID"));
+	m->from_addr = first_mailbox(g_mime_message_get_from(m->mime), &m->from_name);
+	m->reply_addr = first_mailbox(g_mime_message_get_reply_to(m->mime), NULL);
+	if (m->reply_addr == NULL && m->from_addr != NULL)
+		m->reply_addr = g_strdup(m->from_addr);
+	v = g_mime_message_get_subject(m->mime);
+	m->subject = text_clean_line(v, 998);
+	m->in_reply_to = clean_msgid(g_mime_object_get_header(o, "In-Reply-To"));
+	v = g_mime_object_get_header(o, "References");
+	if (v != NULL) {
+		GMimeReferences *refs = g_mime_references_parse(NULL, v);
+
+		for (int i = 0; refs != NULL && i < g_mime_references_length(refs) && i < 50; i++) {
+			const char *id = g_mime_references_get_message_id(refs, i);
+
+			if (text_msgid_valid(id))
+				g_ptr_array_add(m->references, g_strdup(id));
+		}
+		if (refs != NULL)
+			g_mime_references_free(refs);
+	}
+	m->auto_submitted = header_first_token(o, "Auto-Submitted");
+	m->precedence = header_first_token(o, "Precedence");
+	v = g_mime_object_get_header(o, "List-Id");
+	m->list_id = v != NULL ? text_clean_line(v, 200) : NULL;
+	for (int i = 0; i < n; i++) {
+		GMimeHeader *h = g_mime_header_list_get_header_at(hl, i);
+		const char *name = g_mime_header_get_name(h);
+
+		if (g_ascii_strcasecmp(name, "X-Loop") == 0 && m->x_loop->len < 100)
+			g_ptr_array_add(m->x_loop, text_clean_line(g_mime_header_get_value(h), 320));
+		else if (m->delivered_to == NULL &&
+			 (g_ascii_strcasecmp(name, "Delivered-To") == 0 ||
+			  g_ascii_strcasecmp(name, "X-Original-To") == 0))
+			m->delivered_to = text_clean_line(g_mime_header_get_value(h), 320);
+	}
+	if (m->delivered_to == NULL)
+		m->delivered_to = first_mailbox(g_mime_message_get_to(m->mime), NULL);
+}
+
+vulnid_status
+message_parse(message_spool *sp, const message_limits *lim, message **out, GError **err)
+{
+	g_autoptr(message) m = g_new0(message, 1);
+	g_autoptr(GMimeParserOptions) opts = NULL;
+	g_autoptr(GMimeParser) parser = NULL;
+	g_autoptr(GMimeStream) stream = NULL;
+	walk_state ws = { 0 };
+	const char *fallback[] = { "UTF-8", "windows-1252", NULL };
+	int fd;
+
+	m->spool = sp;
+	m->problems = g_ptr_array_new_with_free_func(g_free);
+	m->references = g_ptr_array_new_with_free_func(g_free);
+	m->x_loop = g_ptr_array_new_with_free_func(g_free);
+	m->attachments = g_ptr_array_new_with_free_func(attachment_free);
+
+	if (sp->longest_header > lim->max_header_size)
+		message_add_problem(m, "header-too-long",
+				    "a header field of %" G_GINT64_FORMAT " bytes (the limit is %" G_GINT64_FORMAT ")",
+				    sp->longest_header, lim->max_header_size);
+	if ((gint64) sp->header_count > lim->max_headers)
+		message_add_problem(m, "too-many-headers",
+				    "%" G_GUINT64_FORMAT " header fields (the limit is %" G_GINT64_FORMAT ")",
+				    sp->header_count, lim->max_headers);
+	if (sp->longest_line > lim->max_line_length)
+		message_add_problem(m, "line-too-long",
+				    "a line of %" G_GINT64_FORMAT " bytes (the limit is %" G_GINT64_FORMAT ")",
+				    sp->longest_line, lim->max_line_length);
+	if (sp->header_has_nul)
+		message_add_problem(m, "nul-bytes", "the header contains NUL bytes");
+	if (m->problem != NULL) {
+		/* Do not hand GMime what we already refuse. */
+		*out = g_steal_pointer(&m);
+		return VULNID_OK;
+	}
+
+	fd = dup(sp->fd);
+	if (fd < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "dup: %s", g_strerror(errno));
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return vulnid_fail(err, VULNID_ERR_IO, "lseek: %s", g_strerror(errno));
+	}
+	stream = g_mime_stream_fs_new(fd);
+	opts = g_mime_parser_options_new();
+	g_mime_parser_options_set_fallback_charsets(opts, fallback);
+	g_mime_parser_options_set_warning_callback(opts, parser_warning, m);
+	parser = g_mime_parser_new_with_stream(stream);
+	g_mime_parser_set_format(parser, GMIME_FORMAT_MESSAGE);
+	m->mime = g_mime_parser_construct_message(parser, opts);
+	/* The callback's user data must not outlive this function. */
+	g_mime_parser_options_set_warning_callback(opts, NULL, NULL);
+	if (m->mime == NULL) {
+		message_add_problem(m, "not-a-message", "the input is not an RFC 5322 message");
+		*out = g_steal_pointer(&m);
+		return VULNID_OK;
+	}
+	collect_headers(m);
+	ws.m = m;
+	ws.lim = lim;
+	if (g_mime_message_get_mime_part(m->mime) != NULL)
+		walk(&ws, g_mime_message_get_mime_part(m->mime), 0, FALSE, TRUE);
+	if (ws.plain != NULL) {
+		m->text = part_text(m, ws.plain);
+		m->text_type = "text/plain";
+	} else if (ws.html != NULL) {
+		g_autofree char *html = part_text(m, ws.html);
+
+		if (html != NULL)
+			m->text = text_from_html(html);
+		m->text_type = "text/html";
+	}
+	if (m->text == NULL && m->problem == NULL && !m->encrypted)
+		message_add_problem(m, "no-text",
+				    "no text/plain or text/html part to read the request from");
+	*out = g_steal_pointer(&m);
+	return VULNID_OK;
+}
+
+void
+message_free(message *m)
+{
+	if (m == NULL)
+		return;
+	g_clear_object(&m->mime);
+	g_free(m->problem);
+	g_ptr_array_unref(m->problems);
+	g_free(m->message_id);
+	g_free(m->from_addr);
+	g_free(m->from_name);
+	g_free(m->reply_addr);
+	g_free(m->subject);
+	g_free(m->in_reply_to);
+	g_ptr_array_unref(m->references);
+	g_free(m->auto_submitted);
+	g_free(m->precedence);
+	g_ptr_array_unref(m->x_loop);
+	g_free(m->list_id);
+	g_free(m->delivered_to);
+	g_free(m->text);
+	g_ptr_array_unref(m->attachments);
+	g_free(m);
+}
+
+char *
+message_dedup_key(const message *m)
+{
+	if (m->message_id != NULL)
+		return g_strdup_printf("mid:%s:%s", m->message_id, m->spool->body_sha256);
+	return g_strdup_printf("hdr:%s:%s", m->spool->header_sha256, m->spool->body_sha256);
+}
+
+vulnid_status
+message_attachment_spool(const message_attachment *a, const char *dir,
+			 int *fd_out, gint64 *size, char sha256[65], GError **err)
+{
+	g_autoptr(GChecksum) c = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autoptr(GMimeStream) fs = NULL;
+	vulnid_status st;
+	char buf[65536];
+	gint64 total = 0;
+	ssize_t n;
+	int fd = spool_tempfile(dir, err, &st);
+
+	if (fd < 0)
+		return st;
+	fs = g_mime_stream_fs_new(dup(fd));
+	if (GMIME_IS_MESSAGE_PART(a->object)) {
+		GMimeMessage *inner = g_mime_message_part_get_message(GMIME_MESSAGE_PART(a->object));
+
+		if (inner != NULL && g_mime_object_write_to_stream(GMIME_OBJECT(inner), NULL, fs) < 0)
+			goto write_failed;
+	} else {
+		GMimeDataWrapper *w = g_mime_part_get_content(GMIME_PART(a->object));
+
+		if (w != NULL && g_mime_data_wrapper_write_to_stream(w, fs) < 0)
+			goto write_failed;
+	}
+	if (g_mime_stream_flush(fs) < 0)
+		goto write_failed;
+	while ((n = pread(fd, buf, sizeof buf, total)) > 0) {
+		g_checksum_update(c, (const guchar *) buf, (gsize) n);
+		total += n;
+	}
+	if (n < 0) {
+		close(fd);
+		return vulnid_fail(err, VULNID_ERR_IO, "cannot read attachment spool: %s", g_strerror(errno));
+	}
+	g_strlcpy(sha256, g_checksum_get_string(c), 65);
+	*size = total;
+	*fd_out = fd;
+	return VULNID_OK;
+write_failed:
+	close(fd);
+	return vulnid_fail(err, vulnid_status_from_errno(errno ? errno : EIO),
+			   "cannot write attachment spool: %s", g_strerror(errno ? errno : EIO));
+}
+
+static gboolean
+address_is_robotic(const char *addr)
+{
+	g_autofree char *local = NULL;
+	const char *at;
+
+	if (addr == NULL)
+		return FALSE;
+	at = strchr(addr, '@');
+	local = at != NULL ? g_strndup(addr, (gsize) (at - addr)) : g_strdup(addr);
+	return g_ascii_strcasecmp(local, "mailer-daemon") == 0 ||
+	       g_ascii_strcasecmp(local, "postmaster") == 0 ||
+	       g_ascii_strncasecmp(local, "owner-", 6) == 0 ||
+	       g_str_has_suffix(local, "-request") || g_str_has_suffix(local, "-bounces") ||
+	       g_ascii_strcasecmp(local, "listserv") == 0 ||
+	       g_ascii_strcasecmp(local, "majordomo") == 0;
+}
+
+gboolean
+message_is_automatic(const message *m, const char *envelope_sender,
+		     const char *loop_address, const char **why)
+{
+	if (envelope_sender != NULL && (*envelope_sender == '\0' || strcmp(envelope_sender, "<>") == 0)) {
+		*why = "empty envelope sender (a bounce or notification)";
+		return TRUE;
+	}
+	if (address_is_robotic(envelope_sender) || address_is_robotic(m->from_addr)) {
+		*why = "sent by a mailer daemon, postmaster or list robot";
+		return TRUE;
+	}
+	if (m->auto_submitted != NULL && g_ascii_strcasecmp(m->auto_submitted, "no") != 0) {
+		*why = "Auto-Submitted header (RFC 3834)";
+		return TRUE;
+	}
+	if (m->precedence != NULL &&
+	    (g_ascii_strcasecmp(m->precedence, "bulk") == 0 ||
+	     g_ascii_strcasecmp(m->precedence, "junk") == 0 ||
+	     g_ascii_strcasecmp(m->precedence, "list") == 0)) {
+		*why = "Precedence bulk, junk or list";
+		return TRUE;
+	}
+	if (m->list_id != NULL) {
+		*why = "mailing-list traffic (List-Id)";
+		return TRUE;
+	}
+	for (guint i = 0; i < m->x_loop->len; i++)
+		if (g_ascii_strcasecmp(g_ptr_array_index(m->x_loop, i), loop_address) == 0) {
+			*why = "X-Loop: this robot's own mail came back";
+			return TRUE;
+		}
+	return FALSE;
+}

@@ -1,0 +1,108 @@
+/* message.h - one incoming mail: spooled to disk, parsed with GMime, checked */
+#ifndef VULNID_MESSAGE_H
+#define VULNID_MESSAGE_H
+
+#include <glib.h>
+#include <gmime/gmime.h>
+
+#include "status.h"
+
+/* GMime 3.2 declares no g_autoptr cleanups of its own. */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeStream, g_object_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeParser, g_object_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeMessage, g_object_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeParserOptions, g_mime_parser_options_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeFormatOptions, g_mime_format_options_free)
+
+typedef struct {
+	gint64 max_message_size;
+	gint64 max_header_size;
+	gint64 max_headers;
+	gint64 max_line_length;
+	gint64 max_parts;
+	gint64 max_depth;
+} message_limits;
+
+/* The raw message, copied from the input into an unlinked file so that
+ * GMime can parse it from a seekable stream (memory stays flat) and the
+ * archive can stream it into the database. */
+typedef struct {
+	int fd;
+	gint64 size;
+	char raw_sha256[65];	/* of the bytes stored (mbox From_ line removed) */
+	char body_sha256[65];	/* of the body, line ends normalised */
+	char header_sha256[65];	/* of the header, trace fields left out */
+	char *mbox_sender;	/* from a leading "From " line, or NULL */
+	guint64 header_count;
+	gint64 longest_header;
+	gint64 longest_line;
+	gboolean header_has_nul;
+} message_spool;
+
+/* Copy in_fd to a new unlinked file in spool_dir.  VULNID_ERR_TOOBIG when
+ * more than max_size bytes arrive (the rest is not read). */
+vulnid_status message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
+				  message_spool **out, GError **err);
+void message_spool_free(message_spool *sp);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(message_spool, message_spool_free)
+
+typedef struct {
+	char *filename;		/* cleaned, may be NULL */
+	char *content_type;	/* type/subtype, lower case */
+	GMimeObject *object;	/* the part, or the message/rfc822 part */
+} message_attachment;
+
+typedef struct {
+	message_spool *spool;	/* borrowed */
+	GMimeMessage *mime;	/* NULL when the input is not a message */
+
+	/* Why the message cannot be handled as a request: short code of the
+	 * first problem (e.g. "nesting") and human sentences for the reply. */
+	char *problem;
+	GPtrArray *problems;
+
+	char *message_id;	/* without <>, NULL when absent or unusable */
+	char *from_addr;
+	char *from_name;
+	char *reply_addr;	/* Reply-To, else From */
+	char *subject;		/* UTF-8, cleaned to one line */
+	char *in_reply_to;	/* without <> */
+	GPtrArray *references;	/* without <> */
+	char *auto_submitted;
+	char *precedence;
+	GPtrArray *x_loop;
+	char *list_id;
+	char *delivered_to;	/* first Delivered-To, X-Original-To, To */
+
+	char *text;		/* the request text, UTF-8, \n line ends */
+	const char *text_type;	/* "text/plain", "text/html" or NULL */
+	gboolean encrypted;	/* an OpenPGP-encrypted body */
+	GPtrArray *attachments;	/* message_attachment* */
+	guint part_count;
+	guint depth;
+} message;
+
+void message_init(void);
+void message_shutdown(void);
+
+/* Parse the spooled mail.  Malformed input is not an error: the result
+ * then has ->problem set.  Errors are only for I/O and resources. */
+vulnid_status message_parse(message_spool *sp, const message_limits *lim,
+			    message **out, GError **err);
+void message_free(message *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(message, message_free)
+
+/* The key under which a delivery is recognised when it comes again. */
+char *message_dedup_key(const message *m);
+
+/* Decode an attachment into a new unlinked file in dir; its size and
+ * SHA-256 come back. */
+vulnid_status message_attachment_spool(const message_attachment *a, const char *dir,
+				       int *fd, gint64 *size, char sha256[65], GError **err);
+
+/* Whether m is an automatic message that must never be answered
+ * (RFC 3834), and why. */
+gboolean message_is_automatic(const message *m, const char *envelope_sender,
+			      const char *loop_address, const char **why);
+
+#endif

@@ -1,0 +1,54 @@
+/* request.h - the request format: pseudo-header fields and blocks
+ *
+ * A request text is one or more blocks separated by a line "---".  Each
+ * block starts with optional "Key: value" lines (continued by lines that
+ * start with white space); the first other line ends them, and the rest,
+ * after one blank line, is the description. */
+#ifndef VULNID_REQUEST_H
+#define VULNID_REQUEST_H
+
+#include <glib.h>
+
+#include "status.h"
+
+typedef struct {
+	char *key;		/* canonical spelling for known keys */
+	char *value;		/* one line, cleaned */
+} request_field;
+
+typedef struct {
+	GPtrArray *fields;	/* request_field*, in the order given */
+	char *description;	/* may be empty */
+} request_block;
+
+typedef struct {
+	GPtrArray *blocks;	/* request_block* */
+	GPtrArray *errors;	/* char*: what the sender must fix */
+	GPtrArray *warnings;	/* char*: accepted, but worth saying */
+	gboolean is_help;	/* the text only asks for help */
+} request;
+
+typedef struct {
+	gint64 max_ids;
+	gint64 max_fields;
+	gint64 max_field_length;
+} request_limits;
+
+/* Parse text (UTF-8, \n line ends).  Problems with the content go to
+ * ->errors (nothing may be assigned) or ->warnings; the status is only
+ * for resource failures. */
+request *request_parse(const char *text, const char *subject, const request_limits *lim,
+		       GDateTime *now);
+void request_free(request *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(request, request_free)
+
+/* First value of key in a block, or NULL. */
+const char *request_block_get(const request_block *b, const char *key);
+
+/* Title of a block: its Title field, else the subject, else "". */
+const char *request_block_title(const request_block *b, const char *subject);
+
+/* Fields as JSON text: [["Key","value"],...] (canonical form). */
+char *request_block_fields_json(const request_block *b);
+
+#endif

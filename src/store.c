@@ -1,0 +1,637 @@
+/* store.c - schema, migrations and row-level access to vulnid.db */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ids.h"
+#include "store.h"
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	gboolean in_txn;
+};
+
+/* Tables whose rows are never changed or removed once written. */
+static const char *const append_only_tables[] = {
+	"blobs", "messages", "entries", "records", "attachments", "quarantine", "audit",
+};
+
+/* Forward migrations: migrations[v] takes the schema from version v to v+1. */
+static const char *const migrations[] = {
+	/* 0 -> 1 */
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE blobs ("
+	"  sha256 TEXT NOT NULL UNIQUE, size INTEGER NOT NULL, data BLOB NOT NULL);"
+	"CREATE TABLE messages ("
+	"  id INTEGER PRIMARY KEY, received TEXT NOT NULL,"
+	"  raw_sha256 TEXT NOT NULL REFERENCES blobs(sha256),"
+	"  dedup_key TEXT NOT NULL UNIQUE, message_id TEXT,"
+	"  envelope_from TEXT, envelope_to TEXT, from_addr TEXT, subject TEXT,"
+	"  disposition TEXT NOT NULL);"
+	"CREATE TABLE entries ("
+	"  id TEXT PRIMARY KEY, year INTEGER NOT NULL, number INTEGER NOT NULL,"
+	"  digest TEXT NOT NULL UNIQUE, created TEXT NOT NULL,"
+	"  message INTEGER NOT NULL REFERENCES messages(id), UNIQUE (year, number));"
+	"CREATE TABLE records ("
+	"  id INTEGER PRIMARY KEY, entry TEXT NOT NULL REFERENCES entries(id),"
+	"  seq INTEGER NOT NULL, created TEXT NOT NULL, kind TEXT NOT NULL,"
+	"  message INTEGER REFERENCES messages(id), author TEXT, author_name TEXT,"
+	"  role TEXT NOT NULL, auth TEXT NOT NULL, subject TEXT, fields TEXT NOT NULL,"
+	"  body TEXT NOT NULL, sha256 TEXT NOT NULL, UNIQUE (entry, seq));"
+	"CREATE TABLE attachments ("
+	"  record INTEGER NOT NULL REFERENCES records(id), idx INTEGER NOT NULL,"
+	"  filename TEXT, content_type TEXT NOT NULL, size INTEGER NOT NULL,"
+	"  sha256 TEXT NOT NULL REFERENCES blobs(sha256), PRIMARY KEY (record, idx));"
+	"CREATE TABLE quarantine ("
+	"  id INTEGER PRIMARY KEY, message INTEGER NOT NULL REFERENCES messages(id),"
+	"  created TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL);"
+	"CREATE TABLE outbox ("
+	"  id INTEGER PRIMARY KEY, created TEXT NOT NULL, kind TEXT NOT NULL,"
+	"  entry TEXT, cause INTEGER REFERENCES messages(id),"
+	"  message_id TEXT NOT NULL UNIQUE, envelope_from TEXT NOT NULL,"
+	"  recipients TEXT NOT NULL, data BLOB NOT NULL,"
+	"  status TEXT NOT NULL DEFAULT 'queued', attempts INTEGER NOT NULL DEFAULT 0,"
+	"  next_attempt TEXT NOT NULL, last_error TEXT, updated TEXT NOT NULL);"
+	"CREATE INDEX outbox_due ON outbox(status, next_attempt);"
+	"CREATE INDEX outbox_cause ON outbox(cause);"
+	"CREATE INDEX records_message ON records(message);"
+	"CREATE TABLE audit (seq INTEGER PRIMARY KEY, line TEXT NOT NULL, hash TEXT NOT NULL UNIQUE);"
+	/* An outbox item's message never changes; only its delivery state does. */
+	"CREATE TRIGGER outbox_no_delete BEFORE DELETE ON outbox"
+	"  BEGIN SELECT RAISE(ABORT, 'outbox is append-only'); END;"
+	"CREATE TRIGGER outbox_immutable BEFORE UPDATE OF"
+	"  id, created, kind, entry, cause, message_id, envelope_from, recipients, data ON outbox"
+	"  BEGIN SELECT RAISE(ABORT, 'outbox messages are immutable'); END;"
+	/* The append-only triggers for the other tables follow (see below). */
+	,
+};
+
+GDateTime *
+store_now_datetime(void)
+{
+	const char *fake = g_getenv("VULNID_TEST_NOW");
+
+	if (fake != NULL && *fake != '\0') {
+		GDateTime *t = g_date_time_new_from_iso8601(fake, NULL);
+
+		if (t != NULL) {
+			GDateTime *u = g_date_time_to_utc(t);
+
+			g_date_time_unref(t);
+			return u;
+		}
+	}
+	return g_date_time_new_now_utc();
+}
+
+char *
+store_now(void)
+{
+	g_autoptr(GDateTime) t = store_now_datetime();
+
+	return g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+vulnid_status
+store_fail(store *st, int rc, const char *what, GError **err)
+{
+	vulnid_status s;
+	const char *msg = st != NULL && st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
+
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		s = VULNID_ERR_BUSY;
+		break;
+	case SQLITE_FULL:
+		s = VULNID_ERR_NOSPACE;
+		break;
+	case SQLITE_IOERR:
+		s = VULNID_ERR_IO;
+		break;
+	case SQLITE_READONLY:
+	case SQLITE_CANTOPEN:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		s = VULNID_ERR_READONLY;
+		break;
+	case SQLITE_NOMEM:
+		s = VULNID_ERR_NOMEM;
+		break;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		s = VULNID_ERR_CORRUPT;
+		break;
+	case SQLITE_CONSTRAINT:
+		s = VULNID_ERR_INVALID;
+		break;
+	default:
+		s = VULNID_ERR_INTERNAL;
+	}
+	return vulnid_fail(err, s, "%s: %s", what, msg);
+}
+
+vulnid_status
+store_exec(store *st, const char *sql, GError **err)
+{
+	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, "database", err);
+	return VULNID_OK;
+}
+
+sqlite3_stmt *
+store_prepare(store *st, const char *sql, vulnid_status *status, GError **err)
+{
+	sqlite3_stmt *stmt = NULL;
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+
+	if (rc != SQLITE_OK) {
+		*status = store_fail(st, rc, "database", err);
+		return NULL;
+	}
+	*status = VULNID_OK;
+	return stmt;
+}
+
+sqlite3 *
+store_db(store *st)
+{
+	return st->db;
+}
+
+vulnid_status
+store_begin(store *st, GError **err)
+{
+	vulnid_status s = store_exec(st, "BEGIN IMMEDIATE", err);
+
+	if (s == VULNID_OK)
+		st->in_txn = TRUE;
+	return s;
+}
+
+vulnid_status
+store_commit(store *st, GError **err)
+{
+	vulnid_status s = store_exec(st, "COMMIT", err);
+
+	if (s != VULNID_OK)
+		store_rollback(st);
+	st->in_txn = FALSE;
+	return s;
+}
+
+void
+store_rollback(store *st)
+{
+	if (sqlite3_get_autocommit(st->db) == 0)
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	st->in_txn = FALSE;
+}
+
+static vulnid_status
+store_append_only_triggers(store *st, GError **err)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(append_only_tables); i++) {
+		const char *t = append_only_tables[i];
+		g_autofree char *sql = g_strdup_printf(
+			"CREATE TRIGGER %s_no_update BEFORE UPDATE ON %s"
+			"  BEGIN SELECT RAISE(ABORT, '%s is append-only'); END;"
+			"CREATE TRIGGER %s_no_delete BEFORE DELETE ON %s"
+			"  BEGIN SELECT RAISE(ABORT, '%s is append-only'); END;",
+			t, t, t, t, t, t);
+		vulnid_status s = store_exec(st, sql, err);
+
+		if (s != VULNID_OK)
+			return s;
+	}
+	return VULNID_OK;
+}
+
+static vulnid_status
+store_user_version(store *st, int *version, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, "PRAGMA user_version", &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	rc = sqlite3_step(stmt);
+	*version = sqlite3_column_int(stmt, 0);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW)
+		return store_fail(st, rc, st->path, err);
+	return VULNID_OK;
+}
+
+static vulnid_status
+store_migrate(store *st, GError **err)
+{
+	vulnid_status s;
+	int version;
+
+	/* The common case, an up-to-date schema, takes no write lock, so
+	 * that read-only users and read-only files work. */
+	s = store_user_version(st, &version, err);
+	if (s != VULNID_OK || version == STORE_SCHEMA_VERSION)
+		return s;
+	s = store_begin(st, err);
+	if (s != VULNID_OK)
+		return s;
+	s = store_user_version(st, &version, err);	/* another process may have won */
+	if (s != VULNID_OK)
+		goto fail;
+	if (version > STORE_SCHEMA_VERSION) {
+		s = vulnid_fail(err, VULNID_ERR_CONFIG,
+				"'%s' has schema version %d, newer than this program's %d",
+				st->path, version, STORE_SCHEMA_VERSION);
+		goto fail;
+	}
+	for (int v = version; v < STORE_SCHEMA_VERSION; v++) {
+		g_autofree char *set = g_strdup_printf("PRAGMA user_version = %d", v + 1);
+
+		s = store_exec(st, migrations[v], err);
+		if (s == VULNID_OK && v == 0)
+			s = store_append_only_triggers(st, err);
+		if (s == VULNID_OK)
+			s = store_exec(st, set, err);
+		if (s != VULNID_OK)
+			goto fail;
+	}
+	return store_commit(st, err);
+fail:
+	store_rollback(st);
+	return s;
+}
+
+vulnid_status
+store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
+	   store **out, GError **err)
+{
+	g_autoptr(store) st = g_new0(store, 1);
+	int flags = SQLITE_OPEN_NOMUTEX;
+	vulnid_status s;
+	int rc;
+
+	st->path = g_strdup(path);
+	switch (mode) {
+	case STORE_OPEN_CREATE:
+		flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE;
+		break;
+	case STORE_OPEN_EXISTING:
+		flags |= SQLITE_OPEN_READWRITE;
+		break;
+	case STORE_OPEN_READONLY:
+		flags |= SQLITE_OPEN_READONLY;
+		break;
+	}
+	rc = sqlite3_open_v2(path, &st->db, flags, NULL);
+	if (rc != SQLITE_OK) {
+		s = store_fail(st, rc, path, err);
+		return s == VULNID_ERR_INTERNAL ? VULNID_ERR_IO : s;
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_timeout(st->db, (int) busy_timeout_ms);
+	/* REPLACE must fire the delete triggers too, or INSERT OR REPLACE
+	 * could overwrite an append-only row. */
+	s = store_exec(st, "PRAGMA recursive_triggers = ON;"
+			   "PRAGMA foreign_keys = ON;", err);
+	if (s != VULNID_OK)
+		return s;
+	if (mode == STORE_OPEN_CREATE) {
+		s = store_exec(st, "PRAGMA journal_mode = WAL", err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	if (mode != STORE_OPEN_READONLY)
+		s = store_exec(st, "PRAGMA synchronous = NORMAL", err);
+	if (s == VULNID_OK)
+		s = store_migrate(st, err);
+	if (s != VULNID_OK)
+		return s;
+	*out = g_steal_pointer(&st);
+	return VULNID_OK;
+}
+
+void
+store_close(store *st)
+{
+	if (st == NULL)
+		return;
+	if (st->db != NULL) {
+		store_rollback(st);
+		sqlite3_close_v2(st->db);
+	}
+	g_free(st->path);
+	g_free(st);
+}
+
+/* Bind a string or NULL. */
+static void
+bind_text(sqlite3_stmt *stmt, int i, const char *v)
+{
+	if (v == NULL)
+		sqlite3_bind_null(stmt, i);
+	else
+		sqlite3_bind_text(stmt, i, v, -1, SQLITE_TRANSIENT);
+}
+
+/* Run a statement that returns no rows, then finalize it. */
+static vulnid_status
+store_step_done(store *st, sqlite3_stmt *stmt, const char *what, GError **err)
+{
+	int rc = sqlite3_step(stmt);
+
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, rc, what, err);
+	return VULNID_OK;
+}
+
+static vulnid_status
+store_blob_exists(store *st, const char *sha256, gboolean *exists, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, "SELECT 1 FROM blobs WHERE sha256 = ?", &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	bind_text(stmt, 1, sha256);
+	rc = sqlite3_step(stmt);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(st, rc, "blobs", err);
+	*exists = rc == SQLITE_ROW;
+	return VULNID_OK;
+}
+
+vulnid_status
+store_blob_put_fd(store *st, int fd, gint64 size, const char *sha256, GError **err)
+{
+	sqlite3_blob *blob = NULL;
+	sqlite3_stmt *stmt;
+	gboolean exists = FALSE;
+	vulnid_status s;
+	gint64 off = 0;
+	char buf[65536];
+	int rc;
+
+	s = store_blob_exists(st, sha256, &exists, err);
+	if (s != VULNID_OK || exists)
+		return s;
+	stmt = store_prepare(st, "INSERT INTO blobs (sha256, size, data) VALUES (?, ?, zeroblob(?))",
+			     &s, err);
+	if (stmt == NULL)
+		return s;
+	bind_text(stmt, 1, sha256);
+	sqlite3_bind_int64(stmt, 2, size);
+	sqlite3_bind_int64(stmt, 3, size);
+	s = store_step_done(st, stmt, "blobs", err);
+	if (s != VULNID_OK)
+		return s;
+	if (size == 0)
+		return VULNID_OK;
+	/* Stream the file into the row so memory stays flat for large mail. */
+	rc = sqlite3_blob_open(st->db, "main", "blobs", "data",
+			       sqlite3_last_insert_rowid(st->db), 1, &blob);
+	if (rc != SQLITE_OK)
+		return store_fail(st, rc, "blobs", err);
+	while (off < size) {
+		ssize_t n = pread(fd, buf, sizeof buf, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			s = vulnid_fail(err, n < 0 ? vulnid_status_from_errno(errno) : VULNID_ERR_IO,
+					"cannot read spooled message: %s",
+					n < 0 ? g_strerror(errno) : "file shrank");
+			goto out;
+		}
+		if (off + n > size)
+			n = (ssize_t) (size - off);
+		rc = sqlite3_blob_write(blob, buf, (int) n, (int) off);
+		if (rc != SQLITE_OK) {
+			s = store_fail(st, rc, "blobs", err);
+			goto out;
+		}
+		off += n;
+	}
+out:
+	rc = sqlite3_blob_close(blob);
+	if (s == VULNID_OK && rc != SQLITE_OK)
+		s = store_fail(st, rc, "blobs", err);
+	return s;
+}
+
+vulnid_status
+store_blob_put_mem(store *st, const void *data, gsize len, char sha256_out[65], GError **err)
+{
+	g_autofree char *sha = g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
+	gboolean exists = FALSE;
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+
+	memcpy(sha256_out, sha, 65);
+	s = store_blob_exists(st, sha, &exists, err);
+	if (s != VULNID_OK || exists)
+		return s;
+	stmt = store_prepare(st, "INSERT INTO blobs (sha256, size, data) VALUES (?, ?, ?)", &s, err);
+	if (stmt == NULL)
+		return s;
+	bind_text(stmt, 1, sha);
+	sqlite3_bind_int64(stmt, 2, (sqlite3_int64) len);
+	sqlite3_bind_blob64(stmt, 3, len ? data : "", len, SQLITE_STATIC);
+	return store_step_done(st, stmt, "blobs", err);
+}
+
+vulnid_status
+store_blob_get(store *st, const char *sha256, GBytes **out, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, "SELECT data FROM blobs WHERE sha256 = ?", &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	bind_text(stmt, 1, sha256);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		*out = g_bytes_new(sqlite3_column_blob(stmt, 0),
+				   (gsize) sqlite3_column_bytes(stmt, 0));
+		s = VULNID_OK;
+	} else if (rc == SQLITE_DONE)
+		s = vulnid_fail(err, VULNID_ERR_NOTFOUND, "no blob %s", sha256);
+	else
+		s = store_fail(st, rc, "blobs", err);
+	sqlite3_finalize(stmt);
+	return s;
+}
+
+vulnid_status
+store_message_find(store *st, const char *dedup_key, gint64 *id, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, "SELECT id FROM messages WHERE dedup_key = ?", &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	bind_text(stmt, 1, dedup_key);
+	rc = sqlite3_step(stmt);
+	*id = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(st, rc, "messages", err);
+	return VULNID_OK;
+}
+
+vulnid_status
+store_message_insert(store *st, const store_message *m, gint64 *id, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"INSERT INTO messages (received, raw_sha256, dedup_key, message_id,"
+		" envelope_from, envelope_to, from_addr, subject, disposition)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", &s, err);
+
+	if (stmt == NULL)
+		return s;
+	bind_text(stmt, 1, m->received);
+	bind_text(stmt, 2, m->raw_sha256);
+	bind_text(stmt, 3, m->dedup_key);
+	bind_text(stmt, 4, m->message_id);
+	bind_text(stmt, 5, m->envelope_from);
+	bind_text(stmt, 6, m->envelope_to);
+	bind_text(stmt, 7, m->from_addr);
+	bind_text(stmt, 8, m->subject);
+	bind_text(stmt, 9, m->disposition);
+	s = store_step_done(st, stmt, "messages", err);
+	if (s == VULNID_OK)
+		*id = sqlite3_last_insert_rowid(st->db);
+	return s;
+}
+
+vulnid_status
+store_next_number(store *st, int year, const GArray *blocks, gint64 *number, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"SELECT coalesce(max(number), 0) FROM entries WHERE year = ?", &s, err);
+	gint64 last;
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_int(stmt, 1, year);
+	rc = sqlite3_step(stmt);
+	last = sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW)
+		return store_fail(st, rc, "entries", err);
+	/* Numbers only grow: a number below the highest one assigned is never
+	 * handed out again, even if the blocks changed since. */
+	if (!ids_blocks_next(blocks, last, number))
+		return vulnid_fail(err, VULNID_ERR_EXHAUSTED,
+				   "no numbers left for %d after %" G_GINT64_FORMAT, year, last);
+	return VULNID_OK;
+}
+
+vulnid_status
+store_entry_insert(store *st, const char *id, int year, gint64 number,
+		   const char *digest, const char *created, gint64 message, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"INSERT INTO entries (id, year, number, digest, created, message)"
+		" VALUES (?, ?, ?, ?, ?, ?)", &s, err);
+
+	if (stmt == NULL)
+		return s;
+	bind_text(stmt, 1, id);
+	sqlite3_bind_int(stmt, 2, year);
+	sqlite3_bind_int64(stmt, 3, number);
+	bind_text(stmt, 4, digest);
+	bind_text(stmt, 5, created);
+	sqlite3_bind_int64(stmt, 6, message);
+	return store_step_done(st, stmt, "entries", err);
+}
+
+vulnid_status
+store_record_insert(store *st, const store_record *r, gint64 *id, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"INSERT INTO records (entry, seq, created, kind, message, author, author_name,"
+		" role, auth, subject, fields, body, sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		&s, err);
+
+	if (stmt == NULL)
+		return s;
+	bind_text(stmt, 1, r->entry);
+	sqlite3_bind_int64(stmt, 2, r->seq);
+	bind_text(stmt, 3, r->created);
+	bind_text(stmt, 4, r->kind);
+	if (r->message > 0)
+		sqlite3_bind_int64(stmt, 5, r->message);
+	else
+		sqlite3_bind_null(stmt, 5);
+	bind_text(stmt, 6, r->author);
+	bind_text(stmt, 7, r->author_name);
+	bind_text(stmt, 8, r->role);
+	bind_text(stmt, 9, r->auth);
+	bind_text(stmt, 10, r->subject);
+	bind_text(stmt, 11, r->fields);
+	bind_text(stmt, 12, r->body);
+	bind_text(stmt, 13, r->sha256);
+	s = store_step_done(st, stmt, "records", err);
+	if (s == VULNID_OK && id != NULL)
+		*id = sqlite3_last_insert_rowid(st->db);
+	return s;
+}
+
+vulnid_status
+store_attachment_insert(store *st, gint64 record, int idx, const char *filename,
+			const char *content_type, gint64 size, const char *sha256, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"INSERT INTO attachments (record, idx, filename, content_type, size, sha256)"
+		" VALUES (?, ?, ?, ?, ?, ?)", &s, err);
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_int64(stmt, 1, record);
+	sqlite3_bind_int(stmt, 2, idx);
+	bind_text(stmt, 3, filename);
+	bind_text(stmt, 4, content_type);
+	sqlite3_bind_int64(stmt, 5, size);
+	bind_text(stmt, 6, sha256);
+	return store_step_done(st, stmt, "attachments", err);
+}
+
+vulnid_status
+store_quarantine_insert(store *st, gint64 message, const char *created,
+			const char *reason, const char *detail, gint64 *id, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"INSERT INTO quarantine (message, created, reason, detail) VALUES (?, ?, ?, ?)",
+		&s, err);
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_int64(stmt, 1, message);
+	bind_text(stmt, 2, created);
+	bind_text(stmt, 3, reason);
+	bind_text(stmt, 4, detail);
+	s = store_step_done(st, stmt, "quarantine", err);
+	if (s == VULNID_OK && id != NULL)
+		*id = sqlite3_last_insert_rowid(st->db);
+	return s;
+}

@@ -1,0 +1,101 @@
+/* store.h - the SQLite database of an instance: schema, transactions, rows */
+#ifndef VULNID_STORE_H
+#define VULNID_STORE_H
+
+#include <glib.h>
+#include <sqlite3.h>
+
+#include "status.h"
+
+/* Schema version this program writes (PRAGMA user_version). */
+#define STORE_SCHEMA_VERSION 1
+
+typedef struct store store;
+
+typedef enum {
+	STORE_OPEN_EXISTING,	/* the database must exist; migrate it forward */
+	STORE_OPEN_CREATE,	/* create a new database (vulnid init) */
+	STORE_OPEN_READONLY,	/* read-only commands */
+} store_open_mode;
+
+vulnid_status store_open(const char *path, gint64 busy_timeout_ms,
+			 store_open_mode mode, store **out, GError **err);
+void store_close(store *st);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(store, store_close)
+
+sqlite3 *store_db(store *st);
+
+/* BEGIN IMMEDIATE: every transaction that writes takes the write lock at
+ * its start, so that it waits for busy_timeout instead of failing on
+ * upgrade. */
+vulnid_status store_begin(store *st, GError **err);
+vulnid_status store_commit(store *st, GError **err);
+void store_rollback(store *st);
+
+/* Map a SQLite result code to a status and fill err with `what: message`. */
+vulnid_status store_fail(store *st, int rc, const char *what, GError **err);
+vulnid_status store_exec(store *st, const char *sql, GError **err);
+/* Prepared statement or NULL (err set, *status set). */
+sqlite3_stmt *store_prepare(store *st, const char *sql, vulnid_status *status, GError **err);
+
+/* Current time as RFC 3339 UTC with seconds (VULNID_TEST_NOW, an RFC 3339
+ * time, overrides the clock for the test suite). */
+char *store_now(void);
+GDateTime *store_now_datetime(void);
+
+/* Content-addressed blobs. */
+vulnid_status store_blob_put_fd(store *st, int fd, gint64 size,
+				const char *sha256, GError **err);
+vulnid_status store_blob_put_mem(store *st, const void *data, gsize len,
+				 char sha256_out[65], GError **err);
+vulnid_status store_blob_get(store *st, const char *sha256, GBytes **out, GError **err);
+
+typedef struct {
+	const char *received;
+	const char *raw_sha256;
+	const char *dedup_key;
+	const char *message_id;
+	const char *envelope_from;
+	const char *envelope_to;
+	const char *from_addr;
+	const char *subject;
+	const char *disposition;	/* request, help, rejected, quarantined */
+} store_message;
+
+/* Id of the message recorded under dedup_key, or 0. */
+vulnid_status store_message_find(store *st, const char *dedup_key, gint64 *id, GError **err);
+vulnid_status store_message_insert(store *st, const store_message *m, gint64 *id, GError **err);
+
+/* Next number for year inside blocks; VULNID_ERR_EXHAUSTED when none left.
+ * Must run inside the transaction that inserts the entry. */
+vulnid_status store_next_number(store *st, int year, const GArray *blocks,
+				gint64 *number, GError **err);
+vulnid_status store_entry_insert(store *st, const char *id, int year, gint64 number,
+				 const char *digest, const char *created,
+				 gint64 message, GError **err);
+
+typedef struct {
+	const char *entry;
+	gint64 seq;
+	const char *created;
+	const char *kind;	/* request, ... */
+	gint64 message;		/* 0: none */
+	const char *author;
+	const char *author_name;
+	const char *role;	/* creator, ... */
+	const char *auth;	/* JSON: {"method":"none"} */
+	const char *subject;	/* Subject of the mail, one line */
+	const char *fields;	/* JSON: [["Key","value"],...] */
+	const char *body;
+	const char *sha256;	/* of the record's canonical bytes */
+} store_record;
+
+vulnid_status store_record_insert(store *st, const store_record *r, gint64 *id, GError **err);
+vulnid_status store_attachment_insert(store *st, gint64 record, int idx,
+				      const char *filename, const char *content_type,
+				      gint64 size, const char *sha256, GError **err);
+vulnid_status store_quarantine_insert(store *st, gint64 message, const char *created,
+				      const char *reason, const char *detail,
+				      gint64 *id, GError **err);
+
+#endif

@@ -1,0 +1,100 @@
+/* vulnid-filter - read one mail from the MTA on stdin and handle it
+ *
+ * The exit status is the MTA contract (vulnid-filter(8)): 0 handled,
+ * 75 try again later, 65 too large.  Nothing else. */
+#include "autoconfig.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <sysexits.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "intake.h"
+#include "message.h"
+#include "text.h"
+
+static int
+exit_code_for(vulnid_status s)
+{
+	switch (s) {
+	case VULNID_OK:
+		return EX_OK;
+	case VULNID_ERR_TOOBIG:
+		return EX_DATAERR;
+	default:
+		return EX_TEMPFAIL;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	g_autofree char *conf_opt = NULL;
+	g_autofree char *sender = NULL;
+	g_autofree char *recipient = NULL;
+	g_autofree char *conf = NULL;
+	g_autoptr(GOptionContext) oc = NULL;
+	g_autoptr(vulnid_config) cfg = NULL;
+	g_autoptr(intake_result) res = NULL;
+	g_autoptr(GError) err = NULL;
+	gboolean version = FALSE;
+	intake_envelope env = { 0 };
+	vulnid_status s;
+	GOptionEntry entries[] = {
+		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &conf_opt, "instance configuration", "CONF" },
+		{ "sender", 'f', 0, G_OPTION_ARG_STRING, &sender, "envelope sender", "ADDRESS" },
+		{ "recipient", 'r', 0, G_OPTION_ARG_STRING, &recipient, "envelope recipient", "ADDRESS" },
+		{ "version", 0, 0, G_OPTION_ARG_NONE, &version, "print the version", NULL },
+		{ NULL }
+	};
+
+	setlocale(LC_ALL, "C.UTF-8");
+	openlog("vulnid-filter", LOG_PID, LOG_MAIL);
+	oc = g_option_context_new("< MESSAGE");
+	g_option_context_set_summary(oc, "Assign vulnerability identifiers to the mail on stdin.");
+	g_option_context_add_main_entries(oc, entries, NULL);
+	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
+		/* A broken MTA configuration can be fixed: keep the mail. */
+		fprintf(stderr, "vulnid-filter: %s\n", err->message);
+		return EX_TEMPFAIL;
+	}
+	if (version) {
+		printf("vulnid-filter %s\n", PACKAGE_VERSION);
+		return EX_OK;
+	}
+	conf = config_locate(conf_opt);
+	s = config_load(conf, &cfg, &err);
+	if (s != VULNID_OK) {
+		fprintf(stderr, "vulnid-filter: %s\n", err->message);
+		syslog(LOG_ERR, "%s", err->message);
+		return EX_TEMPFAIL;
+	}
+	env.sender = sender;
+	env.recipient = recipient;
+	message_init();
+	s = intake_message(cfg, STDIN_FILENO, &env, &res, &err);
+	if (s != VULNID_OK) {
+		g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));
+
+		if (s == VULNID_ERR_TOOBIG)
+			fprintf(stderr, "vulnid-filter: message too large: the limit is %" G_GINT64_FORMAT " bytes\n",
+				cfg->max_message_size);
+		else
+			fprintf(stderr, "vulnid-filter: temporary failure (%s): %s\n",
+				vulnid_status_str(s), m);
+		syslog(s == VULNID_ERR_TOOBIG ? LOG_NOTICE : LOG_ERR, "%s: %s", vulnid_status_str(s), m);
+	} else {
+		g_autofree char *ids = NULL;
+		g_autofree char *reason = res->reason != NULL ? text_mask_controls(res->reason) : NULL;
+
+		g_ptr_array_add(res->ids, NULL);
+		ids = g_strjoinv(",", (char **) res->ids->pdata);
+		syslog(LOG_INFO, "%s%s%s%s%s", intake_outcome_str(res->outcome),
+		       *ids ? " " : "", ids, reason != NULL ? " reason=" : "",
+		       reason != NULL ? reason : "");
+	}
+	message_shutdown();
+	return exit_code_for(s);
+}
