@@ -560,6 +560,8 @@ part_text(message *m, GMimeObject *o)
 		return NULL;
 	}
 	bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+	if (bytes->len == 0)
+		return g_strdup("");
 	if (memchr(bytes->data, '\0', bytes->len) != NULL) {
 		message_add_problem(m, "nul-bytes", "the text contains NUL bytes");
 		return NULL;

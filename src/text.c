@@ -10,6 +10,8 @@ text_to_utf8(const char *data, gsize len, const char *charset)
 {
 	char *out;
 
+	if (data == NULL || len == 0)
+		return g_strdup("");
 	if (charset != NULL && g_ascii_strcasecmp(charset, "utf-8") != 0 &&
 	    g_ascii_strcasecmp(charset, "us-ascii") != 0) {
 		out = g_convert(data, (gssize) len, "UTF-8", charset, NULL, NULL, NULL);

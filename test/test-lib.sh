@@ -1,0 +1,186 @@
+# test-lib.sh - shared helpers for the end-to-end tests (sourced, TAP output)
+#
+# Each test script sources this file, defines its cases with
+# test_expect_success, and ends with test_done.  Every script makes its own
+# instances under a private temporary directory and stops every process it
+# started, by PID, on exit.
+
+set -u
+
+: "${VULNID_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${VULNID_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${VULNID_TEMPLATE_DIR:=$VULNID_SRCDIR/templates}"
+export VULNID_TEMPLATE_DIR
+unset VULNID_CONF VULNID_TEST_NOW
+
+VULNID="$VULNID_BUILDDIR/src/vulnid"
+FILTER="$VULNID_BUILDDIR/src/vulnid-filter"
+CORPORA="$VULNID_SRCDIR/test/corpora"
+SHARED="$VULNID_SRCDIR/../shared"
+PYTHON=/usr/bin/python3
+TEST_NAME=$(basename "$0" .sh)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/vulnid-$TEST_NAME.XXXXXX")
+BG_PIDS=""
+test_count=0
+test_failures=0
+
+test_cleanup() {
+	for p in $BG_PIDS; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	if [ "$test_failures" -eq 0 ] || [ -z "${VULNID_KEEP_TMP:-}" ]; then
+		rm -rf "$TMP"
+	else
+		echo "# kept $TMP" >&2
+	fi
+}
+trap test_cleanup EXIT
+
+# Remember a background process to stop at the end.
+bg_track() { BG_PIDS="$BG_PIDS $1"; }
+
+# test_expect_success DESCRIPTION COMMANDS: run COMMANDS in a subshell with
+# set -e; a non-zero status is a failure and shows the captured output.
+test_expect_success() {
+	test_count=$((test_count + 1))
+	if (set -e; eval "$2") >"$TMP/.out" 2>&1; then
+		echo "ok $test_count - $1"
+	else
+		test_failures=$((test_failures + 1))
+		echo "not ok $test_count - $1"
+		sed 's/^/# /' "$TMP/.out"
+	fi
+}
+
+test_skip() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count - $1 # SKIP $2"
+}
+
+test_done() {
+	echo "1..$test_count"
+	[ "$test_failures" -eq 0 ]
+	exit $?
+}
+
+# fail MESSAGE: end the current case with a message.
+fail() { echo "FAIL: $*" >&2; return 1; }
+
+# expect_eq EXPECTED ACTUAL [WHAT]
+expect_eq() {
+	if [ "$1" != "$2" ]; then
+		fail "${3:-value}: expected '$1', got '$2'"
+	fi
+}
+
+# expect_match PATTERN FILE: a grep -E pattern must occur in FILE.
+expect_match() {
+	grep -Eq -- "$1" "$2" || fail "'$1' not found in $2: $(head -c 2000 "$2")"
+}
+expect_no_match() {
+	! grep -Eq -- "$1" "$2" || fail "'$1' unexpectedly found in $2"
+}
+
+# make_instance NAME [vulnid init options]: sets INST and CONF.
+make_instance() {
+	local name=$1
+	shift
+	INST="$TMP/$name"
+	CONF="$INST/vulnid.conf"
+	"$VULNID" init --prefix TEST --domain example.org "$@" "$INST" >"$TMP/.init.out" 2>&1 ||
+		{ cat "$TMP/.init.out" >&2; return 1; }
+}
+
+# set_conf GROUP KEY VALUE: change one key of $CONF.
+set_conf() {
+	$PYTHON - "$CONF" "$1" "$2" "$3" <<'PY'
+import sys, re
+path, group, key, value = sys.argv[1:]
+lines = open(path).read().split("\n")
+out, cur, done = [], None, False
+for l in lines:
+    m = re.match(r"^\[(.*)\]$", l)
+    if m:
+        if cur == group and not done:
+            out.append(f"{key} = {value}"); done = True
+        cur = m.group(1)
+    if cur == group and re.match(rf"^{re.escape(key)}\s*=", l):
+        l = f"{key} = {value}"; done = True
+    out.append(l)
+if not done:
+    if cur != group:
+        out.append(f"[{group}]")
+    out.append(f"{key} = {value}")
+open(path, "w").write("\n".join(out))
+PY
+}
+
+# deliver FILE [filter options]: run the filter on FILE, status in $rc,
+# stderr in $TMP/.filter.err.  Never fails by itself.
+deliver() {
+	local file=$1
+	shift
+	rc=0
+	"$FILTER" -c "$CONF" "$@" <"$file" 2>"$TMP/.filter.err" || rc=$?
+}
+
+# deliver_ok FILE [options]: the filter must exit 0.
+deliver_ok() {
+	deliver "$@"
+	[ "$rc" -eq 0 ] || fail "vulnid-filter exited $rc: $(cat "$TMP/.filter.err")"
+}
+
+sql() { sqlite3 -batch -noheader "$INST/vulnid.db" "$@"; }
+
+# Mails the robot delivered into its Maildir, oldest first.
+sent_files() { ls -1tr "$INST/sent/new" 2>/dev/null | sed "s|^|$INST/sent/new/|"; }
+sent_count() { sent_files | wc -l | tr -d ' '; }
+
+# mail_header FILE NAME: the decoded (RFC 2047) value of a header.
+mail_header() {
+	$PYTHON - "$1" "$2" <<'PY'
+import sys, email, email.policy
+m = email.message_from_binary_file(open(sys.argv[1], "rb"), policy=email.policy.default)
+v = m.get(sys.argv[2])
+print("" if v is None else str(v))
+PY
+}
+
+# mail_body FILE: the decoded text of a single-part mail.
+mail_body() {
+	$PYTHON - "$1" <<'PY'
+import sys, email, email.policy
+m = email.message_from_binary_file(open(sys.argv[1], "rb"), policy=email.policy.default)
+print(m.get_body(("plain",)).get_content())
+PY
+}
+
+# json_get EXPR: read JSON on stdin, print a Python expression on it (j).
+json_get() {
+	$PYTHON -c "import json,sys; j=json.load(sys.stdin); v=($1); print(v if not isinstance(v,(dict,list)) else json.dumps(v, ensure_ascii=False))"
+}
+
+# write_mail FILE [headers...] with the body on stdin.  Default headers
+# are added unless given.
+write_mail() {
+	local file=$1
+	shift
+	{
+		local have_from=0 have_to=0 have_subj=0 have_mid=0 have_date=0
+		for h in "$@"; do
+			case "$h" in
+			From:*) have_from=1 ;; To:*) have_to=1 ;; Subject:*) have_subj=1 ;;
+			Message-ID:*) have_mid=1 ;; Date:*) have_date=1 ;;
+			esac
+			printf '%s\n' "$h"
+		done
+		[ $have_from = 1 ] || printf 'From: Alice Researcher <alice@example.net>\n'
+		[ $have_to = 1 ] || printf 'To: request@example.org\n'
+		[ $have_subj = 1 ] || printf 'Subject: Test request\n'
+		[ $have_mid = 1 ] || printf 'Message-ID: <%s.%s@example.net>\n' "$(date +%s%N)" "$RANDOM"
+		[ $have_date = 1 ] || printf 'Date: %s\n' "$(date -R)"
+		printf '\n'
+		cat
+	} >"$file"
+}
