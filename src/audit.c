@@ -136,7 +136,10 @@ audit_append_now(store *st, audit_event *ev, GError **err)
 	return store_commit(st, err);
 }
 
-/* The hash of the last line of the file ("" for an empty file). */
+/* The hash of the last line of the file ("" for an empty file).  Called
+ * with the file locked: a partial last line can only be the torn write of
+ * a flush that was killed, and every line is in the database, so it is cut
+ * off here and written again whole. */
 static vulnid_status
 audit_file_last_hash(int fd, const char *path, char **out, GError **err)
 {
@@ -149,18 +152,30 @@ audit_file_last_hash(int fd, const char *path, char **out, GError **err)
 	if (fstat(fd, &sb) < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno),
 				   "cannot stat '%s': %s", path, g_strerror(errno));
-	if (sb.st_size == 0) {
-		*out = g_strdup("");
-		return VULNID_OK;
-	}
 	end = sb.st_size;
-	start = end > (off_t) sizeof buf ? end - (off_t) sizeof buf : 0;
-	n = pread(fd, buf, (size_t) (end - start), start);
-	if (n != end - start)
-		return vulnid_fail(err, VULNID_ERR_IO, "cannot read '%s'", path);
-	if (buf[n - 1] != '\n')
-		return vulnid_fail(err, VULNID_ERR_CORRUPT,
-				   "'%s' ends in a partial line: run vulnid audit verify", path);
+	for (;;) {
+		if (end == 0) {
+			if (sb.st_size != 0 && ftruncate(fd, 0) < 0)
+				return vulnid_fail(err, VULNID_ERR_IO, "cannot truncate '%s': %s",
+						   path, g_strerror(errno));
+			*out = g_strdup("");
+			return VULNID_OK;
+		}
+		start = end > (off_t) sizeof buf ? end - (off_t) sizeof buf : 0;
+		n = pread(fd, buf, (size_t) (end - start), start);
+		if (n != end - start)
+			return vulnid_fail(err, VULNID_ERR_IO, "cannot read '%s'", path);
+		if (buf[n - 1] == '\n')
+			break;
+		nl = memrchr(buf, '\n', (size_t) n);
+		if (nl == NULL && start > 0)
+			return vulnid_fail(err, VULNID_ERR_CORRUPT,
+					   "'%s' ends in an overlong partial line", path);
+		end = nl != NULL ? start + (nl - buf) + 1 : 0;
+		if (end > 0 && ftruncate(fd, end) < 0)
+			return vulnid_fail(err, VULNID_ERR_IO, "cannot truncate '%s': %s",
+					   path, g_strerror(errno));
+	}
 	buf[n - 1] = '\0';
 	nl = strrchr(buf, '\n');
 	h = strstr(nl != NULL ? nl : buf, HASH_KEY);
@@ -192,8 +207,8 @@ audit_flush(store *st, const char *path, GError **err)
 			goto out;
 		}
 	{
-		/* O_APPEND descriptors are not readable; read through another. */
-		int rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		/* Read (and repair) through a second descriptor without O_APPEND. */
+		int rfd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 
 		if (rfd < 0) {
 			s = vulnid_fail(err, VULNID_ERR_IO, "cannot read '%s': %s",
@@ -243,14 +258,7 @@ audit_flush(store *st, const char *path, GError **err)
 		if (n < 0) {
 			s = vulnid_fail(err, vulnid_status_from_errno(errno),
 					"cannot write '%s': %s", path, g_strerror(errno));
-			/* A torn line would break the chain file for everyone
-			 * after us; cut it back to the last full line. */
-			if (off > 0 || n < 0) {
-				struct stat sb;
-
-				if (fstat(fd, &sb) == 0 && ftruncate(fd, sb.st_size - (off_t) off) == 0)
-					(void) 0;
-			}
+			/* A torn line is cut off by the next flush. */
 			goto out;
 		}
 		off += (gsize) n;

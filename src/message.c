@@ -552,6 +552,7 @@ part_text(message *m, GMimeObject *o)
 	GByteArray *bytes;
 	g_autofree char *utf8 = NULL;
 	g_autofree char *nl = NULL;
+	gsize utf8_len = 0;
 
 	if (w == NULL)
 		return g_strdup("");
@@ -562,11 +563,12 @@ part_text(message *m, GMimeObject *o)
 	bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
 	if (bytes->len == 0)
 		return g_strdup("");
-	if (memchr(bytes->data, '\0', bytes->len) != NULL) {
+	/* NUL is checked after conversion: UTF-16 text is full of zero bytes. */
+	utf8 = text_to_utf8((const char *) bytes->data, bytes->len, charset, &utf8_len);
+	if (memchr(utf8, '\0', utf8_len) != NULL) {
 		message_add_problem(m, "nul-bytes", "the text contains NUL bytes");
 		return NULL;
 	}
-	utf8 = text_to_utf8((const char *) bytes->data, bytes->len, charset);
 	nl = text_normalize_newlines(utf8);
 	if (format != NULL && g_ascii_strcasecmp(format, "flowed") == 0)
 		return text_unflow(nl, delsp != NULL && g_ascii_strcasecmp(delsp, "yes") == 0);

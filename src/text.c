@@ -6,26 +6,40 @@
 #include "text.h"
 
 char *
-text_to_utf8(const char *data, gsize len, const char *charset)
+text_to_utf8(const char *data, gsize len, const char *charset, gsize *out_len)
 {
+	gsize written = 0;
 	char *out;
 
-	if (data == NULL || len == 0)
+	if (data == NULL || len == 0) {
+		if (out_len != NULL)
+			*out_len = 0;
 		return g_strdup("");
+	}
 	if (charset != NULL && g_ascii_strcasecmp(charset, "utf-8") != 0 &&
 	    g_ascii_strcasecmp(charset, "us-ascii") != 0) {
-		out = g_convert(data, (gssize) len, "UTF-8", charset, NULL, NULL, NULL);
-		if (out != NULL && g_utf8_validate(out, -1, NULL))
-			return out;
+		out = g_convert(data, (gssize) len, "UTF-8", charset, NULL, &written, NULL);
+		if (out != NULL && g_utf8_validate_len(out, written, NULL))
+			goto done;
 		g_free(out);
 	}
-	if (g_utf8_validate_len(data, len, NULL))
-		return g_strndup(data, len);
-	out = g_convert(data, (gssize) len, "UTF-8", "WINDOWS-1252", NULL, NULL, NULL);
-	if (out != NULL)
-		return out;
-	/* windows-1252 leaves five bytes undefined; iconv may refuse them. */
-	return g_utf8_make_valid(data, (gssize) len);
+	if (g_utf8_validate_len(data, len, NULL)) {
+		out = g_malloc(len + 1);
+		memcpy(out, data, len);
+		out[len] = '\0';
+		written = len;
+		goto done;
+	}
+	out = g_convert(data, (gssize) len, "UTF-8", "WINDOWS-1252", NULL, &written, NULL);
+	if (out == NULL) {
+		/* windows-1252 leaves five bytes undefined; iconv may refuse them. */
+		out = g_utf8_make_valid(data, (gssize) len);
+		written = strlen(out);
+	}
+done:
+	if (out_len != NULL)
+		*out_len = written;
+	return out;
 }
 
 static gboolean

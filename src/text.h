@@ -6,7 +6,7 @@
 
 /* Bytes in charset (NULL or unknown: try UTF-8, then windows-1252, which
  * maps every byte) to valid UTF-8. */
-char *text_to_utf8(const char *data, gsize len, const char *charset);
+char *text_to_utf8(const char *data, gsize len, const char *charset, gsize *out_len);
 
 /* A value safe for a header or a one-line display: control characters
  * (C0, DEL, C1), line and paragraph separators and bidirectional overrides

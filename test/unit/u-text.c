@@ -1,0 +1,276 @@
+/* u-text.c - unit tests for src/text.c */
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "text.h"
+
+static void
+check_utf8(const char *data, gssize len, const char *charset, const char *want)
+{
+	gsize n = len < 0 ? strlen(data) : (gsize) len;
+	g_autofree char *s = text_to_utf8(data, n, charset);
+
+	g_assert_nonnull(s);
+	g_assert_true(g_utf8_validate(s, -1, NULL));
+	g_assert_cmpstr(s, ==, want);
+}
+
+static void
+test_to_utf8(void)
+{
+	/* declared charsets */
+	check_utf8("caf\xe9", -1, "iso-8859-1", "caf\xc3\xa9");
+	check_utf8("caf\xe9", -1, "ISO-8859-1", "caf\xc3\xa9");
+	check_utf8("\xa4", -1, "iso-8859-15", "\xe2\x82\xac");
+	check_utf8("\x80", -1, "windows-1252", "\xe2\x82\xac");
+	check_utf8("\xcf\xf0\xe8", -1, "koi8-r", "\xd0\xbf\xd1\x80\xd0\xb8");	/* при */
+
+	/* no charset: valid UTF-8 passes, anything else is windows-1252 */
+	check_utf8("caf\xc3\xa9 \xe2\x82\xac", -1, NULL, "caf\xc3\xa9 \xe2\x82\xac");
+	check_utf8("plain ascii", -1, NULL, "plain ascii");
+	check_utf8("\x80", -1, NULL, "\xe2\x82\xac");
+	check_utf8("caf\xe9", -1, NULL, "caf\xc3\xa9");
+	check_utf8("\x93quoted\x94", -1, NULL, "\xe2\x80\x9cquoted\xe2\x80\x9d");
+	check_utf8("", 0, NULL, "");
+
+	/* utf-8 and us-ascii declared but wrong: same fallback */
+	check_utf8("caf\xc3\xa9", -1, "utf-8", "caf\xc3\xa9");
+	check_utf8("caf\xc3\xa9", -1, "UTF-8", "caf\xc3\xa9");
+	check_utf8("caf\xe9", -1, "utf-8", "caf\xc3\xa9");
+	check_utf8("caf\xe9", -1, "us-ascii", "caf\xc3\xa9");
+
+	/* unknown charset: treated like no charset */
+	check_utf8("caf\xc3\xa9", -1, "x-no-such-charset", "caf\xc3\xa9");
+	check_utf8("caf\xe9", -1, "x-no-such-charset", "caf\xc3\xa9");
+
+	/* the length counts, not a terminating NUL */
+	check_utf8("abcdef", 3, NULL, "abc");
+	check_utf8("caf\xe9xyz", 4, "iso-8859-1", "caf\xc3\xa9");
+
+	/* bytes that windows-1252 leaves undefined still give valid UTF-8 */
+	{
+		g_autofree char *s = text_to_utf8("a\x81" "b", 3, NULL);
+
+		g_assert_true(g_utf8_validate(s, -1, NULL));
+		g_assert_true(g_str_has_prefix(s, "a"));
+		g_assert_true(g_str_has_suffix(s, "b"));
+	}
+}
+
+static void
+check_clean(const char *in, gsize max, const char *want)
+{
+	g_autofree char *s = text_clean_line(in, max);
+
+	g_assert_cmpstr(s, ==, want);
+}
+
+static void
+test_clean_line(void)
+{
+	check_clean(NULL, 0, "");
+	check_clean("", 0, "");
+	check_clean("hello", 0, "hello");
+	check_clean("  hello   world  ", 0, "hello world");
+	check_clean("a\rb\nc\td", 0, "a b c d");
+	check_clean("a\x01\x02\x1f" "b", 0, "a b");
+	check_clean("a\x7f" "b", 0, "a b");
+	check_clean("a\xc2\x85" "b\xc2\x9b" "c", 0, "a b c");		/* C1: NEL, CSI */
+	check_clean("a\xe2\x80\xae" "b", 0, "a b");			/* U+202E RLO */
+	check_clean("a\xe2\x81\xa6" "b\xe2\x81\xa9" "c", 0, "a b c");	/* U+2066, U+2069 */
+	check_clean("a\xe2\x80\xa8" "b\xe2\x80\xa9" "c", 0, "a b c");	/* U+2028, U+2029 */
+	check_clean("a\xe2\x80\x8f" "b\xd8\x9c" "c", 0, "a b c");	/* RLM, ALM */
+	check_clean("\xef\xbb\xbf" "bom", 0, "bom");			/* U+FEFF */
+	check_clean("a\xc2\xa0\xc2\xa0" "b", 0, "a b");			/* NBSP runs */
+	check_clean("\r\n\t \x01 x \x7f\r\n", 0, "x");
+	check_clean("caf\xc3\xa9 \xe2\x82\xac", 0, "caf\xc3\xa9 \xe2\x82\xac");
+
+	/* header injection stays on one line */
+	check_clean("a\r\nBcc: x", 0, "a Bcc: x");
+	check_clean("Subject\r\n\r\nBcc: victim@example.org\r\n", 0, "Subject Bcc: victim@example.org");
+
+	/* invalid UTF-8 is repaired, never passed on */
+	{
+		g_autofree char *s = text_clean_line("a\xff" "b", 0);
+
+		g_assert_true(g_utf8_validate(s, -1, NULL));
+		g_assert_cmpstr(s, ==, "a\xef\xbf\xbd" "b");
+	}
+
+	/* max_chars counts characters, cuts on a character boundary */
+	check_clean("hello world", 5, "hello");
+	check_clean("hello world", 6, "hello");		/* no trailing space */
+	check_clean("hello world", 7, "hello w");
+	check_clean("hello", 5, "hello");
+	check_clean("hello", 100, "hello");
+	check_clean("\xc3\xa9\xc3\xa9\xc3\xa9", 2, "\xc3\xa9\xc3\xa9");
+	check_clean("\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac", 1, "\xe2\x82\xac");
+	check_clean("  a  b  ", 3, "a b");
+	{
+		g_autofree char *s = text_clean_line("\xf0\x9f\x98\x80\xf0\x9f\x98\x80", 1);
+
+		g_assert_cmpstr(s, ==, "\xf0\x9f\x98\x80");
+		g_assert_cmpuint(g_utf8_strlen(s, -1), ==, 1);
+	}
+}
+
+static void
+check_mask(const char *in, const char *want)
+{
+	g_autofree char *s = text_mask_controls(in);
+
+	g_assert_cmpstr(s, ==, want);
+}
+
+static void
+test_mask_controls(void)
+{
+	check_mask(NULL, "(null)");
+	check_mask("", "");
+	check_mask("plain text", "plain text");
+	check_mask("a\nb", "a\\x0ab");
+	check_mask("\r\n", "\\x0d\\x0a");
+	check_mask("a\tb\x1b[31m", "a\\x09b\\x1b[31m");
+	check_mask("del\x7f", "del\\x7f");
+	check_mask("caf\xc3\xa9", "caf\xc3\xa9");
+	check_mask("back\\slash", "back\\slash");
+}
+
+static void
+check_html(const char *in, const char *want)
+{
+	g_autofree char *s = text_from_html(in);
+
+	g_assert_cmpstr(s, ==, want);
+}
+
+static void
+test_from_html(void)
+{
+	check_html("", "");
+	check_html("plain", "plain");
+	check_html("<b>bold</b> and <i>italic</i>", "bold and italic");
+	check_html("<a href=\"https://example.org/\">link</a>", "link");
+	check_html("a<br>b<br/>c<BR />d", "a\nb\nc\nd");
+	check_html("<p>one</p><p>two</p>", "one\ntwo\n");
+	check_html("<div>x</div><ul><li>1</li><li>2</li></ul>", "x\n1\n2\n");
+	check_html("a<script>alert('x<b>')</script>b", "ab");
+	check_html("a<SCRIPT type=\"text/javascript\">var x = 1;</SCRIPT>b", "ab");
+	check_html("a<style>p { color: red }</style>b", "ab");
+	check_html("a<STYLE>p { color: red }</sTyLe>b", "ab");
+	check_html("before<script>never closed", "before");
+	check_html("a<!-- <p>comment</p> -->b", "ab");
+	check_html("  lots \n\n of\t  space  ", "lots of space");
+	check_html("<pre>a  b\n  c</pre>", "a  b\n  c\n");
+
+	/* entities */
+	check_html("&amp; &lt; &gt; &quot; &apos;", "& < > \" '");
+	check_html("&#x41;&#65;&#X42;", "AAB");
+	check_html("&euro;&copy;&#8364;", "\xe2\x82\xac\xc2\xa9\xe2\x82\xac");
+	check_html("&nosuch; x", "&nosuch; x");
+	check_html("a & b", "a & b");
+	check_html("AT&T", "AT&T");
+	check_html("&#0;&#xd800;&#x110000;", "&#0;&#xd800;&#x110000;");
+	check_html("&amp;lt;", "&lt;");			/* decoded once */
+	check_html("&lt;script&gt;", "<script>");	/* text, not a tag */
+}
+
+static void
+check_unflow(const char *in, gboolean delsp, const char *want)
+{
+	g_autofree char *s = text_unflow(in, delsp);
+
+	g_assert_cmpstr(s, ==, want);
+}
+
+static void
+test_unflow(void)
+{
+	check_unflow("", FALSE, "");
+	check_unflow("one\ntwo", FALSE, "one\ntwo");
+	check_unflow("one\ntwo\n", FALSE, "one\ntwo\n");
+	/* soft line breaks join */
+	check_unflow("This is \na flowed \nparagraph.\nNext", FALSE, "This is a flowed paragraph.\nNext");
+	/* DelSp=yes: the space before the soft break goes too */
+	check_unflow("abc \ndef", TRUE, "abcdef");
+	check_unflow("abc \ndef", FALSE, "abc def");
+	/* space-stuffing */
+	check_unflow(" From me\n >not quoted", FALSE, "From me\n>not quoted");
+	check_unflow("  two", FALSE, " two");
+	/* the signature separator is not a soft break */
+	check_unflow("text\n-- \nsig", FALSE, "text\n-- \nsig");
+	check_unflow("text\n-- \nsig", TRUE, "text\n-- \nsig");
+	/* a trailing space on the last line stays */
+	check_unflow("end ", FALSE, "end ");
+}
+
+static void
+check_nl(const char *in, const char *want)
+{
+	g_autofree char *s = text_normalize_newlines(in);
+
+	g_assert_cmpstr(s, ==, want);
+}
+
+static void
+test_normalize_newlines(void)
+{
+	check_nl("", "");
+	check_nl("a\nb", "a\nb");
+	check_nl("a\r\nb\r\n", "a\nb\n");
+	check_nl("a\rb\r", "a\nb\n");
+	check_nl("a\r\r\nb", "a\n\nb");
+	check_nl("a\n\rb", "a\n\nb");
+	check_nl("\r\n\r\n", "\n\n");
+}
+
+static void
+test_msgid_valid(void)
+{
+	g_autofree char *long_ok = NULL;
+	g_autofree char *too_long = NULL;
+
+	g_assert_true(text_msgid_valid("a@b"));
+	g_assert_true(text_msgid_valid("20260101.1234.abc@mail.example.org"));
+	g_assert_true(text_msgid_valid("x+y=z$#!@[127.0.0.1]"));
+
+	g_assert_false(text_msgid_valid(NULL));
+	g_assert_false(text_msgid_valid(""));
+	g_assert_false(text_msgid_valid("no-at-sign"));
+	g_assert_false(text_msgid_valid("a b@c"));
+	g_assert_false(text_msgid_valid("a@b c"));
+	g_assert_false(text_msgid_valid("<a@b>"));
+	g_assert_false(text_msgid_valid("a@b>"));
+	g_assert_false(text_msgid_valid("a\r\nBcc: x@y"));
+	g_assert_false(text_msgid_valid("a\x01@b"));
+	g_assert_false(text_msgid_valid("a@b\x7f"));
+	g_assert_false(text_msgid_valid("a\t@b"));
+	g_assert_false(text_msgid_valid("caf\xc3\xa9@b"));
+	g_assert_false(text_msgid_valid("\"a\"@b"));
+	g_assert_false(text_msgid_valid("a(comment)@b"));
+	g_assert_false(text_msgid_valid("a,b@c"));
+	g_assert_false(text_msgid_valid("a;b@c"));
+	g_assert_false(text_msgid_valid("a\\b@c"));
+
+	long_ok = g_strnfill(248, 'x');
+	long_ok[100] = '@';
+	g_assert_true(text_msgid_valid(long_ok));
+	too_long = g_strnfill(251, 'x');
+	too_long[100] = '@';
+	g_assert_false(text_msgid_valid(too_long));
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/text/to-utf8", test_to_utf8);
+	g_test_add_func("/text/clean-line", test_clean_line);
+	g_test_add_func("/text/mask-controls", test_mask_controls);
+	g_test_add_func("/text/from-html", test_from_html);
+	g_test_add_func("/text/unflow", test_unflow);
+	g_test_add_func("/text/normalize-newlines", test_normalize_newlines);
+	g_test_add_func("/text/msgid-valid", test_msgid_valid);
+	return g_test_run();
+}
