@@ -9,11 +9,13 @@ static void
 check_utf8(const char *data, gssize len, const char *charset, const char *want)
 {
 	gsize n = len < 0 ? strlen(data) : (gsize) len;
-	g_autofree char *s = text_to_utf8(data, n, charset);
+	gsize out_len = 12345;
+	g_autofree char *s = text_to_utf8(data, n, charset, &out_len);
 
 	g_assert_nonnull(s);
 	g_assert_true(g_utf8_validate(s, -1, NULL));
 	g_assert_cmpstr(s, ==, want);
+	g_assert_cmpuint(out_len, ==, strlen(want));
 }
 
 static void
@@ -24,7 +26,7 @@ test_to_utf8(void)
 	check_utf8("caf\xe9", -1, "ISO-8859-1", "caf\xc3\xa9");
 	check_utf8("\xa4", -1, "iso-8859-15", "\xe2\x82\xac");
 	check_utf8("\x80", -1, "windows-1252", "\xe2\x82\xac");
-	check_utf8("\xcf\xf0\xe8", -1, "koi8-r", "\xd0\xbf\xd1\x80\xd0\xb8");	/* при */
+	check_utf8("\xd0\xd2\xc9", -1, "koi8-r", "\xd0\xbf\xd1\x80\xd0\xb8");	/* при */
 
 	/* no charset: valid UTF-8 passes, anything else is windows-1252 */
 	check_utf8("caf\xc3\xa9 \xe2\x82\xac", -1, NULL, "caf\xc3\xa9 \xe2\x82\xac");
@@ -33,6 +35,17 @@ test_to_utf8(void)
 	check_utf8("caf\xe9", -1, NULL, "caf\xc3\xa9");
 	check_utf8("\x93quoted\x94", -1, NULL, "\xe2\x80\x9cquoted\xe2\x80\x9d");
 	check_utf8("", 0, NULL, "");
+	check_utf8("", 0, "iso-8859-1", "");
+	{
+		/* out_len is optional */
+		g_autofree char *s = text_to_utf8("abc", 3, NULL, NULL);
+
+		g_assert_cmpstr(s, ==, "abc");
+	}
+
+	/* UTF-16: NUL bytes in the input are not the end of the text */
+	check_utf8("a\0b\0\xac\x20", 6, "utf-16le", "ab\xe2\x82\xac");
+	check_utf8("\xfe\xff\0a\0b", 6, "utf-16", "ab");
 
 	/* utf-8 and us-ascii declared but wrong: same fallback */
 	check_utf8("caf\xc3\xa9", -1, "utf-8", "caf\xc3\xa9");
@@ -50,9 +63,11 @@ test_to_utf8(void)
 
 	/* bytes that windows-1252 leaves undefined still give valid UTF-8 */
 	{
-		g_autofree char *s = text_to_utf8("a\x81" "b", 3, NULL);
+		gsize out_len = 0;
+		g_autofree char *s = text_to_utf8("a\x81" "b", 3, NULL, &out_len);
 
 		g_assert_true(g_utf8_validate(s, -1, NULL));
+		g_assert_cmpuint(out_len, ==, strlen(s));
 		g_assert_true(g_str_has_prefix(s, "a"));
 		g_assert_true(g_str_has_suffix(s, "b"));
 	}
