@@ -14,6 +14,11 @@ QMAP="$TMP/qmap"	# "quarantine-id<TAB>file" of every quarantined mail
 
 make_instance inst || { echo "Bail out! cannot create an instance"; exit 1; }
 
+# Note: test_expect_success runs its commands as the condition of an "if",
+# where bash ignores "set -e" (also inside functions and subshells), so a
+# failing assertion would not end a case.  Every assertion here therefore
+# ends its case itself ("|| return 1"), and each case is one function call.
+
 # new_sent BEFORE: the mails in $INST/sent/new that are not listed in BEFORE.
 new_sent() {
 	sent_files | sort >"$TMP/.sent.after"
@@ -33,46 +38,50 @@ expect_quarantined() {
 	m0=$(sql "SELECT count(*) FROM messages")
 	sent_files | sort >"$TMP/.sent.before"
 
-	deliver_ok "$file" "$@"
-	[ ! -s "$TMP/.filter.err" ] || fail "unexpected stderr: $(head -c 500 "$TMP/.filter.err")"
+	deliver_ok "$file" "$@" || return 1
+	[ ! -s "$TMP/.filter.err" ] || fail "unexpected stderr: $(head -c 500 "$TMP/.filter.err")" || return 1
 
-	expect_eq "$e0" "$(sql "SELECT count(*) FROM entries")" "entries (no identifier assigned)"
-	expect_eq $((m0 + 1)) "$(sql "SELECT count(*) FROM messages")" "messages rows"
-	expect_eq $((q0 + 1)) "$(sql "SELECT count(*) FROM quarantine")" "quarantine rows"
+	expect_eq "$e0" "$(sql "SELECT count(*) FROM entries")" "entries (no identifier assigned)" || return 1
+	expect_eq $((m0 + 1)) "$(sql "SELECT count(*) FROM messages")" "messages rows" || return 1
+	expect_eq $((q0 + 1)) "$(sql "SELECT count(*) FROM quarantine")" "quarantine rows" || return 1
 	qid=$(sql "SELECT id FROM quarantine ORDER BY id DESC LIMIT 1")
 	printf '%s\t%s\n' "$qid" "$file" >>"$QMAP"
 	got=$(sql "SELECT reason FROM quarantine ORDER BY id DESC LIMIT 1")
-	[ -n "$got" ] || fail "empty quarantine reason"
-	[ -z "$reason" ] || expect_eq "$reason" "$got" "quarantine reason"
-	[ -n "$(sql "SELECT detail FROM quarantine WHERE id = $qid")" ] || fail "empty quarantine detail"
+	[ -n "$got" ] || fail "empty quarantine reason" || return 1
+	[ -z "$reason" ] || expect_eq "$reason" "$got" "quarantine reason" || return 1
+	[ -n "$(sql "SELECT detail FROM quarantine WHERE id = $qid")" ] || fail "empty quarantine detail" || return 1
 
 	# The raw message is archived, exactly as it came.
 	sha=$(sha256sum <"$file" | cut -d' ' -f1)
 	expect_eq "$sha" "$(sql "SELECT m.raw_sha256 FROM quarantine q JOIN messages m ON m.id = q.message WHERE q.id = $qid")" \
-		"messages.raw_sha256"
-	expect_eq 1 "$(sql "SELECT count(*) FROM blobs WHERE sha256 = '$sha' AND size = $(wc -c <"$file")")" "archived blob"
+		"messages.raw_sha256" || return 1
+	expect_eq 1 "$(sql "SELECT count(*) FROM blobs WHERE sha256 = '$sha' AND size = $(wc -c <"$file")")" \
+		"archived blob" || return 1
 	expect_eq 1 "$(sql "SELECT count(*) FROM quarantine q JOIN messages m ON m.id = q.message WHERE m.raw_sha256 = '$sha'")" \
-		"quarantine rows for this mail"
-	expect_eq quarantined "$(sql "SELECT m.disposition FROM quarantine q JOIN messages m ON m.id = q.message WHERE q.id = $qid")" \
-		"messages.disposition"
+		"quarantine rows for this mail" || return 1
 
 	# The sender is told what to fix.
 	new=$(new_sent "$TMP/.sent.before")
 	if [ -z "$pattern" ]; then
-		expect_eq "" "$new" "replies (there is no sender to answer)"
-		return 0
+		expect_eq "" "$new" "replies (there is no sender to answer)" || return 1
+	else
+		[ -n "$new" ] || fail "no error reply in $INST/sent/new" || return 1
+		expect_eq 1 "$(printf '%s\n' "$new" | wc -l | tr -d ' ')" "replies" || return 1
+		to=$(mail_header "$new" To)
+		case "$to" in
+		"$SENDER" | *"<$SENDER>") ;;
+		*) fail "reply goes to '$to', not $SENDER"; return 1 ;;
+		esac
+		mail_header "$new" Subject >"$TMP/.subject"
+		expect_match '\[not processed\]' "$TMP/.subject" || return 1
+		mail_body "$new" >"$TMP/.body"
+		expect_match 'could not be read as a request' "$TMP/.body" || return 1
+		expect_match "$pattern" "$TMP/.body" || return 1
 	fi
-	[ -n "$new" ] || fail "no error reply in $INST/sent/new"
-	expect_eq 1 "$(printf '%s\n' "$new" | wc -l | tr -d ' ')" "replies"
-	to=$(mail_header "$new" To)
-	case "$to" in
-	"$SENDER" | *"<$SENDER>") ;;
-	*) fail "reply goes to '$to', not $SENDER" ;;
-	esac
-	expect_match '\[not processed\]' <(mail_header "$new" Subject)
-	mail_body "$new" >"$TMP/.body"
-	expect_match 'could not be read as a request' "$TMP/.body"
-	expect_match "$pattern" "$TMP/.body"
+
+	# Last, as it is a bookkeeping slip rather than a safety problem.
+	expect_eq quarantined "$(sql "SELECT m.disposition FROM quarantine q JOIN messages m ON m.id = q.message WHERE q.id = $qid")" \
+		"messages.disposition" || return 1
 }
 
 # --- the corpus ---------------------------------------------------------
