@@ -376,6 +376,11 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	if (s != VULNID_OK)
 		return s;
 	automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address, &why);
+	if (c->m->encrypted && c->m->problem == NULL) {
+		c->m->problem = g_strdup("encrypted");
+		g_ptr_array_add(c->m->problems, g_strdup("the mail is encrypted, and this robot does not "
+							 "read encrypted requests yet: send it in clear"));
+	}
 	sm.received = c->now;
 	sm.raw_sha256 = sp->raw_sha256;
 	sm.dedup_key = key;
@@ -402,11 +407,6 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 
 	if (automatic)
 		return intake_quarantine(c, "automatic", why, err);
-	if (c->m->encrypted && c->m->problem == NULL)
-		g_ptr_array_add(c->m->problems, g_strdup("the mail is encrypted, and this robot does not "
-							 "read encrypted requests yet: send it in clear"));
-	if (c->m->encrypted && c->m->problem == NULL)
-		c->m->problem = g_strdup("encrypted");
 	if (c->m->problem != NULL)
 		return intake_malformed(c, err);
 	{

@@ -515,6 +515,10 @@ walk(walk_state *ws, GMimeObject *o, guint depth, gboolean in_alternative, gbool
 	if (top && !is_attachment_disposition(o)) {
 		if (content_is(o, "text", "plain")) {
 			if (ws->plain == NULL) {
+				/* Inline OpenPGP ciphertext is not text to read. */
+				if (g_mime_part_get_openpgp_data(GMIME_PART(o)) == GMIME_OPENPGP_DATA_ENCRYPTED &&
+				    depth == 0)
+					m->encrypted = TRUE;
 				ws->plain = o;
 				return;
 			}
@@ -528,12 +532,6 @@ walk(walk_state *ws, GMimeObject *o, guint depth, gboolean in_alternative, gbool
 		}
 		if (in_alternative && content_is(o, "text", "*"))
 			return;	/* another rendering of the same text */
-		if (top && depth == 0 && GMIME_IS_PART(o)) {
-			GMimePart *p = GMIME_PART(o);
-
-			if (g_mime_part_get_openpgp_data(p) == GMIME_OPENPGP_DATA_ENCRYPTED)
-				m->encrypted = TRUE;
-		}
 	}
 	add_attachment(m, o);
 }
@@ -654,11 +652,6 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 				    sp->longest_line, lim->max_line_length);
 	if (sp->header_has_nul)
 		message_add_problem(m, "nul-bytes", "the header contains NUL bytes");
-	if (m->problem != NULL) {
-		/* Do not hand GMime what we already refuse. */
-		*out = g_steal_pointer(&m);
-		return VULNID_OK;
-	}
 
 	fd = dup(sp->fd);
 	if (fd < 0)
@@ -682,6 +675,12 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 		return VULNID_OK;
 	}
 	collect_headers(m);
+	if (m->problem != NULL) {
+		/* Refused already: the header is read only to answer the
+		 * sender; the parts are not looked at. */
+		*out = g_steal_pointer(&m);
+		return VULNID_OK;
+	}
 	ws.m = m;
 	ws.lim = lim;
 	if (g_mime_message_get_mime_part(m->mime) != NULL)

@@ -42,9 +42,15 @@ bg_track() { BG_PIDS="$BG_PIDS $1"; }
 
 # test_expect_success DESCRIPTION COMMANDS: run COMMANDS in a subshell with
 # set -e; a non-zero status is a failure and shows the captured output.
+# The subshell is not run as a condition (where bash would ignore set -e),
+# and every expect_* helper and fail exit the subshell at once, so an
+# assertion anywhere in an && chain still fails the case.
 test_expect_success() {
+	local status=0
 	test_count=$((test_count + 1))
-	if (set -e; eval "$2") >"$TMP/.out" 2>&1; then
+	(set -e; eval "$2") >"$TMP/.out" 2>&1
+	status=$?
+	if [ "$status" -eq 0 ]; then
 		echo "ok $test_count - $1"
 	else
 		test_failures=$((test_failures + 1))
@@ -65,7 +71,7 @@ test_done() {
 }
 
 # fail MESSAGE: end the current case with a message.
-fail() { echo "FAIL: $*" >&2; return 1; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # expect_eq EXPECTED ACTUAL [WHAT]
 expect_eq() {

@@ -43,6 +43,21 @@ test_to_utf8(void)
 		g_assert_cmpstr(s, ==, "abc");
 	}
 
+	/* NUL bytes survive and are counted in out_len, so callers can see them */
+	{
+		gsize out_len = 0;
+		g_autofree char *s = text_to_utf8("a\0b", 3, NULL, &out_len);
+
+		g_assert_cmpuint(out_len, ==, 3);
+		g_assert_cmpmem(s, out_len, "a\0b", 3);
+	}
+	{
+		gsize out_len = 0;
+		g_autofree char *s = text_to_utf8("a\0\0\0", 4, "utf-16le", &out_len);
+
+		g_assert_nonnull(memchr(s, '\0', out_len));
+	}
+
 	/* UTF-16: NUL bytes in the input are not the end of the text */
 	check_utf8("a\0b\0\xac\x20", 6, "utf-16le", "ab\xe2\x82\xac");
 	check_utf8("\xfe\xff\0a\0b", 6, "utf-16", "ab");
