@@ -33,11 +33,16 @@ int cli_open(const cli_global *g, store_open_mode mode, vulnid_config **cfg, sto
 gboolean cli_parse(const char *usage, const char *summary, GOptionEntry *entries,
 		   int *argc, char ***argv);
 
+/* Deliver what is due (vulnid queue run, vulnid tick). */
+int cli_queue_run(const vulnid_config *cfg, store *st, gboolean force);
+
 int cmd_init(const cli_global *g, int argc, char **argv);
 int cmd_show(const cli_global *g, int argc, char **argv);
 int cmd_list(const cli_global *g, int argc, char **argv);
 int cmd_queue(const cli_global *g, int argc, char **argv);
 int cmd_quarantine(const cli_global *g, int argc, char **argv);
 int cmd_audit(const cli_global *g, int argc, char **argv);
+int cmd_vendor(const cli_global *g, int argc, char **argv);
+int cmd_tick(const cli_global *g, int argc, char **argv);
 
 #endif

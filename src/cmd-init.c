@@ -71,6 +71,10 @@ cmd_init(const cli_global *g, int argc, char **argv)
 	}
 	if (domain == NULL)
 		domain = default_domain();
+	if (!config_domain_valid(domain)) {
+		fprintf(stderr, "vulnid: '%s' is not a domain name\n", domain);
+		return EX_USAGE;
+	}
 	dir = g_canonicalize_filename(argv[1], NULL);
 	conf = g_build_filename(dir, "vulnid.conf", NULL);
 	{

@@ -70,6 +70,22 @@ queue_list(store *st, gboolean json)
 }
 
 int
+cli_queue_run(const vulnid_config *cfg, store *st, gboolean force)
+{
+	g_autoptr(GError) err = NULL;
+	outbox_run_result r;
+	/* Bounded, since connect() has no timeout of its own. */
+	guint deadline = (guint) MIN(cfg->smtp_timeout * 20, 3600);
+	vulnid_status s = outbox_run(st, cfg, 0, force, deadline, &r, &err);
+
+	audit_flush(st, cfg->audit_path, NULL);
+	if (s != VULNID_OK)
+		return cli_fail(s, err);
+	printf("delivered %u, deferred %u, failed %u\n", r.delivered, r.deferred, r.failed);
+	return r.deferred > 0 ? EX_TEMPFAIL : EX_OK;
+}
+
+int
 cmd_queue(const cli_global *g, int argc, char **argv)
 {
 	gboolean json = FALSE, force = FALSE;
@@ -81,12 +97,16 @@ cmd_queue(const cli_global *g, int argc, char **argv)
 	g_autoptr(vulnid_config) cfg = NULL;
 	g_autoptr(store) st = NULL;
 	g_autoptr(GError) err = NULL;
+	gint64 id = 0;
 	int rc;
 
-	if (!cli_parse("list|run", "Show or deliver the outgoing mail queue.", entries, &argc, &argv))
+	if (!cli_parse("list|run|retry ID", "Show, deliver or retry the outgoing mail queue.",
+		       entries, &argc, &argv))
 		return EX_USAGE;
-	if (argc != 2 || (strcmp(argv[1], "list") != 0 && strcmp(argv[1], "run") != 0)) {
-		fprintf(stderr, "vulnid: usage: vulnid queue list [--json] | run [--force]\n");
+	if (!(argc == 2 && (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "run") == 0)) &&
+	    !(argc == 3 && strcmp(argv[1], "retry") == 0 &&
+	      g_ascii_string_to_signed(argv[2], 10, 1, G_MAXINT64, &id, NULL))) {
+		fprintf(stderr, "vulnid: usage: vulnid queue list [--json] | run [--force] | retry ID\n");
 		return EX_USAGE;
 	}
 	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
@@ -94,14 +114,11 @@ cmd_queue(const cli_global *g, int argc, char **argv)
 		return rc;
 	if (strcmp(argv[1], "list") == 0)
 		return queue_list(st, json);
-	{
-		outbox_run_result r;
-		vulnid_status s = outbox_run(st, cfg, 0, force, &r, &err);
+	if (strcmp(argv[1], "retry") == 0) {
+		vulnid_status s = outbox_retry(st, id, &err);
 
 		audit_flush(st, cfg->audit_path, NULL);
-		if (s != VULNID_OK)
-			return cli_fail(s, err);
-		printf("delivered %u, deferred %u, failed %u\n", r.delivered, r.deferred, r.failed);
-		return r.deferred > 0 || r.failed > 0 ? EX_TEMPFAIL : EX_OK;
+		return s == VULNID_OK ? EX_OK : cli_fail(s, err);
 	}
+	return cli_queue_run(cfg, st, force);
 }

@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "ids.h"
+#include "smtp.h"
 
 /* The one table of configuration keys: defaults for loading, and the text
  * of the file `vulnid init` writes. */
@@ -51,8 +52,37 @@ static const config_key config_keys[] = {
 	  "How long to wait for the database lock, in milliseconds, before the\n"
 	  "filter gives up with exit 75 and the MTA retries." },
 	{ "delivery", "transport", "maildir:sent",
-	  "How replies leave: maildir:PATH delivers into a Maildir (relative paths\n"
-	  "are inside the instance directory)." },
+	  "How mail leaves: maildir:PATH delivers into a Maildir (relative paths\n"
+	  "are inside the instance directory); smtp://HOST[:PORT] relays it over\n"
+	  "SMTP (port 25 by default, 587 for submission)." },
+	{ "delivery", "starttls", "if-available",
+	  "SMTP: no, if-available or required.  With required, a server that does\n"
+	  "not offer STARTTLS gets nothing and the mail is deferred." },
+	{ "delivery", "tls_verify", "yes",
+	  "SMTP: refuse a server certificate that does not verify (yes or no)." },
+	{ "delivery", "smtp_user", "",
+	  "SMTP AUTH user name; empty means no authentication." },
+	{ "delivery", "smtp_password_file", "",
+	  "File holding the SMTP AUTH password (first line), mode 0600 or stricter\n"
+	  "and owned by the user the robot runs as.  Never put it in this file." },
+	{ "delivery", "timeout", "30",
+	  "SMTP: seconds allowed for connecting and for each protocol step." },
+	{ "delivery", "filter_budget", "10",
+	  "Seconds vulnid-filter may spend delivering what one mail queued, after\n"
+	  "the mail is recorded; the rest waits for vulnid queue run." },
+	{ "delivery", "lifetime", "432000",
+	  "Seconds after which mail that could not be delivered is given up\n"
+	  "(default 5 days).  Retries back off from 1 minute, doubling, to 4 hours." },
+	{ "delivery", "helo", "",
+	  "Name sent in EHLO; empty means the domain." },
+	{ "notify", "vendors", "yes",
+	  "Tell the vendor's security contact about each new entry (yes or no)." },
+	{ "announce", "to", "",
+	  "Mailing lists that receive an announcement when an entry becomes\n"
+	  "public, comma-separated; empty means none." },
+	{ "announce", "digest", "none",
+	  "none: one announcement per entry; daily: one mail a day listing the\n"
+	  "day's entries, sent by vulnid tick." },
 	{ "templates", "dir", "",
 	  "Directory searched first for mail templates; empty means DIR/templates.\n"
 	  "Templates missing there come from the installed set." },
@@ -133,6 +163,39 @@ config_get_int(GKeyFile *kf, const char *group, const char *key,
 	return VULNID_OK;
 }
 
+static vulnid_status
+config_get_bool(GKeyFile *kf, const char *group, const char *key, gboolean *out, GError **err)
+{
+	g_autofree char *v = NULL;
+	vulnid_status st = config_get_string(kf, group, key, &v, err);
+
+	if (st != VULNID_OK)
+		return st;
+	if (g_ascii_strcasecmp(v, "yes") == 0 || g_ascii_strcasecmp(v, "true") == 0)
+		*out = TRUE;
+	else if (g_ascii_strcasecmp(v, "no") == 0 || g_ascii_strcasecmp(v, "false") == 0)
+		*out = FALSE;
+	else
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[%s] %s must be yes or no, not '%s'",
+				   group, key, v);
+	return VULNID_OK;
+}
+
+/* A plain addr-spec: one '@', a dotted domain, nothing that needs quoting. */
+gboolean
+config_address_valid(const char *a)
+{
+	const char *at = strchr(a, '@');
+
+	if (at == NULL || at == a || strchr(at + 1, '@') != NULL || strchr(at + 1, '.') == NULL ||
+	    strlen(a) > 254)
+		return FALSE;
+	for (const char *p = a; *p; p++)
+		if ((unsigned char) *p <= 0x20 || (unsigned char) *p >= 0x7f || strchr("<>()[]\\,;:\"", *p) != NULL)
+			return FALSE;
+	return TRUE;
+}
+
 void
 config_free(vulnid_config *cfg)
 {
@@ -153,6 +216,14 @@ config_free(vulnid_config *cfg)
 	if (cfg->keyfile != NULL)
 		g_key_file_unref(cfg->keyfile);
 	g_free(cfg->transport);
+	g_free(cfg->maildir);
+	g_free(cfg->smtp_host);
+	g_free(cfg->starttls);
+	g_free(cfg->smtp_user);
+	g_free(cfg->smtp_password_file);
+	g_free(cfg->helo);
+	g_strfreev(cfg->announce_to);
+	g_free(cfg->announce_digest);
 	g_free(cfg->template_dir);
 	g_free(cfg);
 }
@@ -176,7 +247,7 @@ config_local_part_valid(const char *s)
 	return TRUE;
 }
 
-static gboolean
+gboolean
 config_domain_valid(const char *s)
 {
 	if (*s == '\0' || strlen(s) > 253 || *s == '.' || *s == '-')
@@ -231,7 +302,8 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	STR("instance", "request_local", request_local);
 	STR("instance", "bounce_local", bounce_local);
 	STR("ids", "blocks", blocks);
-	INT("limits", "max_message_size", 1024, G_GINT64_CONSTANT(1) << 40, max_message_size);
+	/* SQLite keeps a blob below 1e9 bytes. */
+	INT("limits", "max_message_size", 1024, 900 * 1024 * 1024, max_message_size);
 	INT("limits", "max_header_size", 998, 16 * 1024 * 1024, max_header_size);
 	INT("limits", "max_headers", 10, 1000000, max_headers);
 	INT("limits", "max_line_length", 998, G_GINT64_CONSTANT(1) << 30, max_line_length);
@@ -242,7 +314,58 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	INT("limits", "max_field_length", 16, 1000000, max_field_length);
 	INT("database", "busy_timeout", 0, 3600 * 1000, busy_timeout);
 	STR("delivery", "transport", transport);
+	STR("delivery", "starttls", starttls);
+	STR("delivery", "smtp_user", smtp_user);
+	STR("delivery", "smtp_password_file", smtp_password_file);
+	INT("delivery", "timeout", 1, 3600, smtp_timeout);
+	INT("delivery", "filter_budget", 0, 3600, filter_budget);
+	INT("delivery", "lifetime", 60, 365 * 86400, lifetime);
+	STR("delivery", "helo", helo);
+	STR("announce", "digest", announce_digest);
 	STR("templates", "dir", template_dir);
+	st = config_get_bool(kf, "delivery", "tls_verify", &cfg->tls_verify, err);
+	if (st == VULNID_OK)
+		st = config_get_bool(kf, "notify", "vendors", &cfg->notify_vendors, err);
+	if (st != VULNID_OK)
+		return st;
+	{
+		g_autofree char *to = NULL;
+		g_auto(GStrv) parts = NULL;
+		GPtrArray *list = g_ptr_array_new();
+
+		st = config_get_string(kf, "announce", "to", &to, err);
+		if (st != VULNID_OK) {
+			g_ptr_array_free(list, TRUE);
+			return st;
+		}
+		parts = g_strsplit(to, ",", -1);
+		for (char **p = parts; *p; p++) {
+			char *a = g_strstrip(g_strdup(*p));
+
+			if (*a == '\0') {
+				g_free(a);
+				continue;
+			}
+			if (!config_address_valid(a)) {
+				g_free(a);
+				g_ptr_array_add(list, NULL);
+				g_strfreev((char **) g_ptr_array_free(list, FALSE));
+				return vulnid_fail(err, VULNID_ERR_CONFIG,
+						   "[announce] to: '%s' is not a mail address", *p);
+			}
+			g_ptr_array_add(list, a);
+		}
+		g_ptr_array_add(list, NULL);
+		cfg->announce_to = (char **) g_ptr_array_free(list, FALSE);
+	}
+	if (strcmp(cfg->announce_digest, "none") != 0 && strcmp(cfg->announce_digest, "daily") != 0)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[announce] digest must be none or daily, not '%s'", cfg->announce_digest);
+	if (strcmp(cfg->starttls, "no") != 0 && strcmp(cfg->starttls, "if-available") != 0 &&
+	    strcmp(cfg->starttls, "required") != 0)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[delivery] starttls must be no, if-available or required, not '%s'",
+				   cfg->starttls);
 #undef STR
 #undef INT
 
@@ -266,9 +389,21 @@ config_load(const char *path, vulnid_config **out, GError **err)
 			return vulnid_fail(err, VULNID_ERR_CONFIG,
 					   "[ids] blocks: %s", be->message);
 	}
-	if (!g_str_has_prefix(cfg->transport, "maildir:") || cfg->transport[8] == '\0')
+	if (g_str_has_prefix(cfg->transport, "maildir:") && cfg->transport[8] != '\0') {
+		cfg->maildir = config_resolve_path(cfg, cfg->transport + strlen("maildir:"));
+	} else if (g_str_has_prefix(cfg->transport, "smtp://")) {
+		g_autoptr(GError) ue = NULL;
+
+		if (!smtp_parse_url(cfg->transport, &cfg->smtp_host, &cfg->smtp_port, &ue))
+			return vulnid_fail(err, VULNID_ERR_CONFIG, "[delivery] transport: %s", ue->message);
+	} else
 		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "[delivery] transport '%s' is not maildir:PATH", cfg->transport);
+				   "[delivery] transport '%s' is not maildir:PATH or smtp://HOST[:PORT]",
+				   cfg->transport);
+	if (*cfg->helo == '\0') {
+		g_free(cfg->helo);
+		cfg->helo = g_strdup(cfg->domain);
+	}
 	if (*cfg->template_dir == '\0') {
 		g_free(cfg->template_dir);
 		cfg->template_dir = g_build_filename(cfg->dir, "templates", NULL);

@@ -34,7 +34,23 @@ typedef struct {
 
 	gint64 busy_timeout;	/* milliseconds */
 
-	char *transport;	/* "maildir:PATH" */
+	char *transport;	/* "maildir:PATH" or "smtp://HOST[:PORT]" */
+	char *maildir;		/* resolved PATH of a maildir transport, else NULL */
+	char *smtp_host;	/* of an smtp transport, else NULL */
+	int smtp_port;
+	char *starttls;		/* no, if-available, required */
+	gboolean tls_verify;
+	char *smtp_user;	/* empty: no AUTH */
+	char *smtp_password_file;
+	gint64 smtp_timeout;	/* seconds per protocol step */
+	gint64 filter_budget;	/* seconds the filter may spend delivering */
+	gint64 lifetime;	/* seconds before undeliverable mail is given up */
+	char *helo;
+
+	gboolean notify_vendors;
+	char **announce_to;	/* list addresses (NULL-terminated, maybe empty) */
+	char *announce_digest;	/* none or daily */
+
 	char *template_dir;	/* operator's override directory, or NULL */
 } vulnid_config;
 
@@ -55,6 +71,12 @@ char *config_blocks_for_year(const vulnid_config *cfg, int year);
 
 /* Text of a new, fully commented configuration file. */
 char *config_default_text(const char *prefix, const char *domain);
+
+/* A domain name: letters, digits, '-' and '.', not starting with either. */
+gboolean config_domain_valid(const char *domain);
+
+/* A plain addr-spec (local@domain.tld) that is safe in a header. */
+gboolean config_address_valid(const char *address);
 
 /* Resolve a path from the configuration against the instance directory. */
 char *config_resolve_path(const vulnid_config *cfg, const char *path);

@@ -197,12 +197,21 @@ record_fields(const entry_record *r)
 	return json_array_ref(json_node_get_array(root));
 }
 
+typedef struct {
+	const char *key;
+	char *value;
+	GPtrArray *all;
+	guint record;		/* index of the record being read */
+	gint value_record;	/* record the value came from, -1: none */
+} field_lookup;
+
 typedef void (*field_fn)(const char *key, const char *value, gpointer data);
 
 static void
 foreach_field(const entry *e, field_fn fn, gpointer data)
 {
 	for (guint i = 0; i < e->records->len; i++) {
+		((field_lookup *) data)->record = i;
 		g_autoptr(JsonArray) a = record_fields(g_ptr_array_index(e->records, i));
 
 		for (guint j = 0; a != NULL && j < json_array_get_length(a); j++) {
@@ -215,11 +224,6 @@ foreach_field(const entry *e, field_fn fn, gpointer data)
 	}
 }
 
-typedef struct {
-	const char *key;
-	char *value;
-	GPtrArray *all;
-} field_lookup;
 
 static void
 lookup_cb(const char *k, const char *v, gpointer data)
@@ -233,16 +237,19 @@ lookup_cb(const char *k, const char *v, gpointer data)
 			if (strcmp(g_ptr_array_index(fl->all, i), v) == 0)
 				return;
 		g_ptr_array_add(fl->all, g_strdup(v));
-	} else {
+	} else if (fl->value_record != (gint) fl->record) {
+		/* The first value inside a record counts (as the ack said);
+		 * a later record's value replaces an earlier record's. */
 		g_free(fl->value);
 		fl->value = g_strdup(v);
+		fl->value_record = (gint) fl->record;
 	}
 }
 
 char *
 entry_field(const entry *e, const char *key)
 {
-	field_lookup fl = { key, NULL, NULL };
+	field_lookup fl = { key, NULL, NULL, 0, -1 };
 
 	foreach_field(e, lookup_cb, &fl);
 	return fl.value;
@@ -251,7 +258,7 @@ entry_field(const entry *e, const char *key)
 static GPtrArray *
 entry_field_all(const entry *e, const char *key)
 {
-	field_lookup fl = { key, NULL, g_ptr_array_new_with_free_func(g_free) };
+	field_lookup fl = { key, NULL, g_ptr_array_new_with_free_func(g_free), 0, -1 };
 
 	foreach_field(e, lookup_cb, &fl);
 	return fl.all;

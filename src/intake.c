@@ -13,7 +13,9 @@
 #include "entry.h"
 #include "ids.h"
 #include "intake.h"
+#include "dsn.h"
 #include "message.h"
+#include "notify.h"
 #include "outbox.h"
 #include "request.h"
 #include "store.h"
@@ -41,6 +43,7 @@ intake_outcome_str(intake_outcome o)
 	case INTAKE_REJECTED: return "rejected";
 	case INTAKE_HELP: return "help";
 	case INTAKE_QUARANTINED: return "quarantined";
+	case INTAKE_BOUNCE: return "bounce";
 	}
 	return "unknown";
 }
@@ -75,33 +78,23 @@ static vulnid_status
 intake_reply(intake_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
 	     const char *entry_id, const char *reply_to, GError **err)
 {
-	g_autofree char *text = NULL;
-	g_autofree char *rendered = NULL;
-	g_autofree char *subject = NULL;
-	g_autofree char *body = NULL;
 	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
 	outbox_mail mail = { 0 };
 	vulnid_status s;
 	gint64 id;
 
-	if (to == NULL || *to == '\0' || strchr(to, '@') == NULL)
+	if (to == NULL || *to == '\0' || !config_address_valid(to))
 		return VULNID_OK;	/* nobody to answer */
-	s = template_load(c->cfg, tmpl, &text, err);
-	if (s != VULNID_OK)
-		return s;
-	rendered = template_render(text, vars);
-	template_split(rendered, &subject, &body);
 	mail.kind = kind;
 	mail.entry = entry_id;
 	mail.to_addr = to;
 	mail.to_name = c->m->reply_addr != NULL && c->m->from_addr != NULL &&
 		       strcmp(c->m->reply_addr, c->m->from_addr) == 0 ? c->m->from_name : NULL;
-	mail.subject = subject != NULL ? subject : "vulnid";
-	mail.body = body;
 	mail.reply_to = reply_to;
 	mail.in_reply_to = c->m->message_id;
 	mail.references = c->m->references;
-	s = outbox_queue(c->st, c->cfg, c->msg_row, &mail, &id, err);
+	mail.bulk = TRUE;
+	s = notify_queue_template(c->st, c->cfg, c->msg_row, tmpl, vars, &mail, &id, err);
 	if (s != VULNID_OK)
 		return s;
 	{
@@ -253,6 +246,7 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	g_autoptr(GPtrArray) attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
 	g_autoptr(GString) entries = g_string_new(NULL);
 	g_autoptr(GString) idlist = g_string_new(NULL);
+	g_autoptr(GString) notes = g_string_new(NULL);
 	g_autoptr(GArray) blocks = NULL;
 	g_autofree char *blocks_spec = NULL;
 	g_autoptr(GHashTable) vars = NULL;
@@ -319,6 +313,11 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 		s = audit_append(c->st, ev, err);
 		if (s != VULNID_OK)
 			return s;
+		s = notify_vendor(c->st, c->cfg, c->msg_row, id, notes, err);
+		if (s == VULNID_OK)
+			s = notify_announce(c->st, c->cfg, c->msg_row, id, err);
+		if (s != VULNID_OK)
+			return s;
 		describe_block(entries, c->cfg, id, digest, b, c->m->subject, attachments->len);
 		g_string_append_printf(idlist, "%s%s", idlist->len ? ", " : "", id);
 		g_ptr_array_add(c->res->ids, g_steal_pointer(&id));
@@ -333,6 +332,8 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 			    g_strdup(request_block_title(g_ptr_array_index(r->blocks, 0), c->m->subject)));
 	g_hash_table_insert(vars, "identifiers",
 			    g_strdup(c->res->ids->len == 1 ? "identifier was" : "identifiers were"));
+	if (notes->len > 0)
+		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", notes->str));
 	if (r->warnings->len > 0) {
 		g_autofree char *w = join_lines(r->warnings, "  - ");
 
@@ -347,6 +348,108 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 			    reply_to, err);
 }
 
+/* Whether address is our envelope sender, plain or with a VERP token. */
+static gboolean
+is_bounce_address(const vulnid_config *cfg, const char *address)
+{
+	gsize n = strlen(cfg->bounce_local);
+
+	if (address == NULL || g_ascii_strncasecmp(address, cfg->bounce_local, n) != 0)
+		return FALSE;
+	if (address[n] != '@' && address[n] != '+')
+		return FALSE;
+	{
+		const char *at = strrchr(address, '@');
+
+		return at != NULL && g_ascii_strcasecmp(at + 1, cfg->domain) == 0;
+	}
+}
+
+static vulnid_status
+bounce_insert(intake_ctx *c, gint64 outbox, const dsn_recipient *d, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(c->st,
+		"INSERT INTO bounces (message, outbox, recipient, action, status, diagnostic, created)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?)", &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_int64(stmt, 1, c->msg_row);
+	sqlite3_bind_int64(stmt, 2, outbox);
+	sqlite3_bind_text(stmt, 3, d->recipient, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 4, d->action, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 5, d->status, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 6, d->diagnostic, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 7, c->now, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(stmt);
+	sqlite3_finalize(stmt);
+	return rc == SQLITE_DONE ? VULNID_OK : store_fail(c->st, rc, "bounces", err);
+}
+
+/* A mail to our envelope sender: a bounce.  It is matched to the outbox
+ * item by its VERP address, recorded, and never answered. */
+static vulnid_status
+intake_bounce(intake_ctx *c, const char *rcpt, GError **err)
+{
+	g_autoptr(outbox_ref) ref = NULL;
+	g_autoptr(dsn_report) dsn = NULL;
+	g_autoptr(GError) e = NULL;
+	gboolean told = FALSE;
+	vulnid_status s;
+
+	s = outbox_find_by_envelope(c->st, rcpt, &ref, &e);
+	if (s == VULNID_ERR_NOTFOUND)
+		return intake_quarantine(c, "unmatched-bounce",
+					 "a bounce for nothing this robot sent (no such VERP address)", err);
+	if (s != VULNID_OK) {
+		g_propagate_error(err, g_steal_pointer(&e));
+		return s;
+	}
+	dsn = c->m->mime != NULL ? dsn_parse(c->m->mime) : dsn_report_new();
+	if (dsn->recipients->len == 0) {
+		/* Not RFC 3464, but only a bounce is sent to a VERP address. */
+		dsn_recipient *d = g_new0(dsn_recipient, 1);
+
+		d->action = g_strdup("failed");
+		d->diagnostic = g_strdup(c->m->subject != NULL && *c->m->subject ? c->m->subject
+									     : "a non-standard bounce");
+		g_ptr_array_add(dsn->recipients, d);
+	}
+	for (guint i = 0; i < dsn->recipients->len; i++) {
+		const dsn_recipient *d = g_ptr_array_index(dsn->recipients, i);
+		gboolean failed = d->action == NULL || strcmp(d->action, "failed") == 0;
+		g_autofree char *reason = g_strdup_printf("%s%s%s", d->status != NULL ? d->status : "",
+							  d->status != NULL && d->diagnostic != NULL ? " " : "",
+							  d->diagnostic != NULL ? d->diagnostic : "");
+		g_autoptr(audit_event) ev = audit_event_new(failed ? "bounced" : "dsn", ref->entry, ref->message_id);
+
+		s = bounce_insert(c, ref->id, d, err);
+		if (s == VULNID_OK && failed)
+			s = outbox_mark_bounced(c->st, ref->id, d->recipient, reason, err);
+		if (s != VULNID_OK)
+			return s;
+		audit_event_int(ev, "outbox", ref->id);
+		audit_event_str(ev, "kind", ref->kind);
+		audit_event_str(ev, "recipient", d->recipient);
+		audit_event_str(ev, "action", d->action);
+		audit_event_str(ev, "status", d->status);
+		audit_event_str(ev, "diagnostic", d->diagnostic);
+		s = audit_append(c->st, ev, err);
+		if (s != VULNID_OK)
+			return s;
+		if (failed && !told && ref->entry != NULL && strcmp(ref->kind, "vendor-notify") == 0) {
+			s = notify_delivery_failed(c->st, c->cfg, c->msg_row, ref->entry, d->recipient, reason, err);
+			if (s != VULNID_OK)
+				return s;
+			told = TRUE;
+		}
+	}
+	c->res->outcome = INTAKE_BOUNCE;
+	return VULNID_OK;
+}
+
 /* Everything that happens in the transaction. */
 static vulnid_status
 intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
@@ -354,8 +457,9 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	g_autofree char *key = message_dedup_key(c->m);
 	g_autoptr(audit_event) ev = NULL;
 	store_message sm = { 0 };
-	const char *why = NULL;
-	gboolean automatic;
+	const char *why = NULL, *rcpt;
+	g_autoptr(request) r = NULL;
+	gboolean automatic, bounce;
 	vulnid_status s;
 	gint64 seen;
 
@@ -375,21 +479,34 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	s = store_blob_put_fd(c->st, sp->fd, sp->size, sp->raw_sha256, err);
 	if (s != VULNID_OK)
 		return s;
+	rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
+	bounce = is_bounce_address(c->cfg, rcpt);
 	automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address, &why);
 	if (c->m->encrypted && c->m->problem == NULL) {
 		c->m->problem = g_strdup("encrypted");
 		g_ptr_array_add(c->m->problems, g_strdup("the mail is encrypted, and this robot does not "
 							 "read encrypted requests yet: send it in clear"));
 	}
+	/* Classify before anything is written: the disposition is part of
+	 * the append-only message row. */
+	if (bounce)
+		sm.disposition = "bounce";
+	else if (automatic || c->m->problem != NULL)
+		sm.disposition = "quarantined";
+	else {
+		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
+
+		r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
+		sm.disposition = r->is_help ? "help" : r->errors->len > 0 ? "rejected" : "request";
+	}
 	sm.received = c->now;
 	sm.raw_sha256 = sp->raw_sha256;
 	sm.dedup_key = key;
 	sm.message_id = c->m->message_id;
 	sm.envelope_from = c->envelope_sender;
-	sm.envelope_to = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
+	sm.envelope_to = rcpt;
 	sm.from_addr = c->m->from_addr;
 	sm.subject = c->m->subject;
-	sm.disposition = automatic || c->m->problem != NULL ? "quarantined" : "request";
 	s = store_message_insert(c->st, &sm, &c->msg_row, err);
 	if (s != VULNID_OK)
 		return s;
@@ -401,24 +518,22 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	audit_event_str(ev, "recipient", sm.envelope_to);
 	audit_event_int(ev, "size", sp->size);
 	audit_event_str(ev, "sha256", sp->raw_sha256);
+	audit_event_str(ev, "disposition", sm.disposition);
 	s = audit_append(c->st, ev, err);
 	if (s != VULNID_OK)
 		return s;
 
+	if (bounce)
+		return intake_bounce(c, rcpt, err);
 	if (automatic)
 		return intake_quarantine(c, "automatic", why, err);
 	if (c->m->problem != NULL)
 		return intake_malformed(c, err);
-	{
-		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
-		g_autoptr(request) r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
-
-		if (r->is_help)
-			return intake_help(c, err);
-		if (r->errors->len > 0)
-			return intake_rejected(c, r, err);
-		return intake_assign(c, r, err);
-	}
+	if (r->is_help)
+		return intake_help(c, err);
+	if (r->errors->len > 0)
+		return intake_rejected(c, r, err);
+	return intake_assign(c, r, err);
 }
 
 static void
@@ -430,14 +545,15 @@ intake_after_commit(intake_ctx *c)
 	/* The job is done once the transaction commits; these steps only
 	 * make its results visible sooner, and are repeated by the next
 	 * process or `vulnid queue run` when they fail here. */
-	if (outbox_run(c->st, c->cfg, c->msg_row, FALSE, &rr, &e) != VULNID_OK ||
-	    rr.deferred > 0) {
-		if (e != NULL) {
-			g_autofree char *m = text_mask_controls(e->message);
+	if (c->cfg->filter_budget > 0 &&
+	    (outbox_run(c->st, c->cfg, c->msg_row, FALSE, (guint) c->cfg->filter_budget, &rr, &e) != VULNID_OK ||
+	     rr.deferred > 0)) {
+		g_autofree char *m = text_mask_controls(e != NULL ? e->message : "");
 
-			syslog(LOG_MAIL | LOG_WARNING, "delivery: %s", m);
+		if (e != NULL)
 			c->res->warning = g_strdup(e->message);
-		}
+		syslog(LOG_MAIL | LOG_WARNING, "delivery deferred%s%s (%u item%s; see vulnid queue list)",
+		       e != NULL ? ": " : "", m, rr.deferred, rr.deferred == 1 ? "" : "s");
 		g_clear_error(&e);
 	}
 	if (audit_flush(c->st, c->cfg->audit_path, &e) != VULNID_OK) {

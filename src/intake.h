@@ -18,6 +18,7 @@ typedef enum {
 	INTAKE_REJECTED,	/* request with errors: error reply, nothing assigned */
 	INTAKE_HELP,		/* help reply */
 	INTAKE_QUARANTINED,	/* malformed or automatic: archived, set aside */
+	INTAKE_BOUNCE,		/* a bounce of our own mail, recorded */
 } intake_outcome;
 
 typedef struct {

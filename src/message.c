@@ -512,7 +512,9 @@ walk(walk_state *ws, GMimeObject *o, guint depth, gboolean in_alternative, gbool
 	if (!GMIME_IS_PART(o))
 		return;
 	check_base64(m, GMIME_PART(o));
-	if (top && !is_attachment_disposition(o)) {
+	if (!top)
+		return;	/* inside a forwarded message: counted, archived with it */
+	if (!is_attachment_disposition(o)) {
 		if (content_is(o, "text", "plain")) {
 			if (ws->plain == NULL) {
 				/* Inline OpenPGP ciphertext is not text to read. */
@@ -785,16 +787,18 @@ static gboolean
 address_is_robotic(const char *addr)
 {
 	g_autofree char *local = NULL;
+	g_autofree char *lower = NULL;
 	const char *at;
 
 	if (addr == NULL)
 		return FALSE;
 	at = strchr(addr, '@');
 	local = at != NULL ? g_strndup(addr, (gsize) (at - addr)) : g_strdup(addr);
+	lower = g_ascii_strdown(local, -1);
 	return g_ascii_strcasecmp(local, "mailer-daemon") == 0 ||
 	       g_ascii_strcasecmp(local, "postmaster") == 0 ||
 	       g_ascii_strncasecmp(local, "owner-", 6) == 0 ||
-	       g_str_has_suffix(local, "-request") || g_str_has_suffix(local, "-bounces") ||
+	       g_str_has_suffix(lower, "-request") || g_str_has_suffix(lower, "-bounces") ||
 	       g_ascii_strcasecmp(local, "listserv") == 0 ||
 	       g_ascii_strcasecmp(local, "majordomo") == 0;
 }

@@ -6,12 +6,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <gmime/gmime.h>
 
 #include "audit.h"
 #include "message.h"
 #include "canonjson.h"
 #include "outbox.h"
+#include "smtp.h"
 #include "text.h"
 
 /* Retry schedule for a failed delivery: 1 min doubling, capped at 4 h. */
@@ -26,6 +28,22 @@ outbox_new_message_id(const vulnid_config *cfg, const char *kind)
 	return g_strdup_printf("vulnid.%s.%s@%s", kind, uuid, cfg->domain);
 }
 
+/* A VERP token: random, so that bounces cannot be forged for items an
+ * outsider did not receive. */
+static char *
+outbox_new_token(void)
+{
+	guint8 b[12];
+	GString *s = g_string_new(NULL);
+
+	if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
+		for (gsize i = 0; i < sizeof b; i++)
+			b[i] = (guint8) g_random_int();
+	for (gsize i = 0; i < sizeof b; i++)
+		g_string_append_printf(s, "%02x", b[i]);
+	return g_string_free(s, FALSE);
+}
+
 static GMimeMessage *
 outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgid)
 {
@@ -33,13 +51,22 @@ outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgi
 	GMimeObject *o = GMIME_OBJECT(msg);
 	g_autoptr(GDateTime) now = store_now_datetime();
 	g_autofree char *subject = text_clean_line(mail->subject, 900);
-	g_autofree char *to_name = mail->to_name != NULL ? text_clean_line(mail->to_name, 200) : NULL;
-	g_autofree char *to_addr = text_clean_line(mail->to_addr, 320);
 	g_autoptr(GString) refs = g_string_new(NULL);
 	GMimeTextPart *part;
 
 	g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_FROM, "vulnid", cfg->request_address);
-	g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_TO, to_name, to_addr);
+	if (mail->to_list != NULL) {
+		for (const char *const *t = mail->to_list; *t; t++) {
+			g_autofree char *a = text_clean_line(*t, 320);
+
+			g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_TO, NULL, a);
+		}
+	} else {
+		g_autofree char *to_name = mail->to_name != NULL ? text_clean_line(mail->to_name, 200) : NULL;
+		g_autofree char *to_addr = text_clean_line(mail->to_addr, 320);
+
+		g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_TO, to_name, to_addr);
+	}
 	g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_REPLY_TO, NULL,
 				   mail->reply_to != NULL ? mail->reply_to : cfg->request_address);
 	g_mime_message_set_subject(msg, subject, "utf-8");
@@ -61,9 +88,11 @@ outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgi
 		g_string_append_printf(refs, "%s<%s>", refs->len ? " " : "", mail->in_reply_to);
 	if (refs->len > 0)
 		g_mime_object_set_header(o, "References", refs->str, NULL);
-	g_mime_object_set_header(o, "Auto-Submitted", "auto-replied", NULL);
+	g_mime_object_set_header(o, "Auto-Submitted",
+				 mail->auto_submitted != NULL ? mail->auto_submitted : "auto-replied", NULL);
 	g_mime_object_set_header(o, "X-Loop", cfg->request_address, NULL);
-	g_mime_object_set_header(o, "Precedence", "bulk", NULL);
+	if (mail->bulk)
+		g_mime_object_set_header(o, "Precedence", "bulk", NULL);
 
 	part = g_mime_text_part_new_with_subtype("plain");
 	g_mime_text_part_set_text(part, mail->body);	/* sets charset=utf-8 */
@@ -78,14 +107,14 @@ static GByteArray *
 outbox_serialize(GMimeMessage *msg)
 {
 	g_autoptr(GMimeFormatOptions) fo = g_mime_format_options_new();
-	GMimeStream *mem = g_mime_stream_mem_new();
+	g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
 	GByteArray *out = g_byte_array_new();
+	GByteArray *b;
 
 	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_DOS);
 	g_mime_object_write_to_stream(GMIME_OBJECT(msg), fo, mem);
-	g_byte_array_append(out, g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem))->data,
-			    g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem))->len);
-	g_object_unref(mem);
+	b = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+	g_byte_array_append(out, b->data, b->len);
 	return out;
 }
 
@@ -93,18 +122,30 @@ vulnid_status
 outbox_queue(store *st, const vulnid_config *cfg, gint64 cause, const outbox_mail *mail,
 	     gint64 *id_out, GError **err)
 {
-	g_autofree char *msgid = outbox_new_message_id(cfg, mail->kind);
+	g_autofree char *msgid = mail->message_id != NULL ? g_strdup(mail->message_id)
+							   : outbox_new_message_id(cfg, mail->kind);
 	g_autofree char *now = store_now();
+	g_autofree char *token = outbox_new_token();
+	g_autofree char *envelope = g_strdup_printf("%s+%s@%s", cfg->bounce_local, token, cfg->domain);
 	g_autoptr(GMimeMessage) msg = outbox_build(cfg, mail, msgid);
 	g_autoptr(GByteArray) data = outbox_serialize(msg);
 	g_autoptr(GString) rcpts = g_string_new("[");
-	g_autofree char *to = text_clean_line(mail->to_addr, 320);
+	g_autoptr(GPtrArray) to = g_ptr_array_new_with_free_func(g_free);
 	sqlite3_stmt *stmt;
 	vulnid_status s;
 	gint64 id;
 	int rc;
 
-	canonjson_string(rcpts, to);
+	if (mail->to_list != NULL)
+		for (const char *const *t = mail->to_list; *t; t++)
+			g_ptr_array_add(to, text_clean_line(*t, 320));
+	else
+		g_ptr_array_add(to, text_clean_line(mail->to_addr, 320));
+	for (guint i = 0; i < to->len; i++) {
+		if (i > 0)
+			g_string_append_c(rcpts, ',');
+		canonjson_string(rcpts, g_ptr_array_index(to, i));
+	}
 	g_string_append_c(rcpts, ']');
 	stmt = store_prepare(st,
 		"INSERT INTO outbox (created, kind, entry, cause, message_id, envelope_from,"
@@ -123,7 +164,7 @@ outbox_queue(store *st, const vulnid_config *cfg, gint64 cause, const outbox_mai
 	else
 		sqlite3_bind_null(stmt, 4);
 	sqlite3_bind_text(stmt, 5, msgid, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 6, cfg->bounce_address, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 6, envelope, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(stmt, 7, rcpts->str, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_blob(stmt, 8, data->data, (int) data->len, SQLITE_TRANSIENT);
 	sqlite3_bind_text(stmt, 9, now, -1, SQLITE_TRANSIENT);
@@ -133,12 +174,32 @@ outbox_queue(store *st, const vulnid_config *cfg, gint64 cause, const outbox_mai
 	if (rc != SQLITE_DONE)
 		return store_fail(st, rc, "outbox", err);
 	id = sqlite3_last_insert_rowid(store_db(st));
+	stmt = store_prepare(st, "INSERT OR IGNORE INTO outbox_recipients (outbox, address, updated)"
+			     " VALUES (?, ?, ?)", &s, err);
+	if (stmt == NULL)
+		return s;
+	for (guint i = 0; i < to->len; i++) {
+		sqlite3_reset(stmt);
+		sqlite3_bind_int64(stmt, 1, id);
+		sqlite3_bind_text(stmt, 2, g_ptr_array_index(to, i), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(stmt);
+		if (rc != SQLITE_DONE) {
+			sqlite3_finalize(stmt);
+			return store_fail(st, rc, "outbox", err);
+		}
+	}
+	sqlite3_finalize(stmt);
 	{
 		g_autoptr(audit_event) ev = audit_event_new("queued", mail->entry, msgid);
+		g_autofree char *joined = NULL;
 
+		g_ptr_array_add(to, NULL);
+		joined = g_strjoinv(", ", (char **) to->pdata);
 		audit_event_int(ev, "outbox", id);
 		audit_event_str(ev, "kind", mail->kind);
-		audit_event_str(ev, "to", to);
+		audit_event_str(ev, "to", joined);
+		audit_event_str(ev, "envelope_from", envelope);
 		s = audit_append(st, ev, err);
 		if (s != VULNID_OK)
 			return s;
@@ -243,9 +304,28 @@ typedef struct {
 	char *created;
 	char *msgid;
 	char *entry;
-	char *recipients;
+	char *kind;
+	char *envelope_from;
 	gint64 attempts;
+	GPtrArray *pending;	/* char*: recipients still to deliver */
+	GPtrArray *results;	/* smtp_rcpt-like: filled by the transport */
 } outbox_item;
+
+typedef struct {
+	char *address;
+	smtp_result result;
+	char *reply;
+} rcpt_result;
+
+static void
+rcpt_result_free(gpointer p)
+{
+	rcpt_result *r = p;
+
+	g_free(r->address);
+	g_free(r->reply);
+	g_free(r);
+}
 
 static void
 outbox_item_free(gpointer p)
@@ -255,67 +335,177 @@ outbox_item_free(gpointer p)
 	g_free(it->created);
 	g_free(it->msgid);
 	g_free(it->entry);
-	g_free(it->recipients);
+	g_free(it->kind);
+	g_free(it->envelope_from);
+	g_ptr_array_unref(it->pending);
+	g_ptr_array_unref(it->results);
 	g_free(it);
 }
 
-static vulnid_status
-outbox_record_result(store *st, const outbox_item *it, vulnid_status delivery,
-		     const char *error, GError **err)
+static void
+item_result(outbox_item *it, const char *address, smtp_result result, const char *reply)
 {
-	g_autofree char *now = store_now();
-	g_autoptr(audit_event) ev = NULL;
-	sqlite3_stmt *stmt;
+	rcpt_result *r = g_new0(rcpt_result, 1);
+
+	r->address = g_strdup(address);
+	r->result = result;
+	r->reply = g_strdup(reply);
+	g_ptr_array_add(it->results, r);
+}
+
+static char *
+col_dup(sqlite3_stmt *stmt, int i)
+{
+	const unsigned char *t = sqlite3_column_text(stmt, i);
+
+	return t != NULL ? g_strdup((const char *) t) : NULL;
+}
+
+/* Count recipients of item id by state. */
+static vulnid_status
+outbox_tally(store *st, gint64 id, int *pending, int *failed, int *delivered, GError **err)
+{
 	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"SELECT coalesce(sum(status IN ('queued', 'deferred')), 0),"
+		" coalesce(sum(status = 'failed'), 0), coalesce(sum(status = 'delivered'), 0)"
+		" FROM outbox_recipients WHERE outbox = ?", &s, err);
 	int rc;
 
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_int64(stmt, 1, id);
+	rc = sqlite3_step(stmt);
+	*pending = sqlite3_column_int(stmt, 0);
+	*failed = sqlite3_column_int(stmt, 1);
+	*delivered = sqlite3_column_int(stmt, 2);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW)
+		return store_fail(st, rc, "outbox", err);
+	return VULNID_OK;
+}
+
+/* Store the transport's verdicts for one item and its new overall state,
+ * with one audit event, in one transaction. */
+static vulnid_status
+outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_result *res, GError **err)
+{
+	g_autofree char *now = store_now();
+	g_autoptr(GDateTime) t = store_now_datetime();
+	g_autoptr(GDateTime) created = g_date_time_new_from_iso8601(it->created, NULL);
+	g_autoptr(audit_event) ev = NULL;
+	g_autofree char *next_s = NULL;
+	const char *state, *reply = NULL;
+	gboolean expired;
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+	int pending, failed, delivered, rc;
+
+	expired = created != NULL && g_date_time_difference(t, created) / G_TIME_SPAN_SECOND > cfg->lifetime;
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
 		return s;
-	if (delivery == VULNID_OK) {
-		stmt = store_prepare(st, "UPDATE outbox SET status = 'delivered', attempts = attempts + 1,"
-				     " updated = ?, last_error = NULL WHERE id = ? AND status <> 'delivered'",
-				     &s, err);
-		ev = audit_event_new("delivered", it->entry, it->msgid);
-	} else {
-		g_autoptr(GDateTime) t = store_now_datetime();
+	stmt = store_prepare(st, "UPDATE outbox_recipients SET status = ?, reply = ?, updated = ?"
+			     " WHERE outbox = ? AND address = ? AND status <> 'delivered'", &s, err);
+	if (stmt == NULL)
+		goto fail;
+	for (guint i = 0; i < it->results->len; i++) {
+		rcpt_result *r = g_ptr_array_index(it->results, i);
+		const char *rs = r->result == SMTP_RESULT_DELIVERED ? "delivered"
+			       : r->result == SMTP_RESULT_PERMANENT ? "failed"
+			       : expired ? "failed" : "deferred";
+
+		if (r->result != SMTP_RESULT_DELIVERED && reply == NULL)
+			reply = r->reply;
+		sqlite3_reset(stmt);
+		sqlite3_bind_text(stmt, 1, rs, -1, SQLITE_STATIC);
+		sqlite3_bind_text(stmt, 2, r->reply, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(stmt, 4, it->id);
+		sqlite3_bind_text(stmt, 5, r->address, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(stmt);
+		if (rc != SQLITE_DONE) {
+			sqlite3_finalize(stmt);
+			s = store_fail(st, rc, "outbox", err);
+			goto fail;
+		}
+	}
+	sqlite3_finalize(stmt);
+	s = outbox_tally(st, it->id, &pending, &failed, &delivered, err);
+	if (s != VULNID_OK)
+		goto fail;
+	if (pending > 0) {
 		gint64 delay = OUTBOX_BACKOFF_FIRST;
 		g_autoptr(GDateTime) next = NULL;
-		g_autofree char *next_s = NULL;
 
 		for (gint64 i = 0; i < it->attempts && delay < OUTBOX_BACKOFF_MAX; i++)
 			delay *= 2;
 		delay = MIN(delay, OUTBOX_BACKOFF_MAX);
 		next = g_date_time_add_seconds(t, (gdouble) delay);
 		next_s = g_date_time_format(next, "%Y-%m-%dT%H:%M:%SZ");
-		stmt = store_prepare(st, "UPDATE outbox SET status = 'deferred', attempts = attempts + 1,"
-				     " updated = ?1, last_error = ?3, next_attempt = ?4"
-				     " WHERE id = ?2 AND status <> 'delivered'", &s, err);
-		if (stmt != NULL) {
-			sqlite3_bind_text(stmt, 3, error, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(stmt, 4, next_s, -1, SQLITE_TRANSIENT);
+		state = "deferred";
+		res->deferred++;
+	} else if (failed > 0) {
+		state = "failed";
+		res->failed++;
+		if (expired && reply != NULL) {
+			g_autofree char *why = g_strdup_printf("gave up after %" G_GINT64_FORMAT " s: %s",
+							       cfg->lifetime, reply);
+
+			reply = NULL;
+			ev = audit_event_new("failed", it->entry, it->msgid);
+			audit_event_str(ev, "reason", why);
 		}
-		ev = audit_event_new("deferred", it->entry, it->msgid);
-		audit_event_str(ev, "reason", error);
-		audit_event_str(ev, "next_attempt", next_s);
+	} else {
+		state = "delivered";
+		res->delivered++;
 	}
+	stmt = store_prepare(st, "UPDATE outbox SET status = ?1, attempts = attempts + 1, updated = ?2,"
+			     " last_error = ?3, next_attempt = coalesce(?4, next_attempt) WHERE id = ?5",
+			     &s, err);
 	if (stmt == NULL)
 		goto fail;
-	sqlite3_bind_text(stmt, 1, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(stmt, 2, it->id);
+	sqlite3_bind_text(stmt, 1, state, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
+	if (reply != NULL && strcmp(state, "delivered") != 0)
+		sqlite3_bind_text(stmt, 3, reply, -1, SQLITE_TRANSIENT);
+	else if (ev != NULL)
+		sqlite3_bind_text(stmt, 3, "lifetime exceeded", -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(stmt, 3);
+	if (next_s != NULL)
+		sqlite3_bind_text(stmt, 4, next_s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(stmt, 4);
+	sqlite3_bind_int64(stmt, 5, it->id);
 	rc = sqlite3_step(stmt);
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE) {
 		s = store_fail(st, rc, "outbox", err);
 		goto fail;
 	}
-	if (sqlite3_changes(store_db(st)) == 1) {
-		audit_event_int(ev, "outbox", it->id);
-		audit_event_str(ev, "to", it->recipients);
-		s = audit_append(st, ev, err);
-		if (s != VULNID_OK)
-			goto fail;
+	if (ev == NULL) {
+		ev = audit_event_new(state, it->entry, it->msgid);
+		if (reply != NULL && strcmp(state, "delivered") != 0)
+			audit_event_str(ev, "reason", reply);
 	}
+	audit_event_int(ev, "outbox", it->id);
+	audit_event_str(ev, "kind", it->kind);
+	{
+		g_autoptr(GString) to = g_string_new(NULL);
+
+		for (guint i = 0; i < it->results->len; i++) {
+			rcpt_result *r = g_ptr_array_index(it->results, i);
+
+			g_string_append_printf(to, "%s%s", to->len ? ", " : "", r->address);
+		}
+		audit_event_str(ev, "to", to->str);
+	}
+	if (next_s != NULL)
+		audit_event_str(ev, "next_attempt", next_s);
+	s = audit_append(st, ev, err);
+	if (s != VULNID_OK)
+		goto fail;
 	return store_commit(st, err);
 fail:
 	store_rollback(st);
@@ -343,22 +533,18 @@ outbox_get_data(store *st, gint64 id, GBytes **out, GError **err)
 	return VULNID_OK;
 }
 
-vulnid_status
-outbox_run(store *st, const vulnid_config *cfg, gint64 cause, gboolean force,
-	   outbox_run_result *res, GError **err)
+static vulnid_status
+outbox_load_due(store *st, gint64 cause, gboolean force, GPtrArray *items, GError **err)
 {
-	g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(outbox_item_free);
 	g_autofree char *now = store_now();
-	g_autofree char *root = config_resolve_path(cfg, cfg->transport + strlen("maildir:"));
-	sqlite3_stmt *stmt;
+	sqlite3_stmt *stmt, *rs;
 	vulnid_status s;
 	int rc;
 
-	memset(res, 0, sizeof *res);
 	stmt = store_prepare(st,
-		"SELECT id, created, message_id, entry, recipients, attempts FROM outbox"
+		"SELECT id, created, message_id, entry, kind, envelope_from, attempts FROM outbox"
 		" WHERE status IN ('queued', 'deferred') AND (?1 = 0 OR cause = ?1)"
-		" AND (?2 OR next_attempt <= ?3) ORDER BY id", &s, err);
+		" AND (?2 OR next_attempt <= ?3) ORDER BY id LIMIT 1000", &s, err);
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_int64(stmt, 1, cause);
@@ -368,35 +554,318 @@ outbox_run(store *st, const vulnid_config *cfg, gint64 cause, gboolean force,
 		outbox_item *it = g_new0(outbox_item, 1);
 
 		it->id = sqlite3_column_int64(stmt, 0);
-		it->created = g_strdup((const char *) sqlite3_column_text(stmt, 1));
-		it->msgid = g_strdup((const char *) sqlite3_column_text(stmt, 2));
-		it->entry = g_strdup((const char *) sqlite3_column_text(stmt, 3));
-		it->recipients = g_strdup((const char *) sqlite3_column_text(stmt, 4));
-		it->attempts = sqlite3_column_int64(stmt, 5);
+		it->created = col_dup(stmt, 1);
+		it->msgid = col_dup(stmt, 2);
+		it->entry = col_dup(stmt, 3);
+		it->kind = col_dup(stmt, 4);
+		it->envelope_from = col_dup(stmt, 5);
+		it->attempts = sqlite3_column_int64(stmt, 6);
+		it->pending = g_ptr_array_new_with_free_func(g_free);
+		it->results = g_ptr_array_new_with_free_func(rcpt_result_free);
 		g_ptr_array_add(items, it);
 	}
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE)
 		return store_fail(st, rc, "outbox", err);
+	rs = store_prepare(st, "SELECT address FROM outbox_recipients WHERE outbox = ?"
+			   " AND status IN ('queued', 'deferred') ORDER BY rowid", &s, err);
+	if (rs == NULL)
+		return s;
+	for (guint i = 0; i < items->len; i++) {
+		outbox_item *it = g_ptr_array_index(items, i);
 
+		sqlite3_reset(rs);
+		sqlite3_bind_int64(rs, 1, it->id);
+		while ((rc = sqlite3_step(rs)) == SQLITE_ROW)
+			g_ptr_array_add(it->pending, col_dup(rs, 0));
+		if (rc != SQLITE_DONE) {
+			sqlite3_finalize(rs);
+			return store_fail(st, rc, "outbox", err);
+		}
+	}
+	sqlite3_finalize(rs);
+	return VULNID_OK;
+}
+
+/* The SMTP AUTH password: first line of a file only its owner can read. */
+static gboolean
+read_password(const vulnid_config *cfg, char **out, char **why)
+{
+	g_autofree char *path = config_resolve_path(cfg, cfg->smtp_password_file);
+	g_autoptr(GError) e = NULL;
+	struct stat sb;
+	char *text, *nl;
+
+	if (stat(path, &sb) < 0) {
+		*why = g_strdup_printf("cannot read smtp_password_file '%s': %s", path, g_strerror(errno));
+		return FALSE;
+	}
+	if ((sb.st_mode & 077) != 0 || sb.st_uid != geteuid()) {
+		*why = g_strdup_printf("smtp_password_file '%s' must be mode 0600 and owned by uid %d",
+				       path, (int) geteuid());
+		return FALSE;
+	}
+	if (!g_file_get_contents(path, &text, NULL, &e)) {
+		*why = g_strdup_printf("cannot read smtp_password_file: %s", e->message);
+		return FALSE;
+	}
+	nl = strpbrk(text, "\r\n");
+	if (nl != NULL)
+		*nl = '\0';
+	*out = text;
+	return TRUE;
+}
+
+static void
+deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, guint deadline)
+{
+	g_autoptr(GPtrArray) msgs = g_ptr_array_new_with_free_func((GDestroyNotify) smtp_message_free);
+	g_autofree char *password = NULL;
+	g_autofree char *why = NULL;
+	smtp_settings ss = { 0 };
+
+	ss.host = cfg->smtp_host;
+	ss.port = cfg->smtp_port;
+	ss.starttls = strcmp(cfg->starttls, "required") == 0 ? SMTP_STARTTLS_REQUIRED
+		    : strcmp(cfg->starttls, "no") == 0 ? SMTP_STARTTLS_NO : SMTP_STARTTLS_IF_AVAILABLE;
+	ss.tls_verify = cfg->tls_verify;
+	ss.timeout = (int) cfg->smtp_timeout;
+	ss.helo = cfg->helo;
+	if (*cfg->smtp_user != '\0') {
+		ss.user = cfg->smtp_user;
+		if (*cfg->smtp_password_file == '\0')
+			why = g_strdup("smtp_user is set but smtp_password_file is not");
+		else if (read_password(cfg, &password, &why))
+			ss.password = password;
+	}
 	for (guint i = 0; i < items->len; i++) {
 		outbox_item *it = g_ptr_array_index(items, i);
 		g_autoptr(GBytes) data = NULL;
-		g_autoptr(GError) de = NULL;
-		g_autofree char *name = maildir_name(it->id, it->created, it->msgid);
-		vulnid_status ds;
+		g_autoptr(GError) e = NULL;
+		smtp_message *m;
 
-		s = outbox_get_data(st, it->id, &data, err);
-		if (s != VULNID_OK)
-			return s;
-		ds = maildir_deliver(root, name, g_bytes_get_data(data, NULL), g_bytes_get_size(data), &de);
-		s = outbox_record_result(st, it, ds, de != NULL ? de->message : NULL, err);
-		if (s != VULNID_OK)
-			return s;
+		if (why != NULL || outbox_get_data(st, it->id, &data, &e) != VULNID_OK) {
+			for (guint j = 0; j < it->pending->len; j++)
+				item_result(it, g_ptr_array_index(it->pending, j), SMTP_RESULT_TEMPORARY,
+					    why != NULL ? why : e->message);
+			g_ptr_array_add(msgs, NULL);
+			continue;
+		}
+		m = smtp_message_new(it->envelope_from, data);
+		for (guint j = 0; j < it->pending->len; j++)
+			smtp_message_add_rcpt(m, g_ptr_array_index(it->pending, j));
+		g_ptr_array_add(msgs, m);
+	}
+	{
+		g_autoptr(GPtrArray) send = g_ptr_array_new();
+
+		for (guint i = 0; i < msgs->len; i++)
+			if (g_ptr_array_index(msgs, i) != NULL)
+				g_ptr_array_add(send, g_ptr_array_index(msgs, i));
+		smtp_send(&ss, send, deadline, NULL);
+	}
+	for (guint i = 0; i < items->len; i++) {
+		outbox_item *it = g_ptr_array_index(items, i);
+		smtp_message *m = g_ptr_array_index(msgs, i);
+
+		for (guint j = 0; m != NULL && j < m->rcpts->len; j++) {
+			smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
+
+			item_result(it, r->address, r->result, r->reply);
+		}
+	}
+}
+
+static void
+deliver_maildir(store *st, const vulnid_config *cfg, GPtrArray *items)
+{
+	for (guint i = 0; i < items->len; i++) {
+		outbox_item *it = g_ptr_array_index(items, i);
+		g_autoptr(GBytes) data = NULL;
+		g_autoptr(GError) e = NULL;
+		g_autofree char *name = maildir_name(it->id, it->created, it->msgid);
+		vulnid_status ds = outbox_get_data(st, it->id, &data, &e);
+
 		if (ds == VULNID_OK)
-			res->delivered++;
-		else
-			res->deferred++;
+			ds = maildir_deliver(cfg->maildir, name, g_bytes_get_data(data, NULL),
+					     g_bytes_get_size(data), &e);
+		for (guint j = 0; j < it->pending->len; j++)
+			item_result(it, g_ptr_array_index(it->pending, j),
+				    ds == VULNID_OK ? SMTP_RESULT_DELIVERED : SMTP_RESULT_TEMPORARY,
+				    ds == VULNID_OK ? "delivered to the maildir" : e->message);
+	}
+}
+
+vulnid_status
+outbox_run(store *st, const vulnid_config *cfg, gint64 cause, gboolean force, guint deadline,
+	   outbox_run_result *res, GError **err)
+{
+	g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(outbox_item_free);
+	vulnid_status s;
+
+	memset(res, 0, sizeof *res);
+	s = outbox_load_due(st, cause, force, items, err);
+	if (s != VULNID_OK || items->len == 0)
+		return s;
+	if (cfg->maildir != NULL)
+		deliver_maildir(st, cfg, items);
+	else
+		deliver_smtp(st, cfg, items, deadline);
+	for (guint i = 0; i < items->len; i++) {
+		s = outbox_record(st, cfg, g_ptr_array_index(items, i), res, err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	return VULNID_OK;
+}
+
+vulnid_status
+outbox_retry(store *st, gint64 id, GError **err)
+{
+	g_autofree char *now = store_now();
+	g_autoptr(outbox_ref) ref = NULL;
+	g_autoptr(audit_event) ev = NULL;
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+	int rc;
+
+	s = store_begin(st, err);
+	if (s != VULNID_OK)
+		return s;
+	stmt = store_prepare(st, "UPDATE outbox SET status = 'queued', next_attempt = ?1, updated = ?1"
+			     " WHERE id = ?2 AND status <> 'delivered'", &s, err);
+	if (stmt == NULL)
+		goto fail;
+	sqlite3_bind_text(stmt, 1, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(stmt, 2, id);
+	rc = sqlite3_step(stmt);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE) {
+		s = store_fail(st, rc, "outbox", err);
+		goto fail;
+	}
+	if (sqlite3_changes(store_db(st)) != 1) {
+		s = vulnid_fail(err, VULNID_ERR_NOTFOUND,
+				"no undelivered outbox item %" G_GINT64_FORMAT, id);
+		goto fail;
+	}
+	stmt = store_prepare(st, "UPDATE outbox_recipients SET status = 'queued', updated = ?"
+			     " WHERE outbox = ? AND status IN ('failed', 'deferred')", &s, err);
+	if (stmt == NULL)
+		goto fail;
+	sqlite3_bind_text(stmt, 1, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(stmt, 2, id);
+	rc = sqlite3_step(stmt);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE) {
+		s = store_fail(st, rc, "outbox", err);
+		goto fail;
+	}
+	ev = audit_event_new("retry", NULL, NULL);
+	audit_event_int(ev, "outbox", id);
+	s = audit_append(st, ev, err);
+	if (s != VULNID_OK)
+		goto fail;
+	return store_commit(st, err);
+fail:
+	store_rollback(st);
+	return s;
+}
+
+void
+outbox_ref_free(outbox_ref *r)
+{
+	if (r == NULL)
+		return;
+	g_free(r->kind);
+	g_free(r->entry);
+	g_free(r->message_id);
+	g_free(r);
+}
+
+static vulnid_status
+outbox_find(store *st, const char *column, const char *value, outbox_ref **out, GError **err)
+{
+	g_autofree char *sql = g_strdup_printf("SELECT id, kind, entry, message_id, coalesce(cause, 0)"
+					       " FROM outbox WHERE %s = ? COLLATE NOCASE", column);
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, sql, &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_text(stmt, 1, value, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		outbox_ref *r = g_new0(outbox_ref, 1);
+
+		r->id = sqlite3_column_int64(stmt, 0);
+		r->kind = col_dup(stmt, 1);
+		r->entry = col_dup(stmt, 2);
+		r->message_id = col_dup(stmt, 3);
+		r->cause = sqlite3_column_int64(stmt, 4);
+		*out = r;
+	}
+	sqlite3_finalize(stmt);
+	if (rc == SQLITE_DONE)
+		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no outbox item for '%s'", value);
+	if (rc != SQLITE_ROW)
+		return store_fail(st, rc, "outbox", err);
+	return VULNID_OK;
+}
+
+vulnid_status
+outbox_find_by_envelope(store *st, const char *address, outbox_ref **out, GError **err)
+{
+	return outbox_find(st, "envelope_from", address, out, err);
+}
+
+vulnid_status
+outbox_find_by_message_id(store *st, const char *msgid, outbox_ref **out, GError **err)
+{
+	return outbox_find(st, "message_id", msgid, out, err);
+}
+
+vulnid_status
+outbox_mark_bounced(store *st, gint64 id, const char *recipient, const char *reason, GError **err)
+{
+	g_autofree char *now = store_now();
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+	int rc, changed, pending, failed, delivered;
+
+	/* The DSN's recipient is matched when it can be; a relay that
+	 * rewrote it (aliases, forwarding) still names the item by VERP,
+	 * and then every recipient of a one-recipient item is meant. */
+	stmt = store_prepare(st, "UPDATE outbox_recipients SET status = 'failed', reply = ?1, updated = ?2"
+			     " WHERE outbox = ?3 AND (address = ?4 COLLATE NOCASE OR"
+			     " (SELECT count(*) FROM outbox_recipients WHERE outbox = ?3) = 1)", &s, err);
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_text(stmt, 1, reason, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(stmt, 3, id);
+	sqlite3_bind_text(stmt, 4, recipient != NULL ? recipient : "", -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(stmt);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, rc, "outbox", err);
+	changed = sqlite3_changes(store_db(st));
+	s = outbox_tally(st, id, &pending, &failed, &delivered, err);
+	if (s != VULNID_OK)
+		return s;
+	if (changed > 0 && pending == 0) {
+		stmt = store_prepare(st, "UPDATE outbox SET status = 'failed', last_error = ?, updated = ?"
+				     " WHERE id = ?", &s, err);
+		if (stmt == NULL)
+			return s;
+		sqlite3_bind_text(stmt, 1, reason, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(stmt, 3, id);
+		rc = sqlite3_step(stmt);
+		sqlite3_finalize(stmt);
+		if (rc != SQLITE_DONE)
+			return store_fail(st, rc, "outbox", err);
 	}
 	return VULNID_OK;
 }

@@ -150,17 +150,31 @@ add_msg(GPtrArray *to, guint block, guint nblocks, const char *fmt, ...)
 		g_ptr_array_add(to, g_steal_pointer(&msg));
 }
 
+/* Exactly YYYY-MM-DD: digits and dashes, nothing else. */
+static gboolean
+is_iso_date(const char *v, int *y, int *mo, int *d)
+{
+	if (strlen(v) != 10 || v[4] != '-' || v[7] != '-')
+		return FALSE;
+	for (int i = 0; i < 10; i++)
+		if (i != 4 && i != 7 && !g_ascii_isdigit(v[i]))
+			return FALSE;
+	*y = (int) g_ascii_strtoll(v, NULL, 10);
+	*mo = (int) g_ascii_strtoll(v + 5, NULL, 10);
+	*d = (int) g_ascii_strtoll(v + 8, NULL, 10);
+	return TRUE;
+}
+
 static void
 validate_field(request *r, const request_field *f, guint bi, guint nb, GDateTime *now)
 {
 	if (g_ascii_strcasecmp(f->key, "Embargo") == 0) {
 		int y, mo, d;
-		char extra;
 
 		if (g_ascii_strcasecmp(f->value, "yes") == 0 || g_ascii_strcasecmp(f->value, "no") == 0)
 			return;
-		if (sscanf(f->value, "%4d-%2d-%2d%c", &y, &mo, &d, &extra) != 3 ||
-		    strlen(f->value) != 10 || !g_date_valid_dmy((GDateDay) d, (GDateMonth) mo, (GDateYear) y)) {
+		if (!is_iso_date(f->value, &y, &mo, &d) ||
+		    !g_date_valid_dmy((GDateDay) d, (GDateMonth) mo, (GDateYear) y)) {
 			add_msg(r->errors, bi, nb,
 				"Embargo: '%s' is not a date YYYY-MM-DD (or yes, until released)", f->value);
 			return;

@@ -17,6 +17,7 @@ struct store {
 /* Tables whose rows are never changed or removed once written. */
 static const char *const append_only_tables[] = {
 	"blobs", "messages", "entries", "records", "attachments", "quarantine", "audit",
+	"bounces",
 };
 
 /* Forward migrations: migrations[v] takes the schema from version v to v+1. */
@@ -65,6 +66,36 @@ static const char *const migrations[] = {
 	"CREATE TRIGGER outbox_immutable BEFORE UPDATE OF"
 	"  id, created, kind, entry, cause, message_id, envelope_from, recipients, data ON outbox"
 	"  BEGIN SELECT RAISE(ABORT, 'outbox messages are immutable'); END;"
+	/* Per-recipient delivery state of outbox items. */
+	"CREATE TABLE outbox_recipients ("
+	"  outbox INTEGER NOT NULL REFERENCES outbox(id), address TEXT NOT NULL,"
+	"  status TEXT NOT NULL DEFAULT 'queued', reply TEXT, updated TEXT NOT NULL,"
+	"  PRIMARY KEY (outbox, address));"
+	"CREATE INDEX outbox_envelope ON outbox(envelope_from);"
+	/* Delivery status notifications matched to what we sent. */
+	"CREATE TABLE bounces ("
+	"  id INTEGER PRIMARY KEY, message INTEGER NOT NULL REFERENCES messages(id),"
+	"  outbox INTEGER REFERENCES outbox(id), recipient TEXT, action TEXT,"
+	"  status TEXT, diagnostic TEXT, created TEXT NOT NULL);"
+	/* The vendors directory: operator-maintained, changes audited. */
+	"CREATE TABLE vendors ("
+	"  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE,"
+	"  notes TEXT, key_fpr TEXT, key_data TEXT, encryption TEXT, languages TEXT,"
+	"  expires TEXT, created TEXT NOT NULL, updated TEXT NOT NULL);"
+	"CREATE TABLE vendor_aliases ("
+	"  vendor INTEGER NOT NULL REFERENCES vendors(id),"
+	"  alias TEXT NOT NULL UNIQUE COLLATE NOCASE);"
+	"CREATE TABLE vendor_domains ("
+	"  vendor INTEGER NOT NULL REFERENCES vendors(id),"
+	"  domain TEXT NOT NULL UNIQUE COLLATE NOCASE);"
+	"CREATE TABLE vendor_contacts ("
+	"  vendor INTEGER NOT NULL REFERENCES vendors(id),"
+	"  address TEXT NOT NULL COLLATE NOCASE, source TEXT NOT NULL, added TEXT NOT NULL,"
+	"  PRIMARY KEY (vendor, address));"
+	/* Entries waiting for the daily announcement digest. */
+	"CREATE TABLE announce_pending ("
+	"  entry TEXT PRIMARY KEY REFERENCES entries(id), created TEXT NOT NULL,"
+	"  outbox INTEGER REFERENCES outbox(id));"
 	/* The append-only triggers for the other tables follow (see below). */
 	,
 };
@@ -193,9 +224,45 @@ store_rollback(store *st)
 	st->in_txn = FALSE;
 }
 
+/* INSERT OR REPLACE deletes the old row first; the delete triggers catch
+ * that only where recursive_triggers is on, so these catch it anywhere. */
+static const char *const no_replace_triggers =
+	"CREATE TRIGGER blobs_no_replace BEFORE INSERT ON blobs"
+	"  WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256)"
+	"  BEGIN SELECT RAISE(ABORT, 'blobs is append-only'); END;"
+	"CREATE TRIGGER messages_no_replace BEFORE INSERT ON messages"
+	"  WHEN EXISTS (SELECT 1 FROM messages WHERE id = NEW.id OR dedup_key = NEW.dedup_key)"
+	"  BEGIN SELECT RAISE(ABORT, 'messages is append-only'); END;"
+	"CREATE TRIGGER entries_no_replace BEFORE INSERT ON entries"
+	"  WHEN EXISTS (SELECT 1 FROM entries WHERE id = NEW.id OR digest = NEW.digest"
+	"               OR (year = NEW.year AND number = NEW.number))"
+	"  BEGIN SELECT RAISE(ABORT, 'entries is append-only'); END;"
+	"CREATE TRIGGER records_no_replace BEFORE INSERT ON records"
+	"  WHEN EXISTS (SELECT 1 FROM records WHERE id = NEW.id OR (entry = NEW.entry AND seq = NEW.seq))"
+	"  BEGIN SELECT RAISE(ABORT, 'records is append-only'); END;"
+	"CREATE TRIGGER attachments_no_replace BEFORE INSERT ON attachments"
+	"  WHEN EXISTS (SELECT 1 FROM attachments WHERE record = NEW.record AND idx = NEW.idx)"
+	"  BEGIN SELECT RAISE(ABORT, 'attachments is append-only'); END;"
+	"CREATE TRIGGER quarantine_no_replace BEFORE INSERT ON quarantine"
+	"  WHEN EXISTS (SELECT 1 FROM quarantine WHERE id = NEW.id)"
+	"  BEGIN SELECT RAISE(ABORT, 'quarantine is append-only'); END;"
+	"CREATE TRIGGER audit_no_replace BEFORE INSERT ON audit"
+	"  WHEN EXISTS (SELECT 1 FROM audit WHERE seq = NEW.seq OR hash = NEW.hash)"
+	"  BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;"
+	"CREATE TRIGGER bounces_no_replace BEFORE INSERT ON bounces"
+	"  WHEN EXISTS (SELECT 1 FROM bounces WHERE id = NEW.id)"
+	"  BEGIN SELECT RAISE(ABORT, 'bounces is append-only'); END;"
+	"CREATE TRIGGER outbox_no_replace BEFORE INSERT ON outbox"
+	"  WHEN EXISTS (SELECT 1 FROM outbox WHERE id = NEW.id OR message_id = NEW.message_id)"
+	"  BEGIN SELECT RAISE(ABORT, 'outbox messages are immutable'); END;";
+
 static vulnid_status
 store_append_only_triggers(store *st, GError **err)
 {
+	vulnid_status s0 = store_exec(st, no_replace_triggers, err);
+
+	if (s0 != VULNID_OK)
+		return s0;
 	for (gsize i = 0; i < G_N_ELEMENTS(append_only_tables); i++) {
 		const char *t = append_only_tables[i];
 		g_autofree char *sql = g_strdup_printf(
@@ -309,7 +376,8 @@ store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
 			return s;
 	}
 	if (mode != STORE_OPEN_READONLY)
-		s = store_exec(st, "PRAGMA synchronous = NORMAL", err);
+		/* FULL: a commit the MTA was told about survives power loss. */
+		s = store_exec(st, "PRAGMA synchronous = FULL", err);
 	if (s == VULNID_OK)
 		s = store_migrate(st, err);
 	if (s != VULNID_OK)

@@ -91,16 +91,23 @@ text_clean_line(const char *s, gsize max_chars)
 char *
 text_mask_controls(const char *s)
 {
+	g_autofree char *valid = NULL;
 	GString *out;
 
 	if (s == NULL)
 		return g_strdup("(null)");
+	if (!g_utf8_validate(s, -1, NULL))
+		s = valid = g_utf8_make_valid(s, -1);
 	out = g_string_new(NULL);
-	for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			g_string_append_printf(out, "\\x%02x", *p);
+	for (const char *p = s; *p; p = g_utf8_next_char(p)) {
+		gunichar c = g_utf8_get_char(p);
+
+		if (c < 0x20 || c == 0x7f)
+			g_string_append_printf(out, "\\x%02x", c);
+		else if (text_unsafe_char(c))
+			g_string_append_printf(out, "\\u%04x", c);
 		else
-			g_string_append_c(out, (char) *p);
+			g_string_append_unichar(out, c);
 	}
 	return g_string_free(out, FALSE);
 }

@@ -15,6 +15,8 @@ static const cli_command commands[] = {
 	{ "queue", cmd_queue, "outgoing mail: vulnid queue list [--json] | run [--force]" },
 	{ "quarantine", cmd_quarantine, "set-aside mail: vulnid quarantine list [--json] | show N [--raw]" },
 	{ "audit", cmd_audit, "audit log: vulnid audit verify | flush" },
+	{ "vendor", cmd_vendor, "vendors directory: vulnid vendor add|list|show|alias|domain|contact|remove-contact|import-securitytxt" },
+	{ "tick", cmd_tick, "time-based work for cron or a timer: vulnid tick" },
 };
 
 static void

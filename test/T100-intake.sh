@@ -57,8 +57,8 @@ test_expect_success 'the raw message is archived byte for byte' '
 '
 
 test_expect_success 'the ack is delivered into sent/ with the right headers' '
-	expect_eq 1 "$(sent_count)" "mails sent" &&
-	ack=$(sent_files) &&
+	expect_eq 2 "$(sent_count)" "mails sent: the ack and the vendor notification" &&
+	ack=$(sent_to alice@example.net) &&
 	expect_eq "vulnid <request@example.org>" "$(mail_header "$ack" From)" &&
 	expect_eq "Alice Researcher <alice@example.net>" "$(mail_header "$ack" To)" &&
 	expect_eq "[$ID] XSS in Foo login" "$(mail_header "$ack" Subject)" &&
@@ -72,17 +72,18 @@ test_expect_success 'the ack is delivered into sent/ with the right headers' '
 '
 
 test_expect_success 'the ack names the ID, the digest, the fields and how to add' '
-	ack=$(sent_files) && mail_body "$ack" >"$TMP/ackbody" &&
+	ack=$(sent_to alice@example.net) && mail_body "$ack" >"$TMP/ackbody" &&
 	digest=$(sql "SELECT digest FROM entries") &&
 	expect_match "^  $ID$" "$TMP/ackbody" &&
 	expect_match "digest: +$digest" "$TMP/ackbody" &&
 	expect_match "vendor: +Foo Corp <foo.example>" "$TMP/ackbody" &&
 	expect_match "severity: +high" "$TMP/ackbody" &&
-	expect_match "request\+$ID@example.org" "$TMP/ackbody"
+	expect_match "request\+$ID@example.org" "$TMP/ackbody" &&
+	expect_match "notified: security@foo.example" "$TMP/ackbody"
 '
 
 test_expect_success 'the outbox item is delivered and the queue is empty' '
-	expect_eq delivered "$(sql "SELECT status FROM outbox")" &&
+	expect_eq "delivered delivered" "$(sql "SELECT group_concat(status, \" \") FROM outbox")" &&
 	"$VULNID" -c "$CONF" queue list >"$TMP/q" &&
 	test ! -s "$TMP/q"
 '

@@ -143,6 +143,15 @@ sql() { sqlite3 -batch -noheader "$INST/vulnid.db" "$@"; }
 sent_files() { ls -1tr "$INST/sent/new" 2>/dev/null | sed "s|^|$INST/sent/new/|"; }
 sent_count() { sent_files | wc -l | tr -d ' '; }
 
+# sent_to ADDRESS: the newest mail in sent/ whose To names ADDRESS
+sent_to() {
+	local f
+	for f in $(sent_files | tac); do
+		mail_header "$f" To | grep -qi -- "$1" && { echo "$f"; return 0; }
+	done
+	return 1
+}
+
 # mail_header FILE NAME: the decoded (RFC 2047) value of a header.
 mail_header() {
 	$PYTHON - "$1" "$2" <<'PY'
@@ -189,4 +198,68 @@ write_mail() {
 		printf '\n'
 		cat
 	} >"$file"
+}
+
+# --- a real SMTP server on 127.0.0.1: Postfix's smtp-sink -----------------
+SMTP_SINK=$(command -v smtp-sink 2>/dev/null || echo /usr/sbin/smtp-sink)
+
+free_port() {
+	$PYTHON -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_sink NAME [smtp-sink options]: a sink on SINK_PORT (kept if set)
+# dumping every mail into SINK_DIR, its conversation log in SINK_LOG.
+# Start it at the top level of a script, not inside a case, so that it is
+# stopped at exit.
+start_sink() {
+	local name=$1 user=
+	shift
+	[ -z "${SINK_PID:-}" ] || stop_sink
+	SINK_DIR="$TMP/$name"
+	SINK_LOG="$TMP/$name.log"
+	mkdir -p "$SINK_DIR"
+	chmod 777 "$SINK_DIR"
+	chmod o+x "$TMP"
+	: "${SINK_PORT:=$(free_port)}"
+	[ "$(id -u)" != 0 ] || user="-u nobody"
+	# shellcheck disable=SC2086
+	"$SMTP_SINK" $user -v "$@" -d "$SINK_DIR/%M." "127.0.0.1:$SINK_PORT" 100 >"$SINK_LOG" 2>&1 &
+	SINK_PID=$!
+	bg_track "$SINK_PID"
+	for _ in $(seq 100); do
+		ss -ltnH "sport = :$SINK_PORT" | grep -q . && return 0
+		sleep 0.05
+	done
+	echo "smtp-sink did not start: $(cat "$SINK_LOG")" >&2
+	return 1
+}
+
+stop_sink() {
+	[ -n "${SINK_PID:-}" ] || return 0
+	kill "$SINK_PID" 2>/dev/null
+	wait "$SINK_PID" 2>/dev/null
+	SINK_PID=
+	# the port must be free again before a new sink binds it
+	for _ in $(seq 100); do
+		ss -ltnH "sport = :$SINK_PORT" | grep -q . || return 0
+		sleep 0.05
+	done
+	return 0
+}
+
+# Mails the sink received, oldest first; their number; SMTP sessions seen.
+sink_files() { ls -1tr "$SINK_DIR" 2>/dev/null | sed "s|^|$SINK_DIR/|"; }
+sink_count() { sink_files | wc -l | tr -d ' '; }
+sink_sessions() { grep -c "connect (AF_INET" "$SINK_LOG" || true; }
+
+# The message in a sink dump, without smtp-sink's own X-* and Received lines.
+sink_message() {
+	$PYTHON - "$1" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read().split(b"\n")
+i = 0
+while i < len(data) and (data[i].startswith(b"X-") or data[i].startswith(b"Received:") or data[i][:1] in (b" ", b"\t")):
+    i += 1
+sys.stdout.buffer.write(b"\n".join(data[i:]))
+PY
 }

@@ -1,0 +1,36 @@
+/* cmd-tick.c - vulnid tick: the time-based work, for cron or a timer */
+#include "autoconfig.h"
+
+#include <stdio.h>
+
+#include "audit.h"
+#include "cli.h"
+#include "notify.h"
+
+int
+cmd_tick(const cli_global *g, int argc, char **argv)
+{
+	g_autoptr(vulnid_config) cfg = NULL;
+	g_autoptr(store) st = NULL;
+	g_autoptr(GError) err = NULL;
+	vulnid_status s;
+	guint digests = 0;
+	int rc;
+
+	if (!cli_parse("", "Run what is due: the daily announcement digest, then the\n"
+		       "outgoing queue.", NULL, &argc, &argv))
+		return EX_USAGE;
+	if (argc != 1) {
+		fprintf(stderr, "vulnid: usage: vulnid tick\n");
+		return EX_USAGE;
+	}
+	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	if (rc != EX_OK)
+		return rc;
+	s = notify_digest_run(st, cfg, &digests, &err);
+	if (s != VULNID_OK)
+		return cli_fail(s, err);
+	if (digests > 0)
+		printf("queued %u announcement digest\n", digests);
+	return cli_queue_run(cfg, st, FALSE);
+}

@@ -1,0 +1,67 @@
+/* smtp.h - sending queued mail over SMTP with libESMTP
+ *
+ * libESMTP is the only code that speaks SMTP.  One call sends a batch of
+ * messages over one connection and reports, per recipient, whether the
+ * mail was delivered, failed for good, or should be tried again. */
+#ifndef VULNID_SMTP_H
+#define VULNID_SMTP_H
+
+#include <glib.h>
+
+#include "status.h"
+
+typedef enum {
+	SMTP_STARTTLS_NO,
+	SMTP_STARTTLS_IF_AVAILABLE,
+	SMTP_STARTTLS_REQUIRED,
+} smtp_starttls;
+
+typedef struct {
+	char *host;
+	int port;
+	smtp_starttls starttls;
+	gboolean tls_verify;	/* refuse certificates that do not verify */
+	char *user;		/* NULL: no SMTP AUTH */
+	char *password;
+	int timeout;		/* seconds, for each protocol step */
+	char *helo;		/* EHLO name */
+} smtp_settings;
+
+typedef enum {
+	SMTP_RESULT_DELIVERED,
+	SMTP_RESULT_TEMPORARY,
+	SMTP_RESULT_PERMANENT,
+} smtp_result;
+
+typedef struct {
+	char *address;
+	smtp_result result;
+	char *reply;		/* the server's reply, or why there was none */
+} smtp_rcpt;
+
+typedef struct {
+	char *envelope_from;
+	GBytes *data;		/* the message, CRLF line ends */
+	GPtrArray *rcpts;	/* smtp_rcpt* */
+} smtp_message;
+
+smtp_message *smtp_message_new(const char *envelope_from, GBytes *data);
+void smtp_message_add_rcpt(smtp_message *m, const char *address);
+void smtp_message_free(smtp_message *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(smtp_message, smtp_message_free)
+
+/* "smtp://host[:port]" (port 25 by default). */
+gboolean smtp_parse_url(const char *url, char **host, int *port, GError **err);
+
+/* Outcome of one recipient from the replies to MAIL, RCPT and the end of
+ * DATA (0: no reply).  530 and 535 (authentication) are configuration
+ * trouble, so temporary. */
+smtp_result smtp_classify(int mail_code, int rcpt_code, int data_code);
+
+/* Send all messages in one session, bounded by deadline seconds overall
+ * (0: none).  Every recipient gets a result; the status is only for
+ * failures to even try (out of memory). */
+vulnid_status smtp_send(const smtp_settings *cfg, GPtrArray *messages /* smtp_message* */,
+			guint deadline, GError **err);
+
+#endif
