@@ -482,9 +482,12 @@ read_bounded(const char *path, gsize max, GString *out, GError **err)
 	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 	vulnid_status s = VULNID_OK;
 
-	if (fd < 0)
-		return vulnid_fail(err, errno == ENOENT ? VULNID_ERR_NOTFOUND : vulnid_status_from_errno(errno),
-				   "cannot open '%s': %s", path, g_strerror(errno));
+	if (fd < 0) {
+		int e = errno;
+
+		return vulnid_fail(err, e == ENOENT ? VULNID_ERR_NOTFOUND : vulnid_status_from_errno(e),
+				   "cannot open '%s': %s", path, g_strerror(e));
+	}
 	while (out->len <= max) {
 		ssize_t n = read(fd, buf, MIN(sizeof buf, max + 1 - out->len));
 
