@@ -44,5 +44,7 @@ int cmd_quarantine(const cli_global *g, int argc, char **argv);
 int cmd_audit(const cli_global *g, int argc, char **argv);
 int cmd_vendor(const cli_global *g, int argc, char **argv);
 int cmd_tick(const cli_global *g, int argc, char **argv);
+int cmd_key(const cli_global *g, int argc, char **argv);
+int cmd_keys(const cli_global *g, int argc, char **argv);
 
 #endif

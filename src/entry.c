@@ -74,6 +74,7 @@ entry_record_free(gpointer p)
 	g_free(r->fields);
 	g_free(r->body);
 	g_free(r->sha256);
+	g_free(r->sealed);
 	g_ptr_array_unref(r->attachments);
 	g_free(r);
 }
@@ -86,6 +87,7 @@ entry_free(entry *e)
 	g_free(e->id);
 	g_free(e->digest);
 	g_free(e->created);
+	g_free(e->embargo);
 	g_ptr_array_unref(e->records);
 	g_free(e);
 }
@@ -98,6 +100,44 @@ col_text(sqlite3_stmt *stmt, int i)
 	return t != NULL ? g_strdup((const char *) t) : NULL;
 }
 
+/* A release record discloses a sealed record: the view shows the sealed
+ * record with the disclosed content (whose hash is the sealed record's
+ * commitment), so that everything derived from records reads it. */
+static void
+entry_apply_releases(entry *e)
+{
+	for (guint i = 0; i < e->records->len; i++) {
+		entry_record *rel = g_ptr_array_index(e->records, i);
+
+		if (rel->opens <= 0)
+			continue;
+		for (guint j = 0; j < i; j++) {
+			entry_record *r = g_ptr_array_index(e->records, j);
+
+			if (r->seq != rel->opens || r->sealed == NULL || r->disclosed)
+				continue;
+			g_free(r->subject);
+			r->subject = g_strdup(rel->subject);
+			g_free(r->fields);
+			r->fields = g_strdup(rel->fields);
+			g_free(r->body);
+			r->body = g_strdup(rel->body);
+			g_ptr_array_set_size(r->attachments, 0);
+			for (guint k = 0; k < rel->attachments->len; k++) {
+				entry_attachment *a = g_ptr_array_index(rel->attachments, k);
+				entry_attachment *c = g_new0(entry_attachment, 1);
+
+				c->sha256 = g_strdup(a->sha256);
+				c->filename = g_strdup(a->filename);
+				c->content_type = g_strdup(a->content_type);
+				c->size = a->size;
+				g_ptr_array_add(r->attachments, c);
+			}
+			r->disclosed = TRUE;
+		}
+	}
+}
+
 vulnid_status
 entry_load(store *st, const char *id, entry **out, GError **err)
 {
@@ -107,7 +147,7 @@ entry_load(store *st, const char *id, entry **out, GError **err)
 	int rc;
 
 	e->records = g_ptr_array_new_with_free_func(entry_record_free);
-	stmt = store_prepare(st, "SELECT id, year, number, digest, created FROM entries WHERE id = ?",
+	stmt = store_prepare(st, "SELECT id, year, number, digest, created, embargo FROM entries WHERE id = ?",
 			     &s, err);
 	if (stmt == NULL)
 		return s;
@@ -119,6 +159,7 @@ entry_load(store *st, const char *id, entry **out, GError **err)
 		e->number = sqlite3_column_int64(stmt, 2);
 		e->digest = col_text(stmt, 3);
 		e->created = col_text(stmt, 4);
+		e->embargo = col_text(stmt, 5);
 	}
 	sqlite3_finalize(stmt);
 	if (rc == SQLITE_DONE)
@@ -128,7 +169,7 @@ entry_load(store *st, const char *id, entry **out, GError **err)
 
 	stmt = store_prepare(st,
 		"SELECT id, seq, created, kind, author, author_name, role, auth, subject, fields,"
-		" body, sha256 FROM records WHERE entry = ? ORDER BY seq", &s, err);
+		" body, sha256, sealed, coalesce(opens, 0) FROM records WHERE entry = ? ORDER BY seq", &s, err);
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_TRANSIENT);
@@ -147,6 +188,8 @@ entry_load(store *st, const char *id, entry **out, GError **err)
 		r->fields = col_text(stmt, 9);
 		r->body = col_text(stmt, 10);
 		r->sha256 = col_text(stmt, 11);
+		r->sealed = col_text(stmt, 12);
+		r->opens = sqlite3_column_int64(stmt, 13);
 		r->attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
 		g_ptr_array_add(e->records, r);
 	}
@@ -178,6 +221,7 @@ entry_load(store *st, const char *id, entry **out, GError **err)
 		}
 	}
 	sqlite3_finalize(stmt);
+	entry_apply_releases(e);
 	*out = g_steal_pointer(&e);
 	return VULNID_OK;
 }
@@ -283,20 +327,27 @@ entry_title(const entry *e)
 const char *
 entry_state(const entry *e)
 {
-	g_autofree char *emb = entry_field(e, "Embargo");
 	gboolean said = FALSE;
 
-	if (emb != NULL && g_ascii_strcasecmp(emb, "no") != 0)
-		return "embargoed";
 	for (guint i = 0; i < e->records->len; i++) {
 		const entry_record *r = g_ptr_array_index(e->records, i);
 
+		if (r->sealed != NULL && !r->disclosed)
+			return "embargoed";
 		if ((r->body != NULL && *r->body != '\0') ||
 		    (r->fields != NULL && strcmp(r->fields, "[]") != 0) ||
 		    r->attachments->len > 0)
 			said = TRUE;
 	}
 	return said ? "public" : "reserved";
+}
+
+gboolean
+entry_is_anonymous(const entry *e)
+{
+	g_autofree char *a = entry_field(e, "Anonymous");
+
+	return a != NULL && g_ascii_strcasecmp(a, "yes") == 0;
 }
 
 /* Text for a terminal: keep \n and \t, show other controls as \xNN. */
@@ -395,10 +446,11 @@ entry_to_text(const entry *e)
 	return g_string_free(out, FALSE);
 }
 
-JsonNode *
-entry_to_json(const entry *e)
+static JsonNode *
+entry_json(const entry *e, gboolean public)
 {
 	g_autoptr(JsonBuilder) b = json_builder_new();
+	gboolean anonymous = entry_is_anonymous(e);
 	g_autofree char *title = entry_title(e);
 	static const char *const single[][2] = {
 		{ "Vendor", "vendor" }, { "Product", "product" }, { "Type", "type" },
@@ -415,6 +467,16 @@ entry_to_json(const entry *e)
 	json_builder_add_string_value(b, e->created);
 	json_builder_set_member_name(b, "state");
 	json_builder_add_string_value(b, entry_state(e));
+	if (public && strcmp(entry_state(e), "embargoed") == 0) {
+		/* The stub: what may be known before the embargo ends.  The
+		 * commitment is the digest: SHA-256 of the sealed record. */
+		json_builder_set_member_name(b, "embargo");
+		json_builder_add_string_value(b, e->embargo != NULL ? e->embargo : "yes");
+		json_builder_set_member_name(b, "commitment");
+		json_builder_add_string_value(b, e->digest);
+		json_builder_end_object(b);
+		return json_builder_get_root(b);
+	}
 	json_builder_set_member_name(b, "title");
 	json_builder_add_string_value(b, title);
 	for (gsize i = 0; i < G_N_ELEMENTS(single); i++) {
@@ -452,10 +514,18 @@ entry_to_json(const entry *e)
 		json_builder_set_member_name(b, "role");
 		json_builder_add_string_value(b, r->role);
 		json_builder_set_member_name(b, "author");
-		if (r->author != NULL)
+		if (r->author != NULL && !(public && anonymous && strcmp(r->role, "creator") == 0))
 			json_builder_add_string_value(b, r->author);
 		else
 			json_builder_add_null_value(b);
+		if (r->opens > 0) {
+			json_builder_set_member_name(b, "opens");
+			json_builder_add_int_value(b, r->opens);
+		}
+		if (r->sealed != NULL) {
+			json_builder_set_member_name(b, "sealed");
+			json_builder_add_boolean_value(b, TRUE);
+		}
 		json_builder_set_member_name(b, "auth");
 		if (json_parser_load_from_data(ap, r->auth, -1, NULL))
 			json_builder_add_value(b, json_node_copy(json_parser_get_root(ap)));
@@ -519,4 +589,16 @@ entry_list_ids(store *st, int year, GPtrArray **ids, GError **err)
 		return store_fail(st, rc, "entries", err);
 	}
 	return VULNID_OK;
+}
+
+JsonNode *
+entry_to_json(const entry *e)
+{
+	return entry_json(e, FALSE);
+}
+
+JsonNode *
+entry_to_public_json(const entry *e)
+{
+	return entry_json(e, TRUE);
 }

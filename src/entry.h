@@ -35,6 +35,9 @@ typedef struct {
 	char *fields;		/* JSON [[k,v],...] */
 	char *body;
 	char *sha256;
+	char *sealed;		/* armored ciphertext of the content while embargoed */
+	gint64 opens;		/* a release record: seq of the sealed record it discloses */
+	gboolean disclosed;	/* sealed, and a later release record disclosed it */
 	GPtrArray *attachments;	/* entry_attachment* */
 } entry_record;
 
@@ -44,6 +47,7 @@ typedef struct {
 	gint64 number;
 	char *digest;
 	char *created;
+	char *embargo;		/* as requested (YYYY-MM-DD or yes), or NULL */
 	GPtrArray *records;	/* entry_record*, in order */
 } entry;
 
@@ -58,6 +62,13 @@ const char *entry_state(const entry *e);
 char *entry_title(const entry *e);
 /* Latest value of a single-valued field over all records, or NULL. */
 char *entry_field(const entry *e, const char *key);
+
+/* The public view (exports, announcements, lookups by others): an
+ * embargoed entry is a stub (id, created, embargo, commitment); the
+ * addresses of anonymous researchers are left out; sealed content never. */
+JsonNode *entry_to_public_json(const entry *e);
+/* Whether the creator asked for anonymity. */
+gboolean entry_is_anonymous(const entry *e);
 
 /* Human-readable view for a terminal (control characters masked). */
 char *entry_to_text(const entry *e);

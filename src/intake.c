@@ -13,6 +13,8 @@
 #include "entry.h"
 #include "ids.h"
 #include "intake.h"
+#include "lifecycle.h"
+#include "mailctx.h"
 #include "dsn.h"
 #include "message.h"
 #include "notify.h"
@@ -22,17 +24,7 @@
 #include "template.h"
 #include "text.h"
 
-typedef struct {
-	const vulnid_config *cfg;
-	const intake_envelope *env;
-	store *st;
-	message *m;
-	gint64 msg_row;
-	char *now;
-	GDateTime *now_dt;
-	const char *envelope_sender;
-	intake_result *res;
-} intake_ctx;
+typedef mail_ctx intake_ctx;
 
 const char *
 intake_outcome_str(intake_outcome o)
@@ -59,8 +51,8 @@ intake_result_free(intake_result *r)
 	g_free(r);
 }
 
-static GHashTable *
-template_vars(const intake_ctx *c)
+GHashTable *
+mail_template_vars(const mail_ctx *c)
 {
 	GHashTable *v = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
 
@@ -74,8 +66,8 @@ template_vars(const intake_ctx *c)
 }
 
 /* Render a template and queue it to the sender of the mail. */
-static vulnid_status
-intake_reply(intake_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
+vulnid_status
+mail_reply(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
 	     const char *entry_id, const char *reply_to, GError **err)
 {
 	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
@@ -107,8 +99,8 @@ intake_reply(intake_ctx *c, const char *kind, const char *tmpl, GHashTable *vars
 	}
 }
 
-static vulnid_status
-intake_quarantine(intake_ctx *c, const char *reason, const char *detail, GError **err)
+vulnid_status
+mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err)
 {
 	g_autoptr(audit_event) ev = audit_event_new("quarantined", NULL, c->m->message_id);
 	vulnid_status s;
@@ -145,19 +137,19 @@ intake_malformed(intake_ctx *c, GError **err)
 	vulnid_status s;
 
 	g_strchomp(detail);
-	s = intake_quarantine(c, c->m->problem, detail, err);
+	s = mail_quarantine(c, c->m->problem, detail, err);
 	if (s != VULNID_OK)
 		return s;
-	vars = template_vars(c);
+	vars = mail_template_vars(c);
 	g_hash_table_insert(vars, "errors", g_steal_pointer(&list));
 	g_hash_table_insert(vars, "what", g_strdup("your mail could not be read as a request"));
-	return intake_reply(c, "error", "error.txt", vars, NULL, NULL, err);
+	return mail_reply(c, "error", "error.txt", vars, NULL, NULL, err);
 }
 
 static vulnid_status
 intake_rejected(intake_ctx *c, const request *r, GError **err)
 {
-	g_autoptr(GHashTable) vars = template_vars(c);
+	g_autoptr(GHashTable) vars = mail_template_vars(c);
 	g_autofree char *detail = join_lines(r->errors, "");
 	g_autoptr(audit_event) ev = audit_event_new("rejected", NULL, c->m->message_id);
 	vulnid_status s;
@@ -171,16 +163,16 @@ intake_rejected(intake_ctx *c, const request *r, GError **err)
 	c->res->reason = g_strdup(detail);
 	g_hash_table_insert(vars, "errors", join_lines(r->errors, "  - "));
 	g_hash_table_insert(vars, "what", g_strdup("no identifier was assigned"));
-	return intake_reply(c, "error", "error.txt", vars, NULL, NULL, err);
+	return mail_reply(c, "error", "error.txt", vars, NULL, NULL, err);
 }
 
 static vulnid_status
 intake_help(intake_ctx *c, GError **err)
 {
-	g_autoptr(GHashTable) vars = template_vars(c);
+	g_autoptr(GHashTable) vars = mail_template_vars(c);
 
 	c->res->outcome = INTAKE_HELP;
-	return intake_reply(c, "help", "help.txt", vars, NULL, NULL, err);
+	return mail_reply(c, "help", "help.txt", vars, NULL, NULL, err);
 }
 
 /* Archive the attachments once; each entry's first record lists them. */
@@ -211,7 +203,7 @@ intake_store_attachments(intake_ctx *c, GPtrArray *out, GError **err)
 
 static void
 describe_block(GString *out, const vulnid_config *cfg, const char *id, const char *digest,
-	       const request_block *b, const char *subject, guint nattach)
+	       const request_block *b, const char *subject, guint nattach, const char *token)
 {
 	const char *title = request_block_title(b, subject);
 
@@ -237,7 +229,12 @@ describe_block(GString *out, const vulnid_config *cfg, const char *id, const cha
 		g_string_append(out, "    (reserved: nothing said yet; add details at any time)\n");
 	if (nattach > 0)
 		g_string_append_printf(out, "    attachments: %u (archived, listed on the entry)\n", nattach);
-	g_string_append_printf(out, "    address:     %s+%s@%s\n\n", cfg->request_local, id, cfg->domain);
+	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, id, cfg->domain);
+	if (token != NULL)
+		g_string_append_printf(out, "    token:       %s\n"
+				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
+				       "                 to the entry proves that you created it)\n", token, token);
+	g_string_append_c(out, '\n');
 }
 
 static vulnid_status
@@ -318,13 +315,23 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 			s = notify_announce(c->st, c->cfg, c->msg_row, id, err);
 		if (s != VULNID_OK)
 			return s;
-		describe_block(entries, c->cfg, id, digest, b, c->m->subject, attachments->len);
+		{
+			g_autofree char *token = NULL;
+			const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
+
+			if (c->signer == NULL && to != NULL && config_address_valid(to)) {
+				s = lifecycle_issue_token(c->st, id, "creator", to, &token, err);
+				if (s != VULNID_OK)
+					return s;
+			}
+			describe_block(entries, c->cfg, id, digest, b, c->m->subject, attachments->len, token);
+		}
 		g_string_append_printf(idlist, "%s%s", idlist->len ? ", " : "", id);
 		g_ptr_array_add(c->res->ids, g_steal_pointer(&id));
 	}
 	c->res->outcome = INTAKE_ASSIGNED;
 
-	vars = template_vars(c);
+	vars = mail_template_vars(c);
 	g_hash_table_insert(vars, "ids", g_strdup(idlist->str));
 	g_hash_table_insert(vars, "entries", g_strdup(entries->str));
 	g_hash_table_insert(vars, "count", g_strdup_printf("%u", c->res->ids->len));
@@ -343,7 +350,7 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	if (c->res->ids->len == 1)
 		reply_to = g_strdup_printf("%s+%s@%s", c->cfg->request_local,
 					   (const char *) g_ptr_array_index(c->res->ids, 0), c->cfg->domain);
-	return intake_reply(c, "ack", "ack.txt", vars,
+	return mail_reply(c, "ack", "ack.txt", vars,
 			    c->res->ids->len == 1 ? g_ptr_array_index(c->res->ids, 0) : NULL,
 			    reply_to, err);
 }
@@ -401,7 +408,7 @@ intake_bounce(intake_ctx *c, const char *rcpt, GError **err)
 
 	s = outbox_find_by_envelope(c->st, rcpt, &ref, &e);
 	if (s == VULNID_ERR_NOTFOUND)
-		return intake_quarantine(c, "unmatched-bounce",
+		return mail_quarantine(c, "unmatched-bounce",
 					 "a bounce for nothing this robot sent (no such VERP address)", err);
 	if (s != VULNID_OK) {
 		g_propagate_error(err, g_steal_pointer(&e));
@@ -459,6 +466,8 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	store_message sm = { 0 };
 	const char *why = NULL, *rcpt;
 	g_autoptr(request) r = NULL;
+	g_autofree char *entry_id = NULL;
+	lifecycle_route_kind route = ROUTE_NEW;
 	gboolean automatic, bounce;
 	vulnid_status s;
 	gint64 seen;
@@ -480,6 +489,7 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	if (s != VULNID_OK)
 		return s;
 	rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
+	c->recipient = rcpt;
 	bounce = is_bounce_address(c->cfg, rcpt);
 	automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address, &why);
 	if (c->m->encrypted && c->m->problem == NULL) {
@@ -489,10 +499,21 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	}
 	/* Classify before anything is written: the disposition is part of
 	 * the append-only message row. */
+	if (!bounce && !automatic && c->m->problem == NULL) {
+		s = lifecycle_route(c, &route, &entry_id, err);
+		if (s != VULNID_OK)
+			return s;
+	}
 	if (bounce)
 		sm.disposition = "bounce";
 	else if (automatic || c->m->problem != NULL)
 		sm.disposition = "quarantined";
+	else if (route == ROUTE_ENTRY)
+		sm.disposition = "entry";
+	else if (route == ROUTE_UNKNOWN_ENTRY)
+		sm.disposition = "rejected";
+	else if (route == ROUTE_COMMANDS)
+		sm.disposition = "commands";
 	else {
 		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
 
@@ -526,9 +547,11 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	if (bounce)
 		return intake_bounce(c, rcpt, err);
 	if (automatic)
-		return intake_quarantine(c, "automatic", why, err);
+		return mail_quarantine(c, "automatic", why, err);
 	if (c->m->problem != NULL)
 		return intake_malformed(c, err);
+	if (route != ROUTE_NEW)
+		return lifecycle_handle(c, route, entry_id, err);
 	if (r->is_help)
 		return intake_help(c, err);
 	if (r->errors->len > 0)

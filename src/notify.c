@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "lifecycle.h"
 #include "notify.h"
 #include "template.h"
 #include "text.h"
@@ -168,6 +169,18 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	list = g_strjoinv(", ", (char **) to->pdata);
 	vars = notify_entry_vars(cfg, e);
 	reply_to = g_strdup_printf("%s+%s@%s", cfg->request_local, entry_id, cfg->domain);
+	{
+		g_autofree char *token = NULL;
+
+		s = lifecycle_issue_token(st, entry_id, "vendor", list, &token, err);
+		if (s != VULNID_OK)
+			return s;
+		if (token != NULL)
+			g_hash_table_insert(vars, "token_line",
+					    g_strdup_printf("Your response token is %s: keep the line \"Token: %s\"\n"
+							    "in your reply, so that it is recorded as the vendor's.\n",
+							    token, token));
+	}
 	mail.kind = "vendor-notify";
 	mail.entry = entry_id;
 	mail.to_list = (const char *const *) to->pdata;

@@ -12,6 +12,7 @@
 #include "audit.h"
 #include "message.h"
 #include "canonjson.h"
+#include "crypto.h"
 #include "outbox.h"
 #include "smtp.h"
 #include "text.h"
@@ -53,6 +54,7 @@ outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgi
 	g_autofree char *subject = text_clean_line(mail->subject, 900);
 	g_autoptr(GString) refs = g_string_new(NULL);
 	GMimeTextPart *part;
+	GMimeObject *body;
 
 	g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_FROM, "vulnid", cfg->request_address);
 	if (mail->to_list != NULL) {
@@ -98,9 +100,60 @@ outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgi
 	g_mime_text_part_set_text(part, mail->body);	/* sets charset=utf-8 */
 	g_mime_part_set_content_encoding(GMIME_PART(part),
 		g_mime_part_get_best_content_encoding(GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
-	g_mime_message_set_mime_part(msg, GMIME_OBJECT(part));
-	g_object_unref(part);
+	body = GMIME_OBJECT(part);
+	if (mail->attachment != NULL) {
+		GMimeMultipart *mixed = g_mime_multipart_new_with_subtype("mixed");
+		GMimePart *att = g_mime_part_new_with_type("application", "octet-stream");
+		g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
+		GMimeDataWrapper *w;
+		GMimeContentType *ct;
+
+		g_mime_stream_write(mem, g_bytes_get_data(mail->attachment, NULL),
+				    g_bytes_get_size(mail->attachment));
+		g_mime_stream_reset(mem);
+		w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
+		g_mime_part_set_content(att, w);
+		g_object_unref(w);
+		ct = g_mime_content_type_parse(NULL, mail->attachment_type != NULL ? mail->attachment_type
+							: "application/octet-stream");
+		g_mime_object_set_content_type(GMIME_OBJECT(att), ct);
+		g_object_unref(ct);
+		if (mail->attachment_name != NULL)
+			g_mime_part_set_filename(att, mail->attachment_name);
+		g_mime_part_set_content_encoding(att,
+			g_mime_part_get_best_content_encoding(att, GMIME_ENCODING_CONSTRAINT_7BIT));
+		g_mime_multipart_add(mixed, body);
+		g_mime_multipart_add(mixed, GMIME_OBJECT(att));
+		g_object_unref(body);
+		g_object_unref(att);
+		body = GMIME_OBJECT(mixed);
+	}
+	g_mime_message_set_mime_part(msg, body);
+	g_object_unref(body);
 	return msg;
+}
+
+/* Embargoed content is never stored or sent in clear: encrypt (and sign)
+ * to the recipients' keys before the mail enters the outbox. */
+static vulnid_status
+outbox_encrypt(GMimeMessage *msg, const char *const *fprs, GError **err)
+{
+	g_autoptr(GPtrArray) rcpts = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *robot = NULL;
+	GMimeObject *enc;
+	vulnid_status s;
+
+	s = crypto_robot_fingerprint(&robot, err);
+	if (s != VULNID_OK)
+		return s;
+	for (const char *const *f = fprs; *f; f++)
+		g_ptr_array_add(rcpts, g_strdup(*f));
+	enc = crypto_encrypt_mime(g_mime_message_get_mime_part(msg), robot, rcpts, err);
+	if (enc == NULL)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "cannot encrypt the mail");
+	g_mime_message_set_mime_part(msg, enc);
+	g_object_unref(enc);
+	return VULNID_OK;
 }
 
 static GByteArray *
@@ -128,7 +181,7 @@ outbox_queue(store *st, const vulnid_config *cfg, gint64 cause, const outbox_mai
 	g_autofree char *token = outbox_new_token();
 	g_autofree char *envelope = g_strdup_printf("%s+%s@%s", cfg->bounce_local, token, cfg->domain);
 	g_autoptr(GMimeMessage) msg = outbox_build(cfg, mail, msgid);
-	g_autoptr(GByteArray) data = outbox_serialize(msg);
+	g_autoptr(GByteArray) data = NULL;
 	g_autoptr(GString) rcpts = g_string_new("[");
 	g_autoptr(GPtrArray) to = g_ptr_array_new_with_free_func(g_free);
 	sqlite3_stmt *stmt;
@@ -136,6 +189,12 @@ outbox_queue(store *st, const vulnid_config *cfg, gint64 cause, const outbox_mai
 	gint64 id;
 	int rc;
 
+	if (mail->encrypt_to != NULL && mail->encrypt_to[0] != NULL) {
+		s = outbox_encrypt(msg, mail->encrypt_to, err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	data = outbox_serialize(msg);
 	if (mail->to_list != NULL)
 		for (const char *const *t = mail->to_list; *t; t++)
 			g_ptr_array_add(to, text_clean_line(*t, 320));

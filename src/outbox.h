@@ -23,6 +23,10 @@ typedef struct {
 	const char *message_id;	/* stable msg-id without <>, or NULL for a new one */
 	const char *auto_submitted;	/* NULL: auto-replied */
 	gboolean bulk;		/* add Precedence: bulk */
+	GBytes *attachment;	/* optional second part, e.g. a key */
+	const char *attachment_type;	/* its type/subtype */
+	const char *attachment_name;	/* its file name */
+	const char *const *encrypt_to;	/* fingerprints: encrypt (and sign) to them */
 } outbox_mail;
 
 /* Build the mail and insert it (status queued), its recipients and the

@@ -17,6 +17,8 @@ static const cli_command commands[] = {
 	{ "audit", cmd_audit, "audit log: vulnid audit verify | flush" },
 	{ "vendor", cmd_vendor, "vendors directory: vulnid vendor add|list|show|alias|domain|contact|remove-contact|import-securitytxt" },
 	{ "tick", cmd_tick, "time-based work for cron or a timer: vulnid tick" },
+	{ "key", cmd_key, "the robot's OpenPGP key: vulnid key export" },
+	{ "keys", cmd_keys, "contributors' keys: vulnid keys import FILE | list" },
 };
 
 static void

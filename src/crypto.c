@@ -1,0 +1,707 @@
+/* crypto.c - OpenPGP operations in the instance's keyring */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <gpgme.h>
+
+#include "crypto.h"
+#include "message.h"
+
+static char *crypto_homedir;
+static char *crypto_robot_fpr;
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeCryptoContext, g_object_unref)
+
+void
+crypto_preinit(void)
+{
+	gpgme_set_global_flag("disable-gpgconf", "1");
+}
+
+const char *
+crypto_home(void)
+{
+	return crypto_homedir;
+}
+
+static vulnid_status
+gpg_fail(GError **err, gpgme_error_t e, const char *what)
+{
+	char buf[256];
+	vulnid_status s;
+
+	gpgme_strerror_r(e, buf, sizeof buf);
+	switch (gpgme_err_code(e)) {
+	case GPG_ERR_ENOMEM:
+		s = VULNID_ERR_NOMEM;
+		break;
+	case GPG_ERR_NO_AGENT:
+	case GPG_ERR_AGENT:
+	case GPG_ERR_EPIPE:
+	case GPG_ERR_ENOENT:
+	case GPG_ERR_INV_ENGINE:
+	case GPG_ERR_ENOSPC:
+	case GPG_ERR_EIO:
+		s = VULNID_ERR_TEMP;
+		break;
+	case GPG_ERR_NO_DATA:
+	case GPG_ERR_BAD_DATA:
+	case GPG_ERR_DECRYPT_FAILED:
+	case GPG_ERR_NO_SECKEY:
+	case GPG_ERR_BAD_SIGNATURE:
+	case GPG_ERR_NO_PUBKEY:
+	case GPG_ERR_UNUSABLE_PUBKEY:
+	case GPG_ERR_INV_VALUE:
+		s = VULNID_ERR_INVALID;
+		break;
+	default:
+		s = VULNID_ERR_TEMP;
+	}
+	return vulnid_fail(err, s, "%s: %s", what, buf);
+}
+
+vulnid_status
+crypto_set_home(const char *home, GError **err)
+{
+	gpgme_error_t e;
+
+	if (!g_file_test(home, G_FILE_TEST_IS_DIR))
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "no OpenPGP home '%s' (run vulnid init)", home);
+	/* gpg and gpg-agent find their home this way; gpgme gets it too. */
+	g_setenv("GNUPGHOME", home, TRUE);
+	e = gpgme_set_engine_info(GPGME_PROTOCOL_OpenPGP, NULL, home);
+	if (e != 0)
+		return gpg_fail(err, e, "gpgme");
+	g_free(crypto_homedir);
+	crypto_homedir = g_strdup(home);
+	g_clear_pointer(&crypto_robot_fpr, g_free);
+	return VULNID_OK;
+}
+
+static vulnid_status
+crypto_ctx(const char *home, gpgme_ctx_t *out, GError **err)
+{
+	gpgme_ctx_t ctx;
+	gpgme_error_t e;
+
+	if (gpgme_check_version("1.13.0") == NULL)
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "gpgme is older than 1.13");
+	e = gpgme_new(&ctx);
+	if (e != 0)
+		return gpg_fail(err, e, "gpgme_new");
+	gpgme_set_protocol(ctx, GPGME_PROTOCOL_OpenPGP);
+	gpgme_set_armor(ctx, 1);
+	gpgme_set_offline(ctx, 1);	/* never a keyserver or dirmngr */
+	if (home != NULL) {
+		e = gpgme_ctx_set_engine_info(ctx, GPGME_PROTOCOL_OpenPGP, NULL, home);
+		if (e != 0) {
+			gpgme_release(ctx);
+			return gpg_fail(err, e, "gpgme");
+		}
+	}
+	*out = ctx;
+	return VULNID_OK;
+}
+
+static GBytes *
+data_to_bytes(gpgme_data_t d)
+{
+	size_t n = 0;
+	char *p = gpgme_data_release_and_get_mem(d, &n);
+	GBytes *b = g_bytes_new(p, n);
+
+	gpgme_free(p);
+	return b;
+}
+
+vulnid_status
+crypto_generate_robot_key(const char *home, const char *address, const char *algo,
+			  char **fpr, GError **err)
+{
+	g_autofree char *uid = g_strdup_printf("vulnid <%s>", address);
+	gboolean rsa = algo != NULL && strcmp(algo, "rsa3072") == 0;
+	gpgme_genkey_result_t r;
+	gpgme_key_t key = NULL;
+	gpgme_ctx_t ctx;
+	gpgme_error_t e;
+	vulnid_status s;
+
+	if (algo != NULL && strcmp(algo, "ed25519") != 0 && !rsa)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "key algorithm '%s' is not ed25519 or rsa3072", algo);
+	if (g_mkdir_with_parents(home, 0700) < 0 || chmod(home, 0700) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
+				   home, g_strerror(errno));
+	s = crypto_ctx(home, &ctx, err);
+	if (s != VULNID_OK)
+		return s;
+	e = gpgme_op_createkey(ctx, uid, rsa ? "rsa3072" : "ed25519", 0, 0, NULL,
+			       GPGME_CREATE_SIGN | GPGME_CREATE_CERT | GPGME_CREATE_NOPASSWD |
+			       GPGME_CREATE_NOEXPIRE | GPGME_CREATE_FORCE);
+	if (e != 0) {
+		gpgme_release(ctx);
+		return gpg_fail(err, e, "cannot create the robot key");
+	}
+	r = gpgme_op_genkey_result(ctx);
+	*fpr = g_strdup(r->fpr);
+	e = gpgme_get_key(ctx, *fpr, &key, 1);
+	if (e == 0)
+		e = gpgme_op_createsubkey(ctx, key, rsa ? "rsa3072" : "cv25519", 0, 0,
+					  GPGME_CREATE_ENCR | GPGME_CREATE_NOPASSWD | GPGME_CREATE_NOEXPIRE);
+	if (key != NULL)
+		gpgme_key_unref(key);
+	gpgme_release(ctx);
+	if (e != 0) {
+		g_clear_pointer(fpr, g_free);
+		return gpg_fail(err, e, "cannot create the robot's encryption subkey");
+	}
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_robot_fingerprint(char **fpr, GError **err)
+{
+	gpgme_ctx_t ctx;
+	gpgme_key_t key = NULL;
+	gpgme_error_t e;
+	vulnid_status s;
+
+	if (crypto_robot_fpr != NULL) {
+		*fpr = g_strdup(crypto_robot_fpr);
+		return VULNID_OK;
+	}
+	s = crypto_ctx(crypto_homedir, &ctx, err);
+	if (s != VULNID_OK)
+		return s;
+	e = gpgme_op_keylist_start(ctx, NULL, 1);
+	if (e == 0)
+		e = gpgme_op_keylist_next(ctx, &key);
+	gpgme_op_keylist_end(ctx);
+	gpgme_release(ctx);
+	if (e != 0 || key == NULL) {
+		if (gpgme_err_code(e) == GPG_ERR_EOF)
+			return vulnid_fail(err, VULNID_ERR_CONFIG, "the robot has no secret key in '%s'",
+					   crypto_homedir != NULL ? crypto_homedir : "(unset)");
+		return gpg_fail(err, e, "cannot list the robot key");
+	}
+	crypto_robot_fpr = g_strdup(key->fpr);
+	gpgme_key_unref(key);
+	*fpr = g_strdup(crypto_robot_fpr);
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_export_public(const char *fpr, GBytes **out, GError **err)
+{
+	gpgme_ctx_t ctx;
+	gpgme_data_t d;
+	gpgme_error_t e;
+	vulnid_status s = crypto_ctx(crypto_homedir, &ctx, err);
+
+	if (s != VULNID_OK)
+		return s;
+	gpgme_data_new(&d);
+	e = gpgme_op_export(ctx, fpr, 0, d);
+	gpgme_release(ctx);
+	if (e != 0) {
+		gpgme_data_release(d);
+		return gpg_fail(err, e, "cannot export the key");
+	}
+	*out = data_to_bytes(d);
+	if (g_bytes_get_size(*out) == 0) {
+		g_clear_pointer(out, g_bytes_unref);
+		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no key %s", fpr);
+	}
+	return VULNID_OK;
+}
+
+void
+crypto_key_free(crypto_key *k)
+{
+	if (k == NULL)
+		return;
+	g_free(k->fpr);
+	g_ptr_array_unref(k->emails);
+	g_ptr_array_unref(k->uids);
+	g_free(k);
+}
+
+static crypto_key *
+key_from_gpgme(gpgme_key_t key)
+{
+	crypto_key *k = g_new0(crypto_key, 1);
+
+	k->fpr = g_strdup(key->fpr);
+	k->emails = g_ptr_array_new_with_free_func(g_free);
+	k->uids = g_ptr_array_new_with_free_func(g_free);
+	for (gpgme_user_id_t u = key->uids; u != NULL; u = u->next) {
+		if (u->revoked || u->invalid)
+			continue;
+		if (u->email != NULL && *u->email != '\0')
+			g_ptr_array_add(k->emails, g_ascii_strdown(u->email, -1));
+		if (u->uid != NULL)
+			g_ptr_array_add(k->uids, g_strdup(u->uid));
+	}
+	k->secret = key->secret;
+	k->revoked = key->revoked;
+	k->expired = key->expired;
+	k->can_encrypt = key->can_encrypt;
+	return k;
+}
+
+static vulnid_status
+crypto_keylist(const char *home, const char *pattern, GPtrArray *out, GError **err)
+{
+	gpgme_ctx_t ctx;
+	gpgme_key_t key;
+	gpgme_error_t e;
+	vulnid_status s = crypto_ctx(home, &ctx, err);
+
+	if (s != VULNID_OK)
+		return s;
+	e = gpgme_op_keylist_start(ctx, pattern, 0);
+	while (e == 0 && (e = gpgme_op_keylist_next(ctx, &key)) == 0) {
+		g_ptr_array_add(out, key_from_gpgme(key));
+		gpgme_key_unref(key);
+	}
+	gpgme_op_keylist_end(ctx);
+	gpgme_release(ctx);
+	if (gpgme_err_code(e) != GPG_ERR_EOF)
+		return gpg_fail(err, e, "cannot list keys");
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_get_key(const char *fpr, crypto_key **out, GError **err)
+{
+	g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func((GDestroyNotify) crypto_key_free);
+	vulnid_status s;
+
+	if (fpr == NULL || strlen(fpr) < 16)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "not a fingerprint");
+	s = crypto_keylist(crypto_homedir, fpr, keys, err);
+	if (s != VULNID_OK)
+		return s;
+	for (guint i = 0; i < keys->len; i++) {
+		crypto_key *k = g_ptr_array_index(keys, i);
+
+		if (g_ascii_strcasecmp(k->fpr, fpr) == 0) {
+			*out = g_ptr_array_steal_index(keys, i);
+			return VULNID_OK;
+		}
+	}
+	return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no key %s", fpr);
+}
+
+vulnid_status
+crypto_list_keys(GPtrArray **out, GError **err)
+{
+	g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func((GDestroyNotify) crypto_key_free);
+	vulnid_status s = crypto_keylist(crypto_homedir, NULL, keys, err);
+
+	if (s == VULNID_OK)
+		*out = g_steal_pointer(&keys);
+	return s;
+}
+
+/* A throwaway keyring under the spool directory of the instance. */
+static char *
+scratch_home(GError **err)
+{
+	g_autofree char *base = crypto_homedir != NULL ? g_path_get_dirname(crypto_homedir) : NULL;
+	g_autofree char *tmpl = g_build_filename(base != NULL ? base : g_get_tmp_dir(), "tmp",
+						 "gnupg.XXXXXX", NULL);
+	g_autofree char *parent = g_path_get_dirname(tmpl);
+
+	g_mkdir_with_parents(parent, 0700);
+	if (g_mkdtemp_full(tmpl, 0700) == NULL) {
+		vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
+			    tmpl, g_strerror(errno));
+		return NULL;
+	}
+	return g_steal_pointer(&tmpl);
+}
+
+static void
+scratch_remove(const char *home)
+{
+	const char *argv[] = { "gpgconf", "--homedir", home, "--kill", "all", NULL };
+	GDir *d;
+	const char *name;
+
+	g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL |
+		     G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	/* two levels are all gpg creates */
+	d = g_dir_open(home, 0, NULL);
+	while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+		g_autofree char *p = g_build_filename(home, name, NULL);
+
+		if (g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK)) {
+			GDir *d2 = g_dir_open(p, 0, NULL);
+			const char *n2;
+
+			while (d2 != NULL && (n2 = g_dir_read_name(d2)) != NULL) {
+				g_autofree char *p2 = g_build_filename(p, n2, NULL);
+
+				unlink(p2);
+			}
+			if (d2 != NULL)
+				g_dir_close(d2);
+			rmdir(p);
+		} else
+			unlink(p);
+	}
+	if (d != NULL)
+		g_dir_close(d);
+	rmdir(home);
+}
+
+static vulnid_status
+import_into(const char *home, GBytes *data, GPtrArray *fprs, GError **err)
+{
+	gpgme_ctx_t ctx;
+	gpgme_data_t d;
+	gpgme_import_result_t r;
+	gpgme_error_t e;
+	vulnid_status s = crypto_ctx(home, &ctx, err);
+
+	if (s != VULNID_OK)
+		return s;
+	gpgme_data_new_from_mem(&d, g_bytes_get_data(data, NULL), g_bytes_get_size(data), 0);
+	e = gpgme_op_import(ctx, d);
+	gpgme_data_release(d);
+	if (e != 0) {
+		gpgme_release(ctx);
+		return gpg_fail(err, e, "cannot import keys");
+	}
+	r = gpgme_op_import_result(ctx);
+	for (gpgme_import_status_t i = r != NULL ? r->imports : NULL; i != NULL; i = i->next)
+		if (i->result == 0 && i->fpr != NULL && fprs != NULL) {
+			gboolean dup = FALSE;
+
+			for (guint k = 0; k < fprs->len; k++)
+				dup |= g_ascii_strcasecmp(g_ptr_array_index(fprs, k), i->fpr) == 0;
+			if (!dup)
+				g_ptr_array_add(fprs, g_strdup(i->fpr));
+		}
+	gpgme_release(ctx);
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_import(GBytes *data, GPtrArray **fprs_out, GError **err)
+{
+	g_autoptr(GPtrArray) fprs = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *scratch = NULL;
+	g_autofree char *robot = NULL;
+	g_autoptr(GString) patterns = g_string_new(NULL);
+	gpgme_ctx_t ctx = NULL;
+	gpgme_data_t pub = NULL;
+	vulnid_status s;
+
+	/* Through a scratch keyring: only public keys come out of it, and
+	 * what they are is known before the robot's keyring is touched. */
+	scratch = scratch_home(err);
+	if (scratch == NULL)
+		return VULNID_ERR_IO;
+	s = import_into(scratch, data, fprs, err);
+	if (s != VULNID_OK)
+		goto out;
+	if (fprs->len == 0) {
+		s = vulnid_fail(err, VULNID_ERR_INVALID, "no OpenPGP public key in the data");
+		goto out;
+	}
+	if (crypto_robot_fingerprint(&robot, NULL) == VULNID_OK)
+		for (guint i = 0; i < fprs->len; i++)
+			if (g_ascii_strcasecmp(g_ptr_array_index(fprs, i), robot) == 0) {
+				s = vulnid_fail(err, VULNID_ERR_INVALID,
+						"refusing a key with the robot's own fingerprint");
+				goto out;
+			}
+	s = crypto_ctx(scratch, &ctx, err);
+	if (s != VULNID_OK)
+		goto out;
+	g_ptr_array_add(fprs, NULL);
+	gpgme_data_new(&pub);
+	if (gpgme_op_export_ext(ctx, (const char **) fprs->pdata, 0, pub) != 0) {
+		s = vulnid_fail(err, VULNID_ERR_INVALID, "cannot export the keys again");
+		goto out;
+	}
+	g_ptr_array_remove_index(fprs, fprs->len - 1);
+	{
+		g_autoptr(GBytes) b = data_to_bytes(pub);
+
+		pub = NULL;
+		s = import_into(crypto_homedir, b, NULL, err);
+	}
+out:
+	if (pub != NULL)
+		gpgme_data_release(pub);
+	if (ctx != NULL)
+		gpgme_release(ctx);
+	scratch_remove(scratch);
+	if (s == VULNID_OK && fprs_out != NULL)
+		*fprs_out = g_steal_pointer(&fprs);
+	return s;
+}
+
+crypto_signature *
+crypto_signature_new(void)
+{
+	return g_new0(crypto_signature, 1);
+}
+
+void
+crypto_signature_free(crypto_signature *s)
+{
+	if (s == NULL)
+		return;
+	g_free(s->fpr);
+	g_free(s->reason);
+	if (s->raw != NULL)
+		g_bytes_unref(s->raw);
+	g_free(s->raw_sha256);
+	g_free(s);
+}
+
+static gboolean
+is_fingerprint(const char *f)
+{
+	gsize n = f != NULL ? strlen(f) : 0;
+
+	if (n != 40 && n != 64)
+		return FALSE;
+	for (gsize i = 0; i < n; i++)
+		if (!g_ascii_isxdigit(f[i]))
+			return FALSE;
+	return TRUE;
+}
+
+void
+crypto_judge(crypto_signature *out, GMimeSignatureList *sigs)
+{
+	int n = sigs != NULL ? g_mime_signature_list_length(sigs) : 0;
+
+	out->valid = FALSE;
+	g_clear_pointer(&out->reason, g_free);
+	if (n == 0) {
+		out->present = out->present || FALSE;
+		if (out->present)
+			out->reason = g_strdup("the signature could not be read");
+		return;
+	}
+	out->present = TRUE;
+	for (int i = 0; i < n; i++) {
+		GMimeSignature *sig = g_mime_signature_list_get_signature(sigs, i);
+		GMimeSignatureStatus st = g_mime_signature_get_status(sig);
+		GMimeCertificate *cert = g_mime_signature_get_certificate(sig);
+		const char *fpr = cert != NULL ? g_mime_certificate_get_fingerprint(cert) : NULL;
+		const char *why = NULL;
+
+		if (st & GMIME_SIGNATURE_STATUS_RED)
+			why = "the signature is bad: the signed text was changed after signing";
+		else if (st & GMIME_SIGNATURE_STATUS_KEY_MISSING)
+			why = "the signing key is not known to this robot (send it as an application/pgp-keys "
+			      "attachment of a request signed with it)";
+		else if (st & GMIME_SIGNATURE_STATUS_KEY_REVOKED)
+			why = "the signing key is revoked";
+		else if (st & GMIME_SIGNATURE_STATUS_KEY_EXPIRED)
+			why = "the signing key has expired";
+		else if (st & GMIME_SIGNATURE_STATUS_SIG_EXPIRED)
+			why = "the signature has expired";
+		else if (st & (GMIME_SIGNATURE_STATUS_SYS_ERROR | GMIME_SIGNATURE_STATUS_BAD_POLICY))
+			why = "the signature could not be checked";
+		else if (!is_fingerprint(fpr))
+			why = "the signing key is not known to this robot";
+		if (i == 0 && fpr != NULL && out->fpr == NULL)
+			out->fpr = g_ascii_strup(fpr, -1);
+		if (why != NULL) {
+			out->reason = g_strdup(why);
+			return;
+		}
+		if (out->fpr != NULL && g_ascii_strcasecmp(out->fpr, fpr) != 0) {
+			out->reason = g_strdup("the mail carries signatures by more than one key");
+			return;
+		}
+	}
+	out->valid = TRUE;
+}
+
+static vulnid_status
+verify_in(const char *home, GBytes *data, GBytes *signature, char **fpr, GError **err)
+{
+	gpgme_ctx_t ctx;
+	gpgme_data_t d, sig;
+	gpgme_verify_result_t r;
+	gpgme_error_t e;
+	vulnid_status s = crypto_ctx(home, &ctx, err);
+
+	if (s != VULNID_OK)
+		return s;
+	gpgme_data_new_from_mem(&d, g_bytes_get_data(data, NULL), g_bytes_get_size(data), 0);
+	gpgme_data_new_from_mem(&sig, g_bytes_get_data(signature, NULL), g_bytes_get_size(signature), 0);
+	e = gpgme_op_verify(ctx, sig, d, NULL);
+	gpgme_data_release(d);
+	gpgme_data_release(sig);
+	if (e != 0) {
+		gpgme_release(ctx);
+		return gpg_fail(err, e, "cannot verify");
+	}
+	r = gpgme_op_verify_result(ctx);
+	if (r == NULL || r->signatures == NULL || r->signatures->next != NULL ||
+	    gpgme_err_code(r->signatures->status) != GPG_ERR_NO_ERROR ||
+	    (r->signatures->summary & (GPGME_SIGSUM_RED | GPGME_SIGSUM_KEY_REVOKED |
+				       GPGME_SIGSUM_KEY_EXPIRED | GPGME_SIGSUM_SIG_EXPIRED |
+				       GPGME_SIGSUM_KEY_MISSING | GPGME_SIGSUM_SYS_ERROR))) {
+		gpgme_release(ctx);
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "the signature does not verify");
+	}
+	*fpr = g_ascii_strup(r->signatures->fpr, -1);
+	gpgme_release(ctx);
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_verify_with_key(GBytes *key, GBytes *data, GBytes *signature, char **fpr, GError **err)
+{
+	g_autofree char *scratch = scratch_home(err);
+	vulnid_status s;
+
+	if (scratch == NULL)
+		return VULNID_ERR_IO;
+	s = import_into(scratch, key, NULL, err);
+	if (s == VULNID_OK)
+		s = verify_in(scratch, data, signature, fpr, err);
+	scratch_remove(scratch);
+	return s;
+}
+
+vulnid_status
+crypto_verify_detached(const char *home, GBytes *data, GBytes *sig, char **fpr, GError **err)
+{
+	return verify_in(home != NULL ? home : crypto_homedir, data, sig, fpr, err);
+}
+
+GMimeObject *
+crypto_sign_mime(GMimeObject *entity, const char *signer, GError **err)
+{
+	g_autoptr(GMimeCryptoContext) ctx = g_mime_gpg_context_new();
+
+	return GMIME_OBJECT(g_mime_multipart_signed_sign(ctx, entity, signer, err));
+}
+
+GMimeObject *
+crypto_encrypt_mime(GMimeObject *entity, const char *signer, GPtrArray *recipients, GError **err)
+{
+	g_autoptr(GMimeCryptoContext) ctx = g_mime_gpg_context_new();
+
+	return GMIME_OBJECT(g_mime_multipart_encrypted_encrypt(ctx, entity, signer != NULL, signer,
+							       GMIME_ENCRYPT_ALWAYS_TRUST, recipients, err));
+}
+
+static vulnid_status
+sign_data(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **out, GError **err)
+{
+	gpgme_ctx_t ctx;
+	gpgme_key_t key = NULL;
+	gpgme_data_t in, sig;
+	gpgme_error_t e;
+	vulnid_status s = crypto_ctx(crypto_homedir, &ctx, err);
+
+	if (s != VULNID_OK)
+		return s;
+	e = gpgme_get_key(ctx, signer, &key, 1);
+	if (e == 0) {
+		gpgme_signers_add(ctx, key);
+		gpgme_key_unref(key);
+	}
+	if (e != 0) {
+		gpgme_release(ctx);
+		return gpg_fail(err, e, "no signing key");
+	}
+	gpgme_set_textmode(ctx, mode == GPGME_SIG_MODE_CLEAR);
+	gpgme_data_new_from_mem(&in, g_bytes_get_data(data, NULL), g_bytes_get_size(data), 0);
+	gpgme_data_new(&sig);
+	e = gpgme_op_sign(ctx, in, sig, mode);
+	gpgme_data_release(in);
+	gpgme_release(ctx);
+	if (e != 0) {
+		gpgme_data_release(sig);
+		return gpg_fail(err, e, "cannot sign");
+	}
+	*out = data_to_bytes(sig);
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_clearsign(const char *text, const char *signer, char **out, GError **err)
+{
+	g_autoptr(GBytes) in = g_bytes_new(text, strlen(text));
+	g_autoptr(GBytes) sig = NULL;
+	vulnid_status s = sign_data(in, signer, GPGME_SIG_MODE_CLEAR, &sig, err);
+
+	if (s == VULNID_OK)
+		*out = g_strndup(g_bytes_get_data(sig, NULL), g_bytes_get_size(sig));
+	return s;
+}
+
+vulnid_status
+crypto_sign_detached(GBytes *data, const char *signer, GBytes **sig, GError **err)
+{
+	return sign_data(data, signer, GPGME_SIG_MODE_DETACH, sig, err);
+}
+
+vulnid_status
+crypto_seal(GBytes *clear, const char *robot_fpr, GBytes **sealed, GError **err)
+{
+	gpgme_ctx_t ctx;
+	gpgme_key_t keys[2] = { NULL, NULL };
+	gpgme_data_t in, out;
+	gpgme_error_t e;
+	vulnid_status s = crypto_ctx(crypto_homedir, &ctx, err);
+
+	if (s != VULNID_OK)
+		return s;
+	e = gpgme_get_key(ctx, robot_fpr, &keys[0], 0);
+	if (e != 0) {
+		gpgme_release(ctx);
+		return gpg_fail(err, e, "no robot key");
+	}
+	gpgme_data_new_from_mem(&in, g_bytes_get_data(clear, NULL), g_bytes_get_size(clear), 0);
+	gpgme_data_new(&out);
+	e = gpgme_op_encrypt(ctx, keys, GPGME_ENCRYPT_ALWAYS_TRUST, in, out);
+	gpgme_key_unref(keys[0]);
+	gpgme_data_release(in);
+	gpgme_release(ctx);
+	if (e != 0) {
+		gpgme_data_release(out);
+		return gpg_fail(err, e, "cannot encrypt");
+	}
+	*sealed = data_to_bytes(out);
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_unseal(GBytes *sealed, GBytes **clear, GError **err)
+{
+	gpgme_ctx_t ctx;
+	gpgme_data_t in, out;
+	gpgme_error_t e;
+	vulnid_status s = crypto_ctx(crypto_homedir, &ctx, err);
+
+	if (s != VULNID_OK)
+		return s;
+	gpgme_data_new_from_mem(&in, g_bytes_get_data(sealed, NULL), g_bytes_get_size(sealed), 0);
+	gpgme_data_new(&out);
+	e = gpgme_op_decrypt(ctx, in, out);
+	gpgme_data_release(in);
+	gpgme_release(ctx);
+	if (e != 0) {
+		gpgme_data_release(out);
+		return gpg_fail(err, e, "cannot decrypt sealed content");
+	}
+	*clear = data_to_bytes(out);
+	return VULNID_OK;
+}

@@ -1,0 +1,100 @@
+/* crypto.h - OpenPGP through gpgme and GMime, in the instance's own keyring
+ *
+ * All crypto uses DIR/gnupg, set explicitly: an MTA passes no environment,
+ * and gpg would otherwise create ~/.gnupg.  The robot's key has no
+ * passphrase (GMime never sets up pinentry loopback); the directory is
+ * protected by its permissions. */
+#ifndef VULNID_CRYPTO_H
+#define VULNID_CRYPTO_H
+
+#include <glib.h>
+#include <gmime/gmime.h>
+
+#include "status.h"
+
+/* Before g_mime_init(): skip gpgme's gpgconf start-up probes, which cost
+ * more than a verification itself. */
+void crypto_preinit(void);
+
+/* After g_mime_init(): use home as GNUPGHOME for gpgme and GMime. */
+vulnid_status crypto_set_home(const char *home, GError **err);
+const char *crypto_home(void);
+
+/* vulnid init: create home (0700) and a key without passphrase for
+ * "vulnid <address>": algo "ed25519" (sign) + cv25519 (encrypt), or
+ * "rsa3072". */
+vulnid_status crypto_generate_robot_key(const char *home, const char *address,
+					const char *algo, char **fpr, GError **err);
+
+/* The robot's fingerprint: the secret key in the keyring. */
+vulnid_status crypto_robot_fingerprint(char **fpr, GError **err);
+
+/* ASCII-armored public key of fpr. */
+vulnid_status crypto_export_public(const char *fpr, GBytes **out, GError **err);
+
+typedef struct {
+	char *fpr;
+	GPtrArray *emails;	/* char*: e-mail addresses of its user IDs */
+	GPtrArray *uids;	/* char*: user IDs as given */
+	gboolean secret;
+	gboolean revoked;
+	gboolean expired;
+	gboolean can_encrypt;
+} crypto_key;
+
+void crypto_key_free(crypto_key *k);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(crypto_key, crypto_key_free)
+
+/* One key by fingerprint (NOTFOUND if not in the keyring). */
+vulnid_status crypto_get_key(const char *fpr, crypto_key **out, GError **err);
+/* All public keys. */
+vulnid_status crypto_list_keys(GPtrArray **out /* crypto_key* */, GError **err);
+
+/* Import armored or binary keys; the fingerprints of what was imported or
+ * already present come back.  Secret keys are never imported, and a key
+ * with the robot's own fingerprint is refused. */
+vulnid_status crypto_import(GBytes *data, GPtrArray **fprs, GError **err);
+
+/* What is known about the signature(s) on some content. */
+typedef struct {
+	gboolean present;	/* there was a signature at all */
+	gboolean valid;		/* authenticated: exactly one good signature by a known key */
+	char *fpr;		/* signer, when known */
+	char *reason;		/* why not valid (for the reply), or NULL */
+	GBytes *raw;		/* the signature as received */
+	char *raw_sha256;	/* its digest: the replay key */
+} crypto_signature;
+
+crypto_signature *crypto_signature_new(void);
+void crypto_signature_free(crypto_signature *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(crypto_signature, crypto_signature_free)
+
+/* Judge a GMime signature list (from a multipart/signed verify, an inline
+ * verify or a decrypt result). */
+void crypto_judge(crypto_signature *out, GMimeSignatureList *sigs);
+
+/* Verify a detached signature over data with a keyring of one key only
+ * (the key attached to a request), without touching the robot's keyring.
+ * *fpr is the signer when the signature is good. */
+vulnid_status crypto_verify_with_key(GBytes *key, GBytes *data, GBytes *signature,
+				     char **fpr, GError **err);
+
+/* Sign entity as PGP/MIME (multipart/signed) or encrypt (and sign) it to
+ * the given fingerprints. */
+GMimeObject *crypto_sign_mime(GMimeObject *entity, const char *signer, GError **err);
+GMimeObject *crypto_encrypt_mime(GMimeObject *entity, const char *signer,
+				 GPtrArray *recipients /* char* fpr */, GError **err);
+/* Clearsign text (inline). */
+vulnid_status crypto_clearsign(const char *text, const char *signer, char **out, GError **err);
+/* Detached armored signature over data (for exports). */
+vulnid_status crypto_sign_detached(GBytes *data, const char *signer, GBytes **sig, GError **err);
+/* Verify a detached signature against the keyring in home (or the current
+ * one when home is NULL); *fpr is the good signer. */
+vulnid_status crypto_verify_detached(const char *home, GBytes *data, GBytes *sig,
+				     char **fpr, GError **err);
+
+/* Encrypt bytes to the robot's own key (sealed content) and back. */
+vulnid_status crypto_seal(GBytes *clear, const char *robot_fpr, GBytes **sealed, GError **err);
+vulnid_status crypto_unseal(GBytes *sealed, GBytes **clear, GError **err);
+
+#endif

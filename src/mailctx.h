@@ -1,0 +1,47 @@
+/* mailctx.h - what every step of handling one incoming mail shares
+ *
+ * intake.c owns the flow (spool, parse, one transaction); the steps that
+ * act on entries (lifecycle.c) get this context and the helpers below,
+ * and run inside the same transaction. */
+#ifndef VULNID_MAILCTX_H
+#define VULNID_MAILCTX_H
+
+#include <glib.h>
+
+#include "config.h"
+#include "crypto.h"
+#include "intake.h"
+#include "message.h"
+#include "status.h"
+#include "store.h"
+
+typedef struct {
+	const vulnid_config *cfg;
+	const intake_envelope *env;
+	store *st;
+	message *m;
+	gint64 msg_row;		/* the archived message */
+	char *now;		/* RFC 3339, the time of this mail's handling */
+	GDateTime *now_dt;
+	const char *envelope_sender;
+	const char *recipient;	/* envelope recipient (or Delivered-To/To) */
+	intake_result *res;
+	/* How the mail was authenticated (recorded on every record). */
+	char *auth_json;	/* {"method":"pgp",...} or {"method":"none"} */
+	const char *signer;	/* fingerprint of the valid signer, or NULL */
+} mail_ctx;
+
+/* Template values every reply has (request_address, domain, prefix, date,
+ * subject, message_id). */
+GHashTable *mail_template_vars(const mail_ctx *c);
+
+/* Queue template tmpl to the sender of the mail (Reply-To, From, else the
+ * envelope sender), threaded to it, and audit "replied".  No address: no
+ * reply, and no error. */
+vulnid_status mail_reply(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
+			 const char *entry_id, const char *reply_to, GError **err);
+
+/* Set the mail aside with a reason (and audit it); no reply. */
+vulnid_status mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err);
+
+#endif
