@@ -10,6 +10,7 @@
 
 #include "audit.h"
 #include "cli.h"
+#include "crypto.h"
 #include "ids.h"
 
 static char *
@@ -51,8 +52,12 @@ cmd_init(const cli_global *g, int argc, char **argv)
 	g_autoptr(store) st = NULL;
 	g_autoptr(GError) err = NULL;
 	vulnid_status s;
+	g_autofree char *key_algo = NULL;
+	g_autofree char *fpr = NULL;
 	GOptionEntry entries[] = {
 		{ "prefix", 0, 0, G_OPTION_ARG_STRING, &prefix, "identifier prefix (default VULN)", "P" },
+		{ "key-algo", 0, 0, G_OPTION_ARG_STRING, &key_algo,
+		  "the robot key: ed25519 (default, with a cv25519 subkey) or rsa3072", "ALGO" },
 		{ "domain", 0, 0, G_OPTION_ARG_STRING, &domain, "mail domain of the robot", "D" },
 		{ NULL }
 	};
@@ -62,6 +67,10 @@ cmd_init(const cli_global *g, int argc, char **argv)
 		return EX_USAGE;
 	if (argc != 2) {
 		fprintf(stderr, "vulnid: usage: vulnid init [--prefix P] [--domain D] DIR\n");
+		return EX_USAGE;
+	}
+	if (key_algo != NULL && strcmp(key_algo, "ed25519") != 0 && strcmp(key_algo, "rsa3072") != 0) {
+		fprintf(stderr, "vulnid: --key-algo must be ed25519 or rsa3072\n");
 		return EX_USAGE;
 	}
 	upper = g_ascii_strup(prefix != NULL ? prefix : "VULN", -1);
@@ -108,10 +117,16 @@ cmd_init(const cli_global *g, int argc, char **argv)
 	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_CREATE, &st, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
+	s = crypto_generate_robot_key(cfg->gnupg_home, cfg->request_address, key_algo, &fpr, &err);
+	if (s == VULNID_OK)
+		s = crypto_set_home(cfg->gnupg_home, &err);
+	if (s != VULNID_OK)
+		return cli_fail(s, err);
 	{
 		g_autoptr(audit_event) ev = audit_event_new("init", NULL, NULL);
 
 		audit_event_str(ev, "prefix", cfg->prefix);
+		audit_event_str(ev, "fingerprint", fpr);
 		audit_event_str(ev, "domain", cfg->domain);
 		audit_event_str(ev, "version", PACKAGE_VERSION);
 		s = audit_append_now(st, ev, &err);
@@ -124,5 +139,6 @@ cmd_init(const cli_global *g, int argc, char **argv)
 	printf("identifiers: %s-YYYY-NNNN\n", cfg->prefix);
 	printf("requests to: %s\n", cfg->request_address);
 	printf("configuration: %s\n", conf);
+	printf("robot key: %s\n", fpr);
 	return EX_OK;
 }

@@ -83,6 +83,9 @@ static const config_key config_keys[] = {
 	{ "announce", "digest", "none",
 	  "none: one announcement per entry; daily: one mail a day listing the\n"
 	  "day's entries, sent by vulnid tick." },
+	{ "crypto", "sign", "pgpmime",
+	  "How the robot signs what it sends: pgpmime (RFC 3156), inline\n"
+	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/." },
 	{ "templates", "dir", "",
 	  "Directory searched first for mail templates; empty means DIR/templates.\n"
 	  "Templates missing there come from the installed set." },
@@ -225,6 +228,8 @@ config_free(vulnid_config *cfg)
 	g_strfreev(cfg->announce_to);
 	g_free(cfg->announce_digest);
 	g_free(cfg->template_dir);
+	g_free(cfg->gnupg_home);
+	g_free(cfg->sign);
 	g_free(cfg);
 }
 
@@ -292,6 +297,7 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	cfg->db_path = g_build_filename(cfg->dir, "vulnid.db", NULL);
 	cfg->audit_path = g_build_filename(cfg->dir, "audit.log", NULL);
 	cfg->spool_dir = g_build_filename(cfg->dir, "tmp", NULL);
+	cfg->gnupg_home = g_build_filename(cfg->dir, "gnupg", NULL);
 
 #define STR(g, k, f) do { st = config_get_string(kf, g, k, &cfg->f, err); \
 		if (st != VULNID_OK) return st; } while (0)
@@ -323,6 +329,7 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	STR("delivery", "helo", helo);
 	STR("announce", "digest", announce_digest);
 	STR("templates", "dir", template_dir);
+	STR("crypto", "sign", sign);
 	st = config_get_bool(kf, "delivery", "tls_verify", &cfg->tls_verify, err);
 	if (st == VULNID_OK)
 		st = config_get_bool(kf, "notify", "vendors", &cfg->notify_vendors, err);
@@ -361,6 +368,10 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	if (strcmp(cfg->announce_digest, "none") != 0 && strcmp(cfg->announce_digest, "daily") != 0)
 		return vulnid_fail(err, VULNID_ERR_CONFIG,
 				   "[announce] digest must be none or daily, not '%s'", cfg->announce_digest);
+	if (strcmp(cfg->sign, "pgpmime") != 0 && strcmp(cfg->sign, "inline") != 0 &&
+	    strcmp(cfg->sign, "none") != 0)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[crypto] sign must be pgpmime, inline or none, not '%s'", cfg->sign);
 	if (strcmp(cfg->starttls, "no") != 0 && strcmp(cfg->starttls, "if-available") != 0 &&
 	    strcmp(cfg->starttls, "required") != 0)
 		return vulnid_fail(err, VULNID_ERR_CONFIG,

@@ -51,6 +51,9 @@ typedef struct {
 	char **announce_to;	/* list addresses (NULL-terminated, maybe empty) */
 	char *announce_digest;	/* none or daily */
 
+	char *gnupg_home;	/* the robot's keyring, DIR/gnupg */
+	char *sign;		/* pgpmime, inline or none */
+
 	char *template_dir;	/* operator's override directory, or NULL */
 } vulnid_config;
 

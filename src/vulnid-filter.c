@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "crypto.h"
 #include "intake.h"
 #include "message.h"
 #include "text.h"
@@ -73,7 +74,10 @@ main(int argc, char **argv)
 	}
 	env.sender = sender;
 	env.recipient = recipient;
+	crypto_preinit();
 	message_init();
+	if (g_file_test(cfg->gnupg_home, G_FILE_TEST_IS_DIR))
+		crypto_set_home(cfg->gnupg_home, NULL);
 	s = intake_message(cfg, STDIN_FILENO, &env, &res, &err);
 	if (s != VULNID_OK) {
 		g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "crypto.h"
 #include "message.h"
 
 static const cli_command commands[] = {
@@ -66,6 +67,7 @@ main(int argc, char **argv)
 	}
 	for (gsize k = 0; k < G_N_ELEMENTS(commands); k++)
 		if (strcmp(argv[i], commands[k].name) == 0) {
+			crypto_preinit();
 			message_init();
 			rc = commands[k].run(&g, argc - i, argv + i);
 			message_shutdown();

@@ -25,6 +25,10 @@ test_count=0
 test_failures=0
 
 test_cleanup() {
+	# gpg-agents of the instances' keyrings outlive their users
+	for h in "$TMP"/*/gnupg "$TMP"/*/*/gnupg "$TMP"/gnupg*; do
+		[ -d "$h" ] && gpgconf --homedir "$h" --kill all 2>/dev/null
+	done
 	for p in $BG_PIDS; do
 		kill "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
