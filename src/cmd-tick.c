@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "audit.h"
+#include "embargo.h"
 #include "cli.h"
 #include "notify.h"
 
@@ -14,11 +15,11 @@ cmd_tick(const cli_global *g, int argc, char **argv)
 	g_autoptr(store) st = NULL;
 	g_autoptr(GError) err = NULL;
 	vulnid_status s;
-	guint digests = 0;
+	guint digests = 0, released = 0;
 	int rc;
 
-	if (!cli_parse("", "Run what is due: the daily announcement digest, then the\n"
-		       "outgoing queue.", NULL, &argc, &argv))
+	if (!cli_parse("", "Run what is due: embargoes that end, the daily announcement\n"
+		       "digest, then the outgoing queue.", NULL, &argc, &argv))
 		return EX_USAGE;
 	if (argc != 1) {
 		fprintf(stderr, "vulnid: usage: vulnid tick\n");
@@ -27,6 +28,11 @@ cmd_tick(const cli_global *g, int argc, char **argv)
 	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
+	s = embargo_release_due(st, cfg, &released, &err);
+	if (s != VULNID_OK)
+		return cli_fail(s, err);
+	if (released > 0)
+		printf("released %u embargoed entr%s\n", released, released == 1 ? "y" : "ies");
 	s = notify_digest_run(st, cfg, &digests, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);

@@ -10,6 +10,7 @@
 
 #include "audit.h"
 #include "cli.h"
+#include "crypto.h"
 #include "text.h"
 #include "vendor.h"
 
@@ -21,6 +22,7 @@ static const char usage_text[] =
 	"       vulnid vendor domain NAME DOMAIN\n"
 	"       vulnid vendor contact NAME ADDR\n"
 	"       vulnid vendor remove-contact NAME ADDR\n"
+	"       vulnid vendor key NAME FILE\n"
 	"       vulnid vendor import-securitytxt DOMAIN FILE\n";
 
 static int
@@ -346,6 +348,32 @@ do_contact(store *st, change *c, GError **err)
 }
 
 static vulnid_status
+do_key(store *st, change *c, GError **err)
+{
+	g_autofree char *name = NULL;
+	g_autofree char *text = NULL;
+	g_autoptr(GPtrArray) fprs = NULL;
+	g_autoptr(GBytes) data = NULL;
+	gsize len;
+	gint64 id = 0;
+	vulnid_status s;
+
+	if ((s = lookup(st, c->name, &id, &name, err)) != VULNID_OK)
+		return s;
+	if (!g_file_get_contents(c->arg, &text, &len, NULL))
+		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "cannot read '%s'", c->arg);
+	data = g_bytes_new_take(g_steal_pointer(&text), len);
+	if ((s = crypto_import(data, &fprs, err)) != VULNID_OK)
+		return s;
+	if (fprs->len != 1)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "the file must hold exactly one key");
+	if ((s = vendor_set_key(st, id, g_ptr_array_index(fprs, 0), err)) != VULNID_OK)
+		return s;
+	report(c, "set the OpenPGP key of '", name, "'");
+	return VULNID_OK;
+}
+
+static vulnid_status
 do_remove_contact(store *st, change *c, GError **err)
 {
 	g_autofree char *name = NULL;
@@ -585,6 +613,7 @@ cmd_vendor(const cli_global *g, int argc, char **argv)
 		{ "domain", 2, "domain NAME DOMAIN", do_domain },
 		{ "contact", 2, "contact NAME ADDR", do_contact },
 		{ "remove-contact", 2, "remove-contact NAME ADDR", do_remove_contact },
+		{ "key", 2, "key NAME FILE", do_key },
 	};
 	g_autoptr(GString) rep = g_string_new(NULL);
 	const char *sub;

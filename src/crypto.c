@@ -390,8 +390,23 @@ import_into(const char *home, GBytes *data, GPtrArray *fprs, GError **err)
 	return VULNID_OK;
 }
 
+static vulnid_status crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out,
+					   GError **err);
+
 vulnid_status
 crypto_import(GBytes *data, GPtrArray **fprs_out, GError **err)
+{
+	return crypto_import_checked(data, NULL, fprs_out, err);
+}
+
+vulnid_status
+crypto_import_if_contains(GBytes *data, const char *required, GError **err)
+{
+	return crypto_import_checked(data, required, NULL, err);
+}
+
+static vulnid_status
+crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out, GError **err)
 {
 	g_autoptr(GPtrArray) fprs = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *scratch = NULL;
@@ -412,6 +427,16 @@ crypto_import(GBytes *data, GPtrArray **fprs_out, GError **err)
 	if (fprs->len == 0) {
 		s = vulnid_fail(err, VULNID_ERR_INVALID, "no OpenPGP public key in the data");
 		goto out;
+	}
+	if (required != NULL) {
+		gboolean found = FALSE;
+
+		for (guint i = 0; i < fprs->len; i++)
+			found |= g_ascii_strcasecmp(g_ptr_array_index(fprs, i), required) == 0;
+		if (!found) {
+			s = vulnid_fail(err, VULNID_ERR_NOTFOUND, "the key %s is not in the data", required);
+			goto out;
+		}
 	}
 	if (crypto_robot_fingerprint(&robot, NULL) == VULNID_OK)
 		for (guint i = 0; i < fprs->len; i++)
@@ -485,9 +510,9 @@ crypto_judge(crypto_signature *out, GMimeSignatureList *sigs)
 	int n = sigs != NULL ? g_mime_signature_list_length(sigs) : 0;
 
 	out->valid = FALSE;
+	out->key_missing = FALSE;
 	g_clear_pointer(&out->reason, g_free);
 	if (n == 0) {
-		out->present = out->present || FALSE;
 		if (out->present)
 			out->reason = g_strdup("the signature could not be read");
 		return;
@@ -515,6 +540,8 @@ crypto_judge(crypto_signature *out, GMimeSignatureList *sigs)
 			why = "the signature could not be checked";
 		else if (!is_fingerprint(fpr))
 			why = "the signing key is not known to this robot";
+		if (st & GMIME_SIGNATURE_STATUS_KEY_MISSING)
+			out->key_missing = TRUE;
 		if (i == 0 && fpr != NULL && out->fpr == NULL)
 			out->fpr = g_ascii_strup(fpr, -1);
 		if (why != NULL) {

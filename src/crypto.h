@@ -54,11 +54,16 @@ vulnid_status crypto_list_keys(GPtrArray **out /* crypto_key* */, GError **err);
  * already present come back.  Secret keys are never imported, and a key
  * with the robot's own fingerprint is refused. */
 vulnid_status crypto_import(GBytes *data, GPtrArray **fprs, GError **err);
+/* The same, but only when the data holds the key required (trust on first
+ * use: the key that made a signature, sent along with it); NOTFOUND when
+ * it does not. */
+vulnid_status crypto_import_if_contains(GBytes *data, const char *required, GError **err);
 
 /* What is known about the signature(s) on some content. */
 typedef struct {
 	gboolean present;	/* there was a signature at all */
 	gboolean valid;		/* authenticated: exactly one good signature by a known key */
+	gboolean key_missing;	/* good or bad, the key is not in the keyring */
 	char *fpr;		/* signer, when known */
 	char *reason;		/* why not valid (for the reply), or NULL */
 	GBytes *raw;		/* the signature as received */

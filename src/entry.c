@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "canonjson.h"
+#include "crypto.h"
 #include "entry.h"
 #include "ids.h"
 
@@ -601,4 +602,99 @@ JsonNode *
 entry_to_public_json(const entry *e)
 {
 	return entry_json(e, TRUE);
+}
+
+char *
+entry_embargo(const entry *e)
+{
+	char *v = entry_field(e, "Embargo");
+
+	if (v != NULL)
+		return v;
+	return g_strdup(e->embargo);
+}
+
+vulnid_status
+entry_record_from_canonical(entry_record *r, const char *canonical, GError **err)
+{
+	g_autoptr(JsonParser) p = json_parser_new();
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+	JsonObject *o;
+	JsonNode *fields;
+	JsonArray *atts;
+	g_autofree char *check = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canonical, -1);
+
+	/* The sealed text must be what the commitment says. */
+	if (r->sha256 == NULL || strcmp(check, r->sha256) != 0)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "sealed content of record %" G_GINT64_FORMAT
+				   " does not match its commitment", r->seq);
+	if (!json_parser_load_from_data(p, canonical, -1, NULL) ||
+	    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "sealed content is not a record");
+	o = json_node_get_object(json_parser_get_root(p));
+	fields = json_object_get_member(o, "fields");
+	g_free(r->subject);
+	r->subject = json_object_has_member(o, "subject") && !json_object_get_null_member(o, "subject")
+		     ? g_strdup(json_object_get_string_member(o, "subject")) : NULL;
+	g_free(r->body);
+	r->body = g_strdup(json_object_get_string_member(o, "body"));
+	g_free(r->fields);
+	if (fields != NULL && JSON_NODE_HOLDS_ARRAY(fields)) {
+		/* back to the canonical form the records table uses */
+		GString *f = g_string_new("[");
+		JsonArray *a = json_node_get_array(fields);
+
+		for (guint i = 0; i < json_array_get_length(a); i++) {
+			JsonArray *kv = json_array_get_array_element(a, i);
+
+			if (i > 0)
+				g_string_append_c(f, ',');
+			g_string_append_c(f, '[');
+			canonjson_string(f, json_array_get_string_element(kv, 0));
+			g_string_append_c(f, ',');
+			canonjson_string(f, json_array_get_string_element(kv, 1));
+			g_string_append_c(f, ']');
+		}
+		g_string_append_c(f, ']');
+		r->fields = g_string_free(f, FALSE);
+	} else
+		r->fields = g_strdup("[]");
+	g_ptr_array_set_size(r->attachments, 0);
+	atts = json_object_get_array_member(o, "attachments");
+	for (guint i = 0; atts != NULL && i < json_array_get_length(atts); i++) {
+		JsonObject *ao = json_array_get_object_element(atts, i);
+		entry_attachment *a = g_new0(entry_attachment, 1);
+
+		a->sha256 = g_strdup(json_object_get_string_member(ao, "sha256"));
+		a->size = json_object_get_int_member(ao, "size");
+		a->content_type = g_strdup(json_object_get_string_member(ao, "content_type"));
+		a->filename = json_object_get_null_member(ao, "filename") ? NULL
+			      : g_strdup(json_object_get_string_member(ao, "filename"));
+		g_ptr_array_add(r->attachments, a);
+	}
+	return VULNID_OK;
+}
+
+vulnid_status
+entry_unseal(entry *e, GError **err)
+{
+	for (guint i = 0; i < e->records->len; i++) {
+		entry_record *r = g_ptr_array_index(e->records, i);
+		g_autoptr(GBytes) sealed = NULL;
+		g_autoptr(GBytes) clear = NULL;
+		g_autofree char *text = NULL;
+		vulnid_status s;
+
+		if (r->sealed == NULL || r->disclosed)
+			continue;
+		sealed = g_bytes_new(r->sealed, strlen(r->sealed));
+		s = crypto_unseal(sealed, &clear, err);
+		if (s != VULNID_OK)
+			return s;
+		text = g_strndup(g_bytes_get_data(clear, NULL), g_bytes_get_size(clear));
+		s = entry_record_from_canonical(r, text, err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	return VULNID_OK;
 }

@@ -67,6 +67,18 @@ char *entry_field(const entry *e, const char *key);
  * embargoed entry is a stub (id, created, embargo, commitment); the
  * addresses of anonymous researchers are left out; sealed content never. */
 JsonNode *entry_to_public_json(const entry *e);
+/* The embargo in force: the latest Embargo field of the records, else the
+ * one requested; NULL when there is none. */
+char *entry_embargo(const entry *e);
+
+/* Decrypt sealed records in memory (the robot's own use: vendor
+ * notifications encrypted to a vendor key, release).  The entry stays
+ * embargoed; *canonical gets record seq 1's canonical text if sealed. */
+vulnid_status entry_unseal(entry *e, GError **err);
+
+/* Fill record r's content from canonical record text (as sealed). */
+vulnid_status entry_record_from_canonical(entry_record *r, const char *canonical, GError **err);
+
 /* Whether the creator asked for anonymity. */
 gboolean entry_is_anonymous(const entry *e);
 

@@ -51,6 +51,8 @@ intake_result_free(intake_result *r)
 	g_free(r);
 }
 
+static char *auth_sentence(const message *m);
+
 GHashTable *
 mail_template_vars(const mail_ctx *c)
 {
@@ -62,6 +64,13 @@ mail_template_vars(const mail_ctx *c)
 	g_hash_table_insert(v, "date", g_strdup(c->now));
 	g_hash_table_insert(v, "subject", g_strdup(c->m->subject != NULL ? c->m->subject : ""));
 	g_hash_table_insert(v, "message_id", g_strdup(c->m->message_id != NULL ? c->m->message_id : "(none)"));
+	g_hash_table_insert(v, "auth", auth_sentence(c->m));
+	{
+		g_autofree char *fpr = NULL;
+
+		if (crypto_home() != NULL && crypto_robot_fingerprint(&fpr, NULL) == VULNID_OK)
+			g_hash_table_insert(v, "robot_fpr", g_strdup_printf("OpenPGP key %s", fpr));
+	}
 	return v;
 }
 
@@ -69,6 +78,14 @@ mail_template_vars(const mail_ctx *c)
 vulnid_status
 mail_reply(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
 	     const char *entry_id, const char *reply_to, GError **err)
+{
+	return mail_reply_encrypted(c, kind, tmpl, vars, entry_id, reply_to, NULL, err);
+}
+
+vulnid_status
+mail_reply_encrypted(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
+		     const char *entry_id, const char *reply_to, const char *const *encrypt_to,
+		     GError **err)
 {
 	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
 	outbox_mail mail = { 0 };
@@ -86,6 +103,7 @@ mail_reply(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
 	mail.in_reply_to = c->m->message_id;
 	mail.references = c->m->references;
 	mail.bulk = TRUE;
+	mail.encrypt_to = encrypt_to;
 	s = notify_queue_template(c->st, c->cfg, c->msg_row, tmpl, vars, &mail, &id, err);
 	if (s != VULNID_OK)
 		return s;
@@ -175,9 +193,51 @@ intake_help(intake_ctx *c, GError **err)
 	return mail_reply(c, "help", "help.txt", vars, NULL, NULL, err);
 }
 
+/* The robot's public key, as an application/pgp-keys attachment. */
+static vulnid_status
+intake_key(intake_ctx *c, GError **err)
+{
+	g_autoptr(GHashTable) vars = mail_template_vars(c);
+	g_autoptr(GBytes) key = NULL;
+	g_autofree char *fpr = NULL;
+	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
+	outbox_mail mail = { 0 };
+	vulnid_status s;
+	gint64 id;
+
+	c->res->outcome = INTAKE_HELP;
+	if (to == NULL || !config_address_valid(to))
+		return VULNID_OK;
+	s = crypto_robot_fingerprint(&fpr, err);
+	if (s == VULNID_OK)
+		s = crypto_export_public(fpr, &key, err);
+	if (s != VULNID_OK)
+		return s;
+	g_hash_table_insert(vars, "fingerprint", g_strdup(fpr));
+	mail.kind = "key";
+	mail.to_addr = to;
+	mail.in_reply_to = c->m->message_id;
+	mail.references = c->m->references;
+	mail.bulk = TRUE;
+	mail.attachment = key;
+	mail.attachment_type = "application/pgp-keys";
+	mail.attachment_name = "vulnid.asc";
+	s = notify_queue_template(c->st, c->cfg, c->msg_row, "key.txt", vars, &mail, &id, err);
+	if (s != VULNID_OK)
+		return s;
+	{
+		g_autoptr(audit_event) ev = audit_event_new("replied", NULL, c->m->message_id);
+
+		audit_event_str(ev, "kind", "key");
+		audit_event_str(ev, "to", to);
+		audit_event_int(ev, "outbox", id);
+		return audit_append(c->st, ev, err);
+	}
+}
+
 /* Archive the attachments once; each entry's first record lists them. */
 static vulnid_status
-intake_store_attachments(intake_ctx *c, GPtrArray *out, GError **err)
+intake_store_attachments(intake_ctx *c, GPtrArray *out, gboolean store_blobs, GError **err)
 {
 	for (guint i = 0; i < c->m->attachments->len; i++) {
 		const message_attachment *a = g_ptr_array_index(c->m->attachments, i);
@@ -190,7 +250,10 @@ intake_store_attachments(intake_ctx *c, GPtrArray *out, GError **err)
 		s = message_attachment_spool(a, c->cfg->spool_dir, &fd, &ea->size, sha, err);
 		if (s != VULNID_OK)
 			return s;
-		s = store_blob_put_fd(c->st, fd, ea->size, sha, err);
+		/* Sealed mail: the bytes stay inside the sealed message until
+		 * release; only what the commitment covers is computed. */
+		if (store_blobs)
+			s = store_blob_put_fd(c->st, fd, ea->size, sha, err);
 		close(fd);
 		if (s != VULNID_OK)
 			return s;
@@ -237,6 +300,51 @@ describe_block(GString *out, const vulnid_config *cfg, const char *id, const cha
 	g_string_append_c(out, '\n');
 }
 
+static void
+describe_sealed(GString *out, const vulnid_config *cfg, const char *id, const char *digest,
+		const char *embargo, const char *token)
+{
+	g_string_append_printf(out, "  %s\n", id);
+	g_string_append_printf(out, "    commitment:  %s\n", digest);
+	g_string_append_printf(out, "    embargo:     %s\n", g_ascii_strcasecmp(embargo, "yes") == 0
+			       ? "until you release it" : embargo);
+	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, id, cfg->domain);
+	if (token != NULL)
+		g_string_append_printf(out, "    token:       %s\n"
+				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
+				       "                 to the entry proves that you created it)\n", token, token);
+	g_string_append_c(out, '\n');
+}
+
+static gboolean
+block_embargoed(const request_block *b)
+{
+	const char *emb = request_block_get(b, "Embargo");
+
+	return emb != NULL && g_ascii_strcasecmp(emb, "no") != 0;
+}
+
+gboolean
+intake_request_embargoed(const request *r)
+{
+	for (guint i = 0; r != NULL && i < r->blocks->len; i++)
+		if (block_embargoed(g_ptr_array_index(r->blocks, i)))
+			return TRUE;
+	return FALSE;
+}
+
+/* The researcher's key, when the ack may quote embargoed content to it. */
+static const char *
+ack_encryption_key(const intake_ctx *c)
+{
+	g_autoptr(crypto_key) key = NULL;
+
+	if (c->signer == NULL || crypto_get_key(c->signer, &key, NULL) != VULNID_OK ||
+	    !key->can_encrypt || key->revoked || key->expired)
+		return NULL;
+	return c->signer;
+}
+
 static vulnid_status
 intake_assign(intake_ctx *c, const request *r, GError **err)
 {
@@ -246,25 +354,36 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	g_autoptr(GString) notes = g_string_new(NULL);
 	g_autoptr(GArray) blocks = NULL;
 	g_autofree char *blocks_spec = NULL;
+	g_autofree char *robot = NULL;
 	g_autoptr(GHashTable) vars = NULL;
-	g_autofree char *auth = g_strdup("{\"method\":\"none\"}");
+	const char *auth = c->auth_json;
 	g_autofree char *reply_to = NULL;
+	gboolean sealed_mail = intake_request_embargoed(r);
+	const char *encrypt_key = sealed_mail ? ack_encryption_key(c) : NULL;
 	int year = g_date_time_get_year(c->now_dt);
 	vulnid_status s;
 
 	blocks_spec = config_blocks_for_year(c->cfg, year);
 	if (!ids_blocks_parse(blocks_spec, &blocks, NULL))
 		return vulnid_fail(err, VULNID_ERR_CONFIG, "[ids] blocks_%d is invalid", year);
-	s = intake_store_attachments(c, attachments, err);
+	if (sealed_mail) {
+		/* Embargoed content is stored only encrypted to the robot. */
+		s = crypto_robot_fingerprint(&robot, err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	s = intake_store_attachments(c, attachments, !sealed_mail, err);
 	if (s != VULNID_OK)
 		return s;
 
 	for (guint bi = 0; bi < r->blocks->len; bi++) {
 		const request_block *b = g_ptr_array_index(r->blocks, bi);
+		gboolean embargoed = block_embargoed(b);
 		g_autofree char *fields = request_block_fields_json(b);
 		g_autofree char *id = NULL;
 		g_autofree char *canon = NULL;
 		g_autofree char *digest = NULL;
+		g_autofree char *sealed = NULL;
 		g_autoptr(audit_event) ev = NULL;
 		store_record rec = { 0 };
 		gint64 number, rec_row;
@@ -274,9 +393,22 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 			return s;
 		id = ids_format(c->cfg->prefix, year, number);
 		canon = entry_record_canonical(id, 1, c->now, "request", auth, c->m->subject,
-					       fields, b->description, attachments);
+					       fields, b->description,
+					       embargoed || !sealed_mail ? attachments : NULL);
+		/* For an embargoed entry the digest is the commitment: the hash
+		 * of the content that stays sealed until release. */
 		digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
-		s = store_entry_insert(c->st, id, year, number, digest, c->now, c->msg_row, err);
+		if (embargoed) {
+			g_autoptr(GBytes) clear = g_bytes_new(canon, strlen(canon));
+			g_autoptr(GBytes) ct = NULL;
+
+			s = crypto_seal(clear, robot, &ct, err);
+			if (s != VULNID_OK)
+				return s;
+			sealed = g_strndup(g_bytes_get_data(ct, NULL), g_bytes_get_size(ct));
+		}
+		s = store_entry_insert(c->st, id, year, number, digest, c->now,
+				       embargoed ? request_block_get(b, "Embargo") : NULL, c->msg_row, err);
 		if (s != VULNID_OK)
 			return s;
 		rec.entry = id;
@@ -288,14 +420,15 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 		rec.author_name = c->m->from_name;
 		rec.role = "creator";
 		rec.auth = auth;
-		rec.subject = c->m->subject;
-		rec.fields = fields;
-		rec.body = b->description;
+		rec.subject = embargoed ? NULL : c->m->subject;
+		rec.fields = embargoed ? "[]" : fields;
+		rec.body = embargoed ? "" : b->description;
 		rec.sha256 = digest;
+		rec.sealed = sealed;
 		s = store_record_insert(c->st, &rec, &rec_row, err);
 		if (s != VULNID_OK)
 			return s;
-		for (guint i = 0; i < attachments->len; i++) {
+		for (guint i = 0; !sealed_mail && i < attachments->len; i++) {
 			const entry_attachment *a = g_ptr_array_index(attachments, i);
 
 			s = store_attachment_insert(c->st, rec_row, (int) i, a->filename, a->content_type,
@@ -306,7 +439,10 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 		ev = audit_event_new("assigned", id, c->m->message_id);
 		audit_event_str(ev, "digest", digest);
 		audit_event_int(ev, "block", bi + 1);
-		audit_event_str(ev, "title", request_block_title(b, c->m->subject));
+		if (embargoed)
+			audit_event_str(ev, "embargo", request_block_get(b, "Embargo"));
+		else
+			audit_event_str(ev, "title", request_block_title(b, c->m->subject));
 		s = audit_append(c->st, ev, err);
 		if (s != VULNID_OK)
 			return s;
@@ -324,7 +460,10 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 				if (s != VULNID_OK)
 					return s;
 			}
-			describe_block(entries, c->cfg, id, digest, b, c->m->subject, attachments->len, token);
+			if (embargoed && encrypt_key == NULL)
+				describe_sealed(entries, c->cfg, id, digest, request_block_get(b, "Embargo"), token);
+			else
+				describe_block(entries, c->cfg, id, digest, b, c->m->subject, attachments->len, token);
 		}
 		g_string_append_printf(idlist, "%s%s", idlist->len ? ", " : "", id);
 		g_ptr_array_add(c->res->ids, g_steal_pointer(&id));
@@ -335,24 +474,43 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	g_hash_table_insert(vars, "ids", g_strdup(idlist->str));
 	g_hash_table_insert(vars, "entries", g_strdup(entries->str));
 	g_hash_table_insert(vars, "count", g_strdup_printf("%u", c->res->ids->len));
+	/* A Subject travels in clear even in an encrypted mail. */
 	g_hash_table_insert(vars, "title",
-			    g_strdup(request_block_title(g_ptr_array_index(r->blocks, 0), c->m->subject)));
+			    g_strdup(sealed_mail ? "embargoed request"
+					       : request_block_title(g_ptr_array_index(r->blocks, 0), c->m->subject)));
 	g_hash_table_insert(vars, "identifiers",
 			    g_strdup(c->res->ids->len == 1 ? "identifier was" : "identifiers were"));
 	if (notes->len > 0)
 		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", notes->str));
-	if (r->warnings->len > 0) {
-		g_autofree char *w = join_lines(r->warnings, "  - ");
+	{
+		g_autoptr(GString) w = g_string_new(NULL);
 
-		g_hash_table_insert(vars, "warnings",
-				    g_strdup_printf("Please note:\n%s\n", w));
+		if (r->warnings->len > 0) {
+			g_autofree char *list = join_lines(r->warnings, "  - ");
+
+			g_string_append_printf(w, "Please note:\n%s\n", list);
+		}
+		if (sealed_mail && !c->m->decrypted)
+			g_string_append(w, "Warning: your request asked for an embargo but travelled unencrypted,\n"
+				       "so anyone on its way could read it. The robot keeps it encrypted from\n"
+				       "now on. Next time, encrypt to the robot's key (mail \"key\" to get it).\n\n");
+		if (sealed_mail && encrypt_key == NULL)
+			g_string_append(w, "The details of embargoed entries are not repeated here: this mail is\n"
+				       "not encrypted (sign your request with a key that can encrypt to get\n"
+				       "an encrypted acknowledgement).\n\n");
+		if (w->len > 0)
+			g_hash_table_insert(vars, "warnings", g_strdup(w->str));
 	}
 	if (c->res->ids->len == 1)
 		reply_to = g_strdup_printf("%s+%s@%s", c->cfg->request_local,
 					   (const char *) g_ptr_array_index(c->res->ids, 0), c->cfg->domain);
-	return mail_reply(c, "ack", "ack.txt", vars,
-			    c->res->ids->len == 1 ? g_ptr_array_index(c->res->ids, 0) : NULL,
-			    reply_to, err);
+	{
+		const char *enc[] = { encrypt_key, NULL };
+
+		return mail_reply_encrypted(c, "ack", "ack.txt", vars,
+					    c->res->ids->len == 1 ? g_ptr_array_index(c->res->ids, 0) : NULL,
+					    reply_to, encrypt_key != NULL ? enc : NULL, err);
+	}
 }
 
 /* Whether address is our envelope sender, plain or with a VERP token. */
@@ -457,6 +615,125 @@ intake_bounce(intake_ctx *c, const char *rcpt, GError **err)
 	return VULNID_OK;
 }
 
+/* How the mail is authenticated, as recorded on every record it makes:
+ * {"method":"pgp","fingerprint":F,"signature":SHA-256 of the raw
+ * signature,...} or {"method":"none",...}.  A note says when From is not
+ * one of the key's addresses: the key, not From, is the author. */
+static char *
+auth_json(const message *m, const char **signer)
+{
+	GString *s = g_string_new("{");
+	gboolean first = TRUE;
+
+	*signer = NULL;
+	if (m->sig->valid) {
+		g_autoptr(crypto_key) key = NULL;
+
+		canonjson_member_str(s, &first, "method", "pgp");
+		canonjson_member_str(s, &first, "fingerprint", m->sig->fpr);
+		if (m->sig->raw_sha256 != NULL)
+			canonjson_member_str(s, &first, "signature", m->sig->raw_sha256);
+		*signer = m->sig->fpr;
+		if (m->from_addr != NULL && crypto_get_key(m->sig->fpr, &key, NULL) == VULNID_OK) {
+			gboolean match = FALSE;
+
+			for (guint i = 0; i < key->emails->len; i++)
+				match |= g_ascii_strcasecmp(g_ptr_array_index(key->emails, i), m->from_addr) == 0;
+			if (!match)
+				canonjson_member_str(s, &first, "note",
+						     "From is not one of the signing key's user IDs");
+		}
+	} else {
+		canonjson_member_str(s, &first, "method", "none");
+		if (m->sig->present && m->sig->reason != NULL)
+			canonjson_member_str(s, &first, "reason", m->sig->reason);
+		else if (m->partial_signature)
+			canonjson_member_str(s, &first, "reason", "a signature covers only part of the mail");
+	}
+	if (m->decrypted) {
+		canonjson_key(s, &first, "encrypted");
+		g_string_append(s, "true");
+	}
+	g_string_append_c(s, '}');
+	return g_string_free(s, FALSE);
+}
+
+/* The sentence about authentication in replies. */
+static char *
+auth_sentence(const message *m)
+{
+	if (m->sig->valid)
+		return g_strdup_printf("Your mail was signed by the OpenPGP key %s%s; it is recorded\n"
+				       "as written by that key.\n\n", m->sig->fpr,
+				       m->decrypted ? " and arrived encrypted" : "");
+	if (m->sig->present)
+		return g_strdup_printf("Your mail carried an OpenPGP signature that was not accepted:\n"
+				       "%s.\nIt is recorded as unauthenticated.\n\n",
+				       m->sig->reason != NULL ? m->sig->reason : "unknown reason");
+	if (m->partial_signature)
+		return g_strdup("A signature in your mail covers only part of it (a signed part inside\n"
+				"another part, or a forwarded message), so it is recorded as\n"
+				"unauthenticated. Sign the whole mail.\n\n");
+	return g_strdup("");
+}
+
+/* Trust on first use: a signed mail that brings the key that made its
+ * signature, as an application/pgp-keys attachment, gets that key
+ * imported; the fingerprint is the identity. */
+static void
+intake_tofu(mail_ctx *c, char **imported)
+{
+	message *m = c->m;
+	g_autoptr(GError) e = NULL;
+
+	*imported = NULL;
+	if (!m->sig->present || m->sig->valid || !m->sig->key_missing || m->sig->fpr == NULL ||
+	    m->pgp_keys == NULL || crypto_home() == NULL)
+		return;
+	if (crypto_import_if_contains(m->pgp_keys, m->sig->fpr, &e) != VULNID_OK)
+		return;
+	message_reverify(m);
+	if (m->sig->valid)
+		*imported = g_strdup(m->sig->fpr);
+}
+
+/* Other keys in the keyring with an address the new key also claims. */
+static vulnid_status
+audit_key_import(mail_ctx *c, const char *fpr, GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("key-imported", NULL, c->m->message_id);
+	g_autoptr(crypto_key) key = NULL;
+	g_autoptr(GPtrArray) all = NULL;
+	vulnid_status s;
+
+	audit_event_str(ev, "fingerprint", fpr);
+	audit_event_str(ev, "source", "signed request (trust on first use)");
+	s = audit_append(c->st, ev, err);
+	if (s != VULNID_OK || crypto_get_key(fpr, &key, NULL) != VULNID_OK ||
+	    crypto_list_keys(&all, NULL) != VULNID_OK)
+		return s;
+	for (guint i = 0; i < all->len; i++) {
+		crypto_key *k = g_ptr_array_index(all, i);
+
+		if (g_ascii_strcasecmp(k->fpr, fpr) == 0)
+			continue;
+		for (guint j = 0; j < key->emails->len; j++)
+			for (guint l = 0; l < k->emails->len; l++)
+				if (strcmp(g_ptr_array_index(key->emails, j), g_ptr_array_index(k->emails, l)) == 0) {
+					g_autoptr(audit_event) w = audit_event_new("key-uid-conflict", NULL,
+										  c->m->message_id);
+
+					audit_event_str(w, "fingerprint", fpr);
+					audit_event_str(w, "other", k->fpr);
+					audit_event_str(w, "address", g_ptr_array_index(key->emails, j));
+					s = audit_append(c->st, w, err);
+					if (s != VULNID_OK)
+						return s;
+				}
+	}
+	return VULNID_OK;
+}
+
 /* Everything that happens in the transaction. */
 static vulnid_status
 intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
@@ -485,9 +762,19 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		return audit_append(c->st, ev, err);
 	}
 
-	s = store_blob_put_fd(c->st, sp->fd, sp->size, sp->raw_sha256, err);
-	if (s != VULNID_OK)
-		return s;
+	if (c->m->sig->present && c->m->sig->raw_sha256 != NULL) {
+		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM signatures WHERE sha256 = ?", &s, err);
+		int rc;
+
+		if (q == NULL)
+			return s;
+		sqlite3_bind_text(q, 1, c->m->sig->raw_sha256, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(q);
+		sqlite3_finalize(q);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return store_fail(c->st, rc, "signatures", err);
+		c->replay = rc == SQLITE_ROW;
+	}
 	rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
 	c->recipient = rcpt;
 	bounce = is_bounce_address(c->cfg, rcpt);
@@ -499,14 +786,14 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	}
 	/* Classify before anything is written: the disposition is part of
 	 * the append-only message row. */
-	if (!bounce && !automatic && c->m->problem == NULL) {
+	if (!bounce && !automatic && c->m->problem == NULL && !c->replay) {
 		s = lifecycle_route(c, &route, &entry_id, err);
 		if (s != VULNID_OK)
 			return s;
 	}
 	if (bounce)
 		sm.disposition = "bounce";
-	else if (automatic || c->m->problem != NULL)
+	else if (automatic || c->m->problem != NULL || c->replay)
 		sm.disposition = "quarantined";
 	else if (route == ROUTE_ENTRY)
 		sm.disposition = "entry";
@@ -518,8 +805,23 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
 
 		r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
-		sm.disposition = r->is_help ? "help" : r->errors->len > 0 ? "rejected" : "request";
+		sm.disposition = r->is_help ? "help" : r->is_key ? "key" : r->errors->len > 0 ? "rejected" : "request";
 	}
+	if (r != NULL && route == ROUTE_NEW && intake_request_embargoed(r) && !c->m->decrypted) {
+		/* An embargoed request that came in clear: from now on it is
+		 * kept only encrypted to the robot. */
+		g_autofree char *robot = NULL;
+
+		s = crypto_robot_fingerprint(&robot, err);
+		if (s == VULNID_OK)
+			s = store_blob_put_sealed(c->st, sp->fd, sp->size, sp->raw_sha256, robot, err);
+		sm.subject = NULL;
+	} else {
+		s = store_blob_put_fd(c->st, sp->fd, sp->size, sp->raw_sha256, err);
+		sm.subject = c->m->subject;
+	}
+	if (s != VULNID_OK)
+		return s;
 	sm.received = c->now;
 	sm.raw_sha256 = sp->raw_sha256;
 	sm.dedup_key = key;
@@ -527,7 +829,6 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	sm.envelope_from = c->envelope_sender;
 	sm.envelope_to = rcpt;
 	sm.from_addr = c->m->from_addr;
-	sm.subject = c->m->subject;
 	s = store_message_insert(c->st, &sm, &c->msg_row, err);
 	if (s != VULNID_OK)
 		return s;
@@ -544,8 +845,38 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	if (s != VULNID_OK)
 		return s;
 
+	if (c->m->sig->present && c->m->sig->raw != NULL && !c->replay) {
+		char sha[65];
+		sqlite3_stmt *ins;
+		int rc;
+
+		s = store_blob_put_mem(c->st, g_bytes_get_data(c->m->sig->raw, NULL),
+				       g_bytes_get_size(c->m->sig->raw), sha, err);
+		if (s != VULNID_OK)
+			return s;
+		ins = store_prepare(c->st, "INSERT INTO signatures (sha256, fingerprint, message, created)"
+				    " VALUES (?, ?, ?, ?)", &s, err);
+		if (ins == NULL)
+			return s;
+		sqlite3_bind_text(ins, 1, sha, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(ins, 2, c->m->sig->fpr, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(ins, 3, c->msg_row);
+		sqlite3_bind_text(ins, 4, c->now, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(ins);
+		sqlite3_finalize(ins);
+		if (rc != SQLITE_DONE)
+			return store_fail(c->st, rc, "signatures", err);
+	}
+	if (c->imported_key != NULL) {
+		s = audit_key_import(c, c->imported_key, err);
+		if (s != VULNID_OK)
+			return s;
+	}
 	if (bounce)
 		return intake_bounce(c, rcpt, err);
+	if (c->replay)
+		return mail_quarantine(c, "replay", "its signature was processed before; "
+				       "a replayed signed mail has no effect", err);
 	if (automatic)
 		return mail_quarantine(c, "automatic", why, err);
 	if (c->m->problem != NULL)
@@ -554,6 +885,8 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		return lifecycle_handle(c, route, entry_id, err);
 	if (r->is_help)
 		return intake_help(c, err);
+	if (r->is_key)
+		return intake_key(c, err);
 	if (r->errors->len > 0)
 		return intake_rejected(c, r, err);
 	return intake_assign(c, r, err);
@@ -601,6 +934,8 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 		cfg->max_line_length, cfg->max_parts, cfg->max_depth,
 	};
 	intake_ctx c = { 0 };
+	g_autofree char *imported = NULL;
+	g_autofree char *auth = NULL;
 	gboolean duplicate = FALSE;
 	vulnid_status s;
 
@@ -626,6 +961,10 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	c.now_dt = now_dt;
 	c.res = res;
 	c.envelope_sender = env->sender != NULL ? env->sender : sp->mbox_sender;
+	intake_tofu(&c, &imported);
+	c.imported_key = imported;
+	auth = auth_json(m, &c.signer);
+	c.auth_json = auth;
 
 	s = store_begin(st, err);
 	if (s != VULNID_OK)

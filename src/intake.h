@@ -33,6 +33,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(intake_result, intake_result_free)
 
 const char *intake_outcome_str(intake_outcome o);
 
+struct request;
+/* Whether any block of a parsed request asks for an embargo. */
+gboolean intake_request_embargoed(const struct request *r);
+
 /* Handle one mail read from in_fd.  On any status but VULNID_OK nothing
  * was recorded and the MTA must retry (or bounce, for VULNID_ERR_TOOBIG). */
 vulnid_status intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,

@@ -29,6 +29,8 @@ typedef struct {
 	/* How the mail was authenticated (recorded on every record). */
 	char *auth_json;	/* {"method":"pgp",...} or {"method":"none"} */
 	const char *signer;	/* fingerprint of the valid signer, or NULL */
+	char *imported_key;	/* key imported on first use for this mail, or NULL */
+	gboolean replay;	/* its signature was acted on before */
 } mail_ctx;
 
 /* Template values every reply has (request_address, domain, prefix, date,
@@ -40,6 +42,11 @@ GHashTable *mail_template_vars(const mail_ctx *c);
  * reply, and no error. */
 vulnid_status mail_reply(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
 			 const char *entry_id, const char *reply_to, GError **err);
+
+/* The same, encrypted (and signed) to the given fingerprints. */
+vulnid_status mail_reply_encrypted(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
+				   const char *entry_id, const char *reply_to,
+				   const char *const *encrypt_to, GError **err);
 
 /* Set the mail aside with a reason (and audit it); no reply. */
 vulnid_status mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err);

@@ -389,6 +389,24 @@ is_attachment_disposition(GMimeObject *o)
 }
 
 static void
+keep_pgp_keys(message *m, GMimeObject *o)
+{
+	GMimeDataWrapper *w;
+	g_autoptr(GMimeStream) mem = NULL;
+	GByteArray *b;
+
+	if (m->pgp_keys != NULL || !GMIME_IS_PART(o) || !content_is(o, "application", "pgp-keys"))
+		return;
+	w = g_mime_part_get_content(GMIME_PART(o));
+	mem = g_mime_stream_mem_new();
+	if (w == NULL || g_mime_data_wrapper_write_to_stream(w, mem) < 0)
+		return;
+	b = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+	if (b->len > 0 && b->len < 1024 * 1024)
+		m->pgp_keys = g_bytes_new(b->data, b->len);
+}
+
+static void
 add_attachment(message *m, GMimeObject *o)
 {
 	message_attachment *a = g_new0(message_attachment, 1);
@@ -416,6 +434,7 @@ add_attachment(message *m, GMimeObject *o)
 		a->content_type = g_strdup("application/octet-stream");
 	a->object = g_object_ref(o);
 	g_ptr_array_add(m->attachments, a);
+	keep_pgp_keys(m, o);
 }
 
 static void
@@ -503,8 +522,12 @@ walk(walk_state *ws, GMimeObject *o, guint depth, gboolean in_alternative, gbool
 		gboolean alt = content_is(o, "multipart", "alternative");
 		int n = g_mime_multipart_get_count(mp);
 
-		if (GMIME_IS_MULTIPART_ENCRYPTED(o) && top && depth == 0)
-			m->encrypted = TRUE;
+		/* Signed or encrypted parts below the top are never verified or
+		 * decrypted: the robot is no oracle for captured mail. */
+		if (GMIME_IS_MULTIPART_ENCRYPTED(o))
+			m->encrypted = m->encrypted || depth == 0;
+		if (GMIME_IS_MULTIPART_SIGNED(o) && o != ws->m->signed_object)
+			m->partial_signature = TRUE;
 		for (int i = 0; i < n; i++)
 			walk(ws, g_mime_multipart_get_part(mp, i), depth + 1, alt, top);
 		return;
@@ -519,7 +542,7 @@ walk(walk_state *ws, GMimeObject *o, guint depth, gboolean in_alternative, gbool
 			if (ws->plain == NULL) {
 				/* Inline OpenPGP ciphertext is not text to read. */
 				if (g_mime_part_get_openpgp_data(GMIME_PART(o)) == GMIME_OPENPGP_DATA_ENCRYPTED &&
-				    depth == 0)
+				    depth == 0 && !m->decrypted)
 					m->encrypted = TRUE;
 				ws->plain = o;
 				return;
@@ -623,6 +646,205 @@ collect_headers(message *m)
 		m->delivered_to = first_mailbox(g_mime_message_get_to(m->mime), NULL);
 }
 
+/* --- OpenPGP at the top ---------------------------------------------------- */
+
+static GBytes *
+part_bytes(GMimeObject *o)
+{
+	GMimeDataWrapper *w = GMIME_IS_PART(o) ? g_mime_part_get_content(GMIME_PART(o)) : NULL;
+	g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
+	GByteArray *b;
+
+	if (w == NULL || g_mime_data_wrapper_write_to_stream(w, mem) < 0)
+		return g_bytes_new(NULL, 0);
+	b = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+	return g_bytes_new(b->data, b->len);
+}
+
+static void
+set_raw_signature(message *m, GBytes *raw)
+{
+	if (m->sig->raw != NULL)
+		g_bytes_unref(m->sig->raw);
+	m->sig->raw = raw;
+	g_free(m->sig->raw_sha256);
+	m->sig->raw_sha256 = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, raw);
+}
+
+/* Whether text is one armored block of the given kind and nothing else. */
+static gboolean
+whole_armor(GBytes *text, const char *begin, const char *end)
+{
+	gsize n;
+	const char *p = g_bytes_get_data(text, &n);
+	g_autofree char *t = NULL;
+
+	if (p == NULL || n == 0 || memchr(p, '\0', n) != NULL)
+		return FALSE;
+	t = g_strstrip(g_strndup(p, n));
+	return g_str_has_prefix(t, begin) && g_str_has_suffix(t, end);
+}
+
+static void
+verify_signed(message *m)
+{
+	g_autoptr(GError) e = NULL;
+	GMimeSignatureList *sigs = NULL;
+
+	if (GMIME_IS_MULTIPART_SIGNED(m->signed_object))
+		sigs = g_mime_multipart_signed_verify(GMIME_MULTIPART_SIGNED(m->signed_object),
+						      GMIME_VERIFY_NONE, &e);
+	else if (GMIME_IS_PART(m->signed_object))
+		sigs = g_mime_part_openpgp_verify(GMIME_PART(m->signed_object), GMIME_VERIFY_NONE, &e);
+	m->sig->present = TRUE;
+	if (sigs == NULL) {
+		g_free(m->sig->reason);
+		m->sig->reason = g_strdup_printf("the signature could not be checked (%s)",
+						 e != NULL ? e->message : "no signature found");
+		m->sig->valid = FALSE;
+		return;
+	}
+	crypto_judge(m->sig, sigs);
+	g_object_unref(sigs);
+}
+
+void
+message_reverify(message *m)
+{
+	if (m->signed_object == NULL)
+		return;
+	if (GMIME_IS_PART(m->signed_object) && m->sig->raw != NULL) {
+		/* The inline verify replaced the content: put the armor back. */
+		g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
+		GMimeDataWrapper *w;
+
+		g_mime_stream_write(mem, g_bytes_get_data(m->sig->raw, NULL), g_bytes_get_size(m->sig->raw));
+		g_mime_stream_reset(mem);
+		w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
+		g_mime_part_set_content(GMIME_PART(m->signed_object), w);
+		g_object_unref(w);
+	}
+	g_clear_pointer(&m->sig->fpr, g_free);
+	verify_signed(m);
+}
+
+/* Check and open what sits at the top of the message: a PGP/MIME
+ * encrypted or signed body, or one inline OpenPGP block.  Only this is
+ * ever decrypted or counted as signed.  Returns the entity to read the
+ * text from. */
+static GMimeObject *
+open_top(message *m, GMimeObject *top)
+{
+	GMimeObject *body = top;
+	GMimeContentType *ct;
+
+	if (GMIME_IS_MULTIPART_ENCRYPTED(top)) {
+		g_autoptr(GError) e = NULL;
+		GMimeDecryptResult *res = NULL;
+		const char *proto;
+		GMimeObject *clear;
+
+		ct = g_mime_object_get_content_type(top);
+		proto = ct != NULL ? g_mime_content_type_get_parameter(ct, "protocol") : NULL;
+		if (proto == NULL || g_ascii_strcasecmp(proto, "application/pgp-encrypted") != 0) {
+			message_add_problem(m, "encrypted", "the mail is encrypted with something other than "
+					    "OpenPGP (protocol application/pgp-encrypted)");
+			return top;
+		}
+		clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(top), GMIME_DECRYPT_NONE,
+							   NULL, &res, &e);
+		if (clear == NULL) {
+			message_add_problem(m, "decrypt-failed",
+					    "the mail could not be decrypted (%s): encrypt it to this robot's "
+					    "key (mail the word \"key\" to get it), with integrity protection",
+					    e != NULL ? e->message : "unknown error");
+			if (res != NULL)
+				g_object_unref(res);
+			return top;
+		}
+		m->decrypted = TRUE;
+		m->clear = clear;
+		body = clear;
+		if (!GMIME_IS_MULTIPART_SIGNED(clear) && res != NULL) {
+			GMimeSignatureList *sigs = g_mime_decrypt_result_get_signatures(res);
+
+			if (sigs != NULL && g_mime_signature_list_length(sigs) > 0) {
+				GMimeObject *enc = g_mime_multipart_get_part(GMIME_MULTIPART(top), 1);
+
+				crypto_judge(m->sig, sigs);
+				if (enc != NULL)
+					set_raw_signature(m, part_bytes(enc));
+			}
+		}
+		if (res != NULL)
+			g_object_unref(res);
+	}
+	if (GMIME_IS_MULTIPART_SIGNED(body)) {
+		const char *proto, *micalg;
+
+		ct = g_mime_object_get_content_type(body);
+		proto = ct != NULL ? g_mime_content_type_get_parameter(ct, "protocol") : NULL;
+		micalg = ct != NULL ? g_mime_content_type_get_parameter(ct, "micalg") : NULL;
+		m->signed_object = g_object_ref(body);
+		m->sig->present = TRUE;
+		if (proto == NULL || g_ascii_strcasecmp(proto, "application/pgp-signature") != 0 ||
+		    micalg == NULL || g_ascii_strncasecmp(micalg, "pgp-", 4) != 0 ||
+		    g_mime_multipart_get_count(GMIME_MULTIPART(body)) != 2) {
+			m->sig->reason = g_strdup("the multipart/signed parameters are wrong (protocol must "
+						  "be application/pgp-signature and micalg pgp-*, with two parts)");
+			return body;
+		}
+		set_raw_signature(m, part_bytes(g_mime_multipart_get_part(GMIME_MULTIPART(body), 1)));
+		verify_signed(m);
+		return g_mime_multipart_get_part(GMIME_MULTIPART(body), 0);
+	}
+	if (GMIME_IS_PART(body) && content_is(body, "text", "plain") && !is_attachment_disposition(body)) {
+		GMimeOpenPGPData kind = g_mime_part_get_openpgp_data(GMIME_PART(body));
+		g_autoptr(GBytes) text = NULL;
+
+		if (kind == GMIME_OPENPGP_DATA_SIGNED) {
+			text = part_bytes(body);
+			m->sig->present = TRUE;
+			if (!whole_armor(text, "-----BEGIN PGP SIGNED MESSAGE-----", "-----END PGP SIGNATURE-----")) {
+				m->sig->reason = g_strdup("there is text before or after the signed block, "
+							  "which the signature does not cover");
+				return body;
+			}
+			m->signed_object = g_object_ref(body);
+			set_raw_signature(m, g_bytes_ref(text));
+			verify_signed(m);
+		} else if (kind == GMIME_OPENPGP_DATA_ENCRYPTED && body == top) {
+			g_autoptr(GError) e = NULL;
+			GMimeDecryptResult *res;
+
+			text = part_bytes(body);
+			if (!whole_armor(text, "-----BEGIN PGP MESSAGE-----", "-----END PGP MESSAGE-----")) {
+				m->encrypted = TRUE;
+				return body;
+			}
+			res = g_mime_part_openpgp_decrypt(GMIME_PART(body), GMIME_DECRYPT_NONE, NULL, &e);
+			if (res == NULL) {
+				message_add_problem(m, "decrypt-failed",
+						    "the mail could not be decrypted (%s): encrypt it to this robot's "
+						    "key (mail the word \"key\" to get it), with integrity protection",
+						    e != NULL ? e->message : "unknown error");
+				return body;
+			}
+			m->decrypted = TRUE;
+			{
+				GMimeSignatureList *sigs = g_mime_decrypt_result_get_signatures(res);
+
+				if (sigs != NULL && g_mime_signature_list_length(sigs) > 0) {
+					crypto_judge(m->sig, sigs);
+					set_raw_signature(m, g_bytes_ref(text));
+				}
+			}
+			g_object_unref(res);
+		}
+	}
+	return body;
+}
+
 vulnid_status
 message_parse(message_spool *sp, const message_limits *lim, message **out, GError **err)
 {
@@ -639,6 +861,7 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 	m->references = g_ptr_array_new_with_free_func(g_free);
 	m->x_loop = g_ptr_array_new_with_free_func(g_free);
 	m->attachments = g_ptr_array_new_with_free_func(attachment_free);
+	m->sig = crypto_signature_new();
 
 	if (sp->longest_header > lim->max_header_size)
 		message_add_problem(m, "header-too-long",
@@ -685,8 +908,11 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 	}
 	ws.m = m;
 	ws.lim = lim;
-	if (g_mime_message_get_mime_part(m->mime) != NULL)
-		walk(&ws, g_mime_message_get_mime_part(m->mime), 0, FALSE, TRUE);
+	if (g_mime_message_get_mime_part(m->mime) != NULL) {
+		GMimeObject *body = open_top(m, g_mime_message_get_mime_part(m->mime));
+
+		walk(&ws, body, body == g_mime_message_get_mime_part(m->mime) ? 0 : 1, FALSE, TRUE);
+	}
 	if (ws.plain != NULL) {
 		m->text = part_text(m, ws.plain);
 		m->text_type = "text/plain";
@@ -710,6 +936,11 @@ message_free(message *m)
 	if (m == NULL)
 		return;
 	g_clear_object(&m->mime);
+	g_clear_object(&m->signed_object);
+	g_clear_object(&m->clear);
+	crypto_signature_free(m->sig);
+	if (m->pgp_keys != NULL)
+		g_bytes_unref(m->pgp_keys);
 	g_free(m->problem);
 	g_ptr_array_unref(m->problems);
 	g_free(m->message_id);

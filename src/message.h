@@ -5,6 +5,7 @@
 #include <glib.h>
 #include <gmime/gmime.h>
 
+#include "crypto.h"
 #include "status.h"
 
 /* GMime 3.2 declares no g_autoptr cleanups of its own. */
@@ -76,7 +77,13 @@ typedef struct {
 
 	char *text;		/* the request text, UTF-8, \n line ends */
 	const char *text_type;	/* "text/plain", "text/html" or NULL */
-	gboolean encrypted;	/* an OpenPGP-encrypted body */
+	gboolean encrypted;	/* OpenPGP ciphertext this robot did not (or could not) read */
+	gboolean decrypted;	/* the body came encrypted to the robot and was read */
+	gboolean partial_signature;	/* a signature covers only part of the mail */
+	crypto_signature *sig;	/* the signature at the top, judged; never NULL */
+	GMimeObject *signed_object;	/* what carries it, for verifying again */
+	GMimeObject *clear;	/* the decrypted body, when decrypted */
+	GBytes *pgp_keys;	/* the first application/pgp-keys attachment */
 	GPtrArray *attachments;	/* message_attachment* */
 	guint part_count;
 	guint depth;
@@ -91,6 +98,9 @@ vulnid_status message_parse(message_spool *sp, const message_limits *lim,
 			    message **out, GError **err);
 void message_free(message *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(message, message_free)
+
+/* Verify the top-level signature again (after its key was imported). */
+void message_reverify(message *m);
 
 /* The key under which a delivery is recognised when it comes again. */
 char *message_dedup_key(const message *m);

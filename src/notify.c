@@ -90,7 +90,7 @@ notify_entry_vars(const vulnid_config *cfg, const entry *e)
 	put(v, "vendor", g_strdup(vfield != NULL ? vfield : "(not named)"));
 	put(v, "product", g_strdup(product != NULL ? product : "(not named)"));
 	put(v, "type", entry_field(e, "Type"));
-	put(v, "embargo", entry_field(e, "Embargo"));
+	put(v, "embargo", entry_embargo(e));
 	put(v, "versions", join_field(e, "Version", ", ", ""));
 	put(v, "references", join_field(e, "Reference", "\n", "  "));
 	put(v, "description", g_strdup(first != NULL && first->body != NULL ? first->body : ""));
@@ -136,6 +136,9 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	g_autofree char *list = NULL;
 	g_autofree char *reply_to = NULL;
 	const char *how = "none";
+	const char *vendor_key = NULL;
+	g_autoptr(vendor) dir = NULL;
+	gboolean embargoed;
 	outbox_mail mail = { 0 };
 	vulnid_status s;
 
@@ -144,6 +147,13 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	s = entry_load(st, entry_id, &e, err);
 	if (s != VULNID_OK)
 		return s;
+	embargoed = entry_embargoed(e);
+	if (embargoed) {
+		/* Who to tell is part of the sealed content. */
+		s = entry_unseal(e, err);
+		if (s != VULNID_OK)
+			return s;
+	}
 	vfield = entry_field(e, "Vendor");
 	contact = entry_field(e, "Vendor-Contact");
 	if (vfield == NULL && contact == NULL) {
@@ -181,14 +191,35 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 							    "in your reply, so that it is recorded as the vendor's.\n",
 							    token, token));
 	}
+	if (embargoed)
+		g_hash_table_insert(vars, "headline", g_strdup("embargoed report"));
+	if (embargoed && strcmp(how, "directory") == 0) {
+		/* Embargoed details go out only encrypted to the vendor's key. */
+		g_autofree char *vname = NULL;
+		g_autofree char *vdom = NULL;
+		g_autoptr(crypto_key) key = NULL;
+
+		vendor_field_split(vfield, &vname, &vdom);
+		if ((*vname != '\0' && vendor_find(st, vname, &dir, NULL) == VULNID_OK) ||
+		    (vdom != NULL && vendor_find_by_domain(st, vdom, &dir, NULL) == VULNID_OK))
+			if (dir->key_fpr != NULL && crypto_get_key(dir->key_fpr, &key, NULL) == VULNID_OK &&
+			    key->can_encrypt && !key->revoked && !key->expired)
+				vendor_key = dir->key_fpr;
+	}
 	mail.kind = "vendor-notify";
 	mail.entry = entry_id;
 	mail.to_list = (const char *const *) to->pdata;
 	mail.reply_to = reply_to;
 	mail.auto_submitted = "auto-generated";
-	s = notify_queue_template(st, cfg, cause,
-				  entry_embargoed(e) ? "vendor-notify-embargoed.txt" : "vendor-notify.txt",
-				  vars, &mail, NULL, err);
+	{
+		const char *enc[] = { vendor_key, NULL };
+
+		mail.encrypt_to = vendor_key != NULL ? enc : NULL;
+		s = notify_queue_template(st, cfg, cause,
+					  embargoed && vendor_key == NULL ? "vendor-notify-embargoed.txt"
+									  : "vendor-notify.txt",
+					  vars, &mail, NULL, err);
+	}
 	if (s != VULNID_OK)
 		return s;
 	g_string_append_printf(note, "%s: the vendor's security contact was notified: %s\n  (%s).\n",

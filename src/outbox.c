@@ -675,6 +675,76 @@ read_password(const vulnid_config *cfg, char **out, char **why)
 	return TRUE;
 }
 
+/* Everything the robot sends is signed with its key, when it goes out
+ * (not when queued: signing takes a gpg run, which must not happen while
+ * the database is locked). */
+static vulnid_status
+outbox_sign(const vulnid_config *cfg, GBytes *data, GBytes **out, GError **err)
+{
+	g_autoptr(GMimeStream) in = NULL;
+	g_autoptr(GMimeParser) parser = NULL;
+	g_autoptr(GMimeMessage) msg = NULL;
+	g_autoptr(GByteArray) bytes = NULL;
+	g_autofree char *robot = NULL;
+	GMimeObject *part, *signed_part = NULL;
+	vulnid_status s;
+
+	if (strcmp(cfg->sign, "none") == 0 || crypto_home() == NULL) {
+		*out = g_bytes_ref(data);
+		return VULNID_OK;
+	}
+	s = crypto_robot_fingerprint(&robot, err);
+	if (s != VULNID_OK)
+		return s;
+	in = g_mime_stream_mem_new_with_buffer(g_bytes_get_data(data, NULL), g_bytes_get_size(data));
+	parser = g_mime_parser_new_with_stream(in);
+	msg = g_mime_parser_construct_message(parser, NULL);
+	if (msg == NULL)
+		return vulnid_fail(err, VULNID_ERR_INTERNAL, "an outbox item does not parse");
+	part = g_mime_message_get_mime_part(msg);
+	if (GMIME_IS_MULTIPART_ENCRYPTED(part) || GMIME_IS_MULTIPART_SIGNED(part)) {
+		*out = g_bytes_ref(data);	/* signed inside the encryption already */
+		return VULNID_OK;
+	}
+	if (strcmp(cfg->sign, "inline") == 0 && GMIME_IS_TEXT_PART(part)) {
+		g_autofree char *text = g_mime_text_part_get_text(GMIME_TEXT_PART(part));
+		g_autofree char *signed_text = NULL;
+		GMimeTextPart *tp;
+
+		s = crypto_clearsign(text != NULL ? text : "", robot, &signed_text, err);
+		if (s != VULNID_OK)
+			return s;
+		tp = g_mime_text_part_new_with_subtype("plain");
+		g_mime_text_part_set_text(tp, signed_text);
+		g_mime_part_set_content_encoding(GMIME_PART(tp),
+			g_mime_part_get_best_content_encoding(GMIME_PART(tp), GMIME_ENCODING_CONSTRAINT_7BIT));
+		signed_part = GMIME_OBJECT(tp);
+	} else {
+		g_autoptr(GError) e = NULL;
+
+		signed_part = crypto_sign_mime(part, robot, &e);
+		if (signed_part == NULL)
+			return vulnid_fail(err, VULNID_ERR_TEMP, "cannot sign: %s",
+					   e != NULL ? e->message : "unknown error");
+	}
+	g_mime_message_set_mime_part(msg, signed_part);
+	g_object_unref(signed_part);
+	bytes = outbox_serialize(msg);
+	*out = g_bytes_new(bytes->data, bytes->len);
+	return VULNID_OK;
+}
+
+static vulnid_status
+outbox_get_signed(store *st, const vulnid_config *cfg, gint64 id, GBytes **out, GError **err)
+{
+	g_autoptr(GBytes) data = NULL;
+	vulnid_status s = outbox_get_data(st, id, &data, err);
+
+	if (s != VULNID_OK)
+		return s;
+	return outbox_sign(cfg, data, out, err);
+}
+
 static void
 deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, guint deadline)
 {
@@ -703,7 +773,7 @@ deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, guint deadli
 		g_autoptr(GError) e = NULL;
 		smtp_message *m;
 
-		if (why != NULL || outbox_get_data(st, it->id, &data, &e) != VULNID_OK) {
+		if (why != NULL || outbox_get_signed(st, cfg, it->id, &data, &e) != VULNID_OK) {
 			for (guint j = 0; j < it->pending->len; j++)
 				item_result(it, g_ptr_array_index(it->pending, j), SMTP_RESULT_TEMPORARY,
 					    why != NULL ? why : e->message);
@@ -743,7 +813,7 @@ deliver_maildir(store *st, const vulnid_config *cfg, GPtrArray *items)
 		g_autoptr(GBytes) data = NULL;
 		g_autoptr(GError) e = NULL;
 		g_autofree char *name = maildir_name(it->id, it->created, it->msgid);
-		vulnid_status ds = outbox_get_data(st, it->id, &data, &e);
+		vulnid_status ds = outbox_get_signed(st, cfg, it->id, &data, &e);
 
 		if (ds == VULNID_OK)
 			ds = maildir_deliver(cfg->maildir, name, g_bytes_get_data(data, NULL),

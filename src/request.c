@@ -334,6 +334,11 @@ request_parse(const char *text, const char *subject, const request_limits *lim, 
 		r->is_help = TRUE;
 		return r;
 	}
+	if (g_ascii_strcasecmp(trimmed, "key") == 0 ||
+	    (*trimmed == '\0' && g_ascii_strcasecmp(subj, "key") == 0)) {
+		r->is_key = TRUE;
+		return r;
+	}
 
 	/* Block boundaries; an empty block after the last separator is the
 	 * usual end of a list, not a request for one more ID. */

@@ -21,11 +21,12 @@ typedef struct {
 	char *description;	/* may be empty */
 } request_block;
 
-typedef struct {
+typedef struct request {
 	GPtrArray *blocks;	/* request_block* */
 	GPtrArray *errors;	/* char*: what the sender must fix */
 	GPtrArray *warnings;	/* char*: accepted, but worth saying */
 	gboolean is_help;	/* the text only asks for help */
+	gboolean is_key;	/* the text only asks for the robot's key */
 } request;
 
 typedef struct {

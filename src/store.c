@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crypto.h"
 #include "ids.h"
 #include "store.h"
 
@@ -25,7 +26,8 @@ static const char *const migrations[] = {
 	/* 0 -> 1 */
 	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 	"CREATE TABLE blobs ("
-	"  sha256 TEXT NOT NULL UNIQUE, size INTEGER NOT NULL, data BLOB NOT NULL);"
+	"  sha256 TEXT NOT NULL UNIQUE, size INTEGER NOT NULL, data BLOB NOT NULL,"
+	"  sealed INTEGER NOT NULL DEFAULT 0);"
 	"CREATE TABLE messages ("
 	"  id INTEGER PRIMARY KEY, received TEXT NOT NULL,"
 	"  raw_sha256 TEXT NOT NULL REFERENCES blobs(sha256),"
@@ -507,6 +509,45 @@ out:
 }
 
 vulnid_status
+store_blob_put_sealed(store *st, int fd, gint64 size, const char *sha256, const char *robot_fpr,
+		      GError **err)
+{
+	g_autofree char *buf = NULL;
+	g_autoptr(GBytes) clear = NULL;
+	g_autoptr(GBytes) sealed = NULL;
+	gboolean exists = FALSE;
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+	gint64 off = 0;
+
+	s = store_blob_exists(st, sha256, &exists, err);
+	if (s != VULNID_OK || exists)
+		return s;
+	buf = g_malloc((gsize) size + 1);
+	while (off < size) {
+		ssize_t n = pread(fd, buf + off, (size_t) (size - off), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return vulnid_fail(err, VULNID_ERR_IO, "cannot read spooled message: %s",
+					   n < 0 ? g_strerror(errno) : "file shrank");
+		off += n;
+	}
+	clear = g_bytes_new_take(g_steal_pointer(&buf), (gsize) size);
+	s = crypto_seal(clear, robot_fpr, &sealed, err);
+	if (s != VULNID_OK)
+		return s;
+	stmt = store_prepare(st, "INSERT INTO blobs (sha256, size, data, sealed) VALUES (?, ?, ?, 1)", &s, err);
+	if (stmt == NULL)
+		return s;
+	bind_text(stmt, 1, sha256);
+	sqlite3_bind_int64(stmt, 2, size);
+	sqlite3_bind_blob64(stmt, 3, g_bytes_get_data(sealed, NULL), g_bytes_get_size(sealed), SQLITE_TRANSIENT);
+	return store_step_done(st, stmt, "blobs", err);
+}
+
+vulnid_status
 store_blob_put_mem(store *st, const void *data, gsize len, char sha256_out[65], GError **err)
 {
 	g_autofree char *sha = g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
@@ -621,12 +662,13 @@ store_next_number(store *st, int year, const GArray *blocks, gint64 *number, GEr
 
 vulnid_status
 store_entry_insert(store *st, const char *id, int year, gint64 number,
-		   const char *digest, const char *created, gint64 message, GError **err)
+		   const char *digest, const char *created, const char *embargo, gint64 message,
+		   GError **err)
 {
 	vulnid_status s;
 	sqlite3_stmt *stmt = store_prepare(st,
-		"INSERT INTO entries (id, year, number, digest, created, message)"
-		" VALUES (?, ?, ?, ?, ?, ?)", &s, err);
+		"INSERT INTO entries (id, year, number, digest, created, embargo, message)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?)", &s, err);
 
 	if (stmt == NULL)
 		return s;
@@ -635,7 +677,8 @@ store_entry_insert(store *st, const char *id, int year, gint64 number,
 	sqlite3_bind_int64(stmt, 3, number);
 	bind_text(stmt, 4, digest);
 	bind_text(stmt, 5, created);
-	sqlite3_bind_int64(stmt, 6, message);
+	bind_text(stmt, 6, embargo);
+	sqlite3_bind_int64(stmt, 7, message);
 	return store_step_done(st, stmt, "entries", err);
 }
 
@@ -645,7 +688,8 @@ store_record_insert(store *st, const store_record *r, gint64 *id, GError **err)
 	vulnid_status s;
 	sqlite3_stmt *stmt = store_prepare(st,
 		"INSERT INTO records (entry, seq, created, kind, message, author, author_name,"
-		" role, auth, subject, fields, body, sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		" role, auth, subject, fields, body, sha256, sealed, opens)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		&s, err);
 
 	if (stmt == NULL)
@@ -666,6 +710,11 @@ store_record_insert(store *st, const store_record *r, gint64 *id, GError **err)
 	bind_text(stmt, 11, r->fields);
 	bind_text(stmt, 12, r->body);
 	bind_text(stmt, 13, r->sha256);
+	bind_text(stmt, 14, r->sealed);
+	if (r->opens > 0)
+		sqlite3_bind_int64(stmt, 15, r->opens);
+	else
+		sqlite3_bind_null(stmt, 15);
 	s = store_step_done(st, stmt, "records", err);
 	if (s == VULNID_OK && id != NULL)
 		*id = sqlite3_last_insert_rowid(st->db);

@@ -48,6 +48,10 @@ vulnid_status store_blob_put_fd(store *st, int fd, gint64 size,
 				const char *sha256, GError **err);
 vulnid_status store_blob_put_mem(store *st, const void *data, gsize len,
 				 char sha256_out[65], GError **err);
+/* Store under the SHA-256 of the clear bytes, but encrypted to the robot
+ * (embargoed mail that arrived in clear). */
+vulnid_status store_blob_put_sealed(store *st, int fd, gint64 size, const char *sha256,
+				    const char *robot_fpr, GError **err);
 vulnid_status store_blob_get(store *st, const char *sha256, GBytes **out, GError **err);
 
 typedef struct {
@@ -71,7 +75,7 @@ vulnid_status store_message_insert(store *st, const store_message *m, gint64 *id
 vulnid_status store_next_number(store *st, int year, const GArray *blocks,
 				gint64 *number, GError **err);
 vulnid_status store_entry_insert(store *st, const char *id, int year, gint64 number,
-				 const char *digest, const char *created,
+				 const char *digest, const char *created, const char *embargo,
 				 gint64 message, GError **err);
 
 typedef struct {
@@ -88,6 +92,8 @@ typedef struct {
 	const char *fields;	/* JSON: [["Key","value"],...] */
 	const char *body;
 	const char *sha256;	/* of the record's canonical bytes */
+	const char *sealed;	/* armored ciphertext of them, for embargoed content */
+	gint64 opens;		/* a release: seq of the sealed record disclosed */
 } store_record;
 
 vulnid_status store_record_insert(store *st, const store_record *r, gint64 *id, GError **err);

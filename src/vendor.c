@@ -731,6 +731,32 @@ vendor_set_securitytxt(store *st, gint64 vendor_id, const char *encryption,
 	return audit_append(st, ev, err);
 }
 
+vulnid_status
+vendor_set_key(store *st, gint64 vendor_id, const char *fpr, GError **err)
+{
+	g_autofree char *vname = NULL;
+	g_autofree char *now = store_now();
+	g_autoptr(audit_event) ev = NULL;
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+
+	if ((s = need_txn(st, err)) != VULNID_OK ||
+	    (s = vendor_name_of(st, vendor_id, &vname, err)) != VULNID_OK)
+		return s;
+	stmt = store_prepare(st, "UPDATE vendors SET key_fpr = ?, updated = ? WHERE id = ?", &s, err);
+	if (stmt == NULL)
+		return s;
+	bind_text(stmt, 1, fpr);
+	bind_text(stmt, 2, now);
+	sqlite3_bind_int64(stmt, 3, vendor_id);
+	if ((s = step_done(st, stmt, "vendors", err)) != VULNID_OK)
+		return s;
+	ev = audit_event_new("vendor-key", NULL, NULL);
+	audit_event_str(ev, "vendor", vname);
+	audit_event_str(ev, "fingerprint", fpr);
+	return audit_append(st, ev, err);
+}
+
 /* ---- the Vendor field and who is told ------------------------------------ */
 
 void

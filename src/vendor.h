@@ -41,6 +41,8 @@ vulnid_status vendor_add_domain(store *st, gint64 vendor_id, const char *domain,
 vulnid_status vendor_add_contact(store *st, gint64 vendor_id, const char *address,
 				 const char *source, GError **err);
 vulnid_status vendor_remove_contact(store *st, gint64 vendor_id, const char *address, GError **err);
+/* The vendor's OpenPGP key (already in the robot's keyring). */
+vulnid_status vendor_set_key(store *st, gint64 vendor_id, const char *fpr, GError **err);
 vulnid_status vendor_set_securitytxt(store *st, gint64 vendor_id, const char *encryption,
 				     const char *languages, const char *expires, GError **err);
 
