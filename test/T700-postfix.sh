@@ -14,6 +14,7 @@ POSTFIX=$(command -v postfix 2>/dev/null || echo /usr/sbin/postfix)
 POSTCONF=$(command -v postconf 2>/dev/null || echo /usr/sbin/postconf)
 POSTQUEUE=$(command -v postqueue 2>/dev/null || echo /usr/sbin/postqueue)
 POSTMAP=$(command -v postmap 2>/dev/null || echo /usr/sbin/postmap)
+POSTALIAS=$(command -v postalias 2>/dev/null || echo /usr/sbin/postalias)
 SWAKS=$(command -v swaks 2>/dev/null || true)
 PIPE_USER=nobody
 
@@ -114,16 +115,18 @@ setgid_group = postdrop
 myhostname = mx.example.org
 mydomain = example.org
 myorigin = \$myhostname
-mydestination =
+# local(8) for the aliases(5) and .forward variants
+mydestination = example.com
+local_transport = local
+alias_maps = hash:$TMP/run/aliases
+alias_database = hash:$TMP/run/aliases
+forward_path = $TMP/run/\${user}.forward
 inet_interfaces = 127.0.0.1
 inet_protocols = ipv4
 mynetworks = 127.0.0.0/8
 smtputf8_enable = no
 maillog_file = $PF_LOG
 maillog_file_prefixes = $TMP
-alias_maps =
-alias_database =
-local_transport = error:5.1.1 no local delivery in this test
 relayhost =
 biff = no
 queue_run_delay = 1s
@@ -165,6 +168,7 @@ error     unix  -       -       n       -       -       error
 retry     unix  -       -       n       -       -       error
 discard   unix  -       -       n       -       -       discard
 virtual   unix  -       n       n       -       -       virtual
+local     unix  -       n       n       -       -       local
 anvil     unix  -       -       n       -       1       anvil
 scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
@@ -175,12 +179,22 @@ grep -v '^#' "$FILTERS/postfix-master.cf" |
 
 listening() { ss -ltnH "sport = :$PF_PORT" | grep -q .; }
 
+# postfix-aliases and dot-forward: owned by the user local(8) is to run
+# the filter as.
+sed -e "s|/usr/local/sbin/vulnid-filter|$FILTER|" -e "s|/var/lib/vulnid/vulnid.conf|$CONF|" \
+	"$FILTERS/postfix-aliases" >"$TMP/run/aliases"
+sed -e "s|/usr/local/sbin/vulnid-filter|$FILTER|" -e "s|/var/lib/vulnid/vulnid.conf|$CONF|" \
+	"$FILTERS/dot-forward" >"$TMP/run/$PIPE_USER.forward"
+chown "$PIPE_USER:$PIPE_GROUP" "$TMP/run/aliases" "$TMP/run/$PIPE_USER.forward"
+
 test_expect_success 'the shipped snippets make a Postfix instance that passes postfix check and starts' '
 	grep -q "^vulnid .*pipe$" "$PF_CFG/master.cf" &&
 	grep -q "argv=$FILTER$" "$PF_CFG/master.cf" &&
 	"$POSTMAP" -c "$PF_CFG" hash:"$PF_CFG/vulnid-transport" &&
 	expect_eq "vulnid:" "$("$POSTMAP" -c "$PF_CFG" -q request@example.org hash:"$PF_CFG/vulnid-transport")" &&
 	expect_eq 1 "$("$POSTCONF" -c "$PF_CFG" -h vulnid_destination_recipient_limit)" &&
+	as_user "$POSTALIAS" -c "$PF_CFG" hash:"$TMP/run/aliases" &&
+	expect_eq "$PIPE_USER" "$(stat -c %U "$TMP/run/aliases.db")" &&
 	{ "$POSTFIX" -c "$PF_CFG" check >"$TMP/check.out" 2>&1 || fail "postfix check: $(cat "$TMP/check.out")"; } &&
 	expect_eq "" "$(cat "$TMP/check.out")" "postfix check output" &&
 	{ "$POSTFIX" -c "$PF_CFG" start >"$TMP/start.out" 2>&1 || fail "postfix start: $(cat "$TMP/start.out" "$PF_LOG")"; } &&
@@ -253,6 +267,24 @@ test_expect_success 'request+ID reaches the filter with its extension; unknown a
 	expect_eq 0 "$(sql "SELECT count(*) FROM messages WHERE message_id = '\''pf3@example.net'\''")"
 '
 
+test_expect_success 'aliases(5) and .forward: local(8) runs the filter as the owner, envelope from From_ and Delivered-To' '
+	write_mail "$TMP/a1.eml" "Message-ID: <pfa1@example.net>" "Subject: Through an alias" <<<"Product: Alias" &&
+	send_ok alice@example.net request@example.com "$TMP/a1.eml" &&
+	wait_until logged "$qid" "to=<request@example.com>, relay=local, .*status=sent \(delivered to command" &&
+	wait_until has_entry pfa1@example.net &&
+	wait_mail "[$(entry_of pfa1@example.net)] Through an alias" >/dev/null &&
+	expect_eq "alice@example.net|request@example.com" \
+		"$(sql "SELECT envelope_from || '\''|'\'' || envelope_to FROM messages WHERE message_id = '\''pfa1@example.net'\''")" &&
+	write_mail "$TMP/a2.eml" "Message-ID: <pfa2@example.net>" "Subject: Through a forward" <<<"Product: Forward" &&
+	send_ok alice@example.net "$PIPE_USER@example.com" "$TMP/a2.eml" &&
+	wait_until logged "$qid" "to=<$PIPE_USER@example.com>, relay=local, .*status=sent \(delivered to command" &&
+	wait_until has_entry pfa2@example.net &&
+	wait_mail "[$(entry_of pfa2@example.net)] Through a forward" >/dev/null &&
+	expect_eq "alice@example.net|$PIPE_USER@example.com" \
+		"$(sql "SELECT envelope_from || '\''|'\'' || envelope_to FROM messages WHERE message_id = '\''pfa2@example.net'\''")" &&
+	expect_eq "" "$(find "$INST" ! -user "$PIPE_USER")" "files of the instance not owned by $PIPE_USER"
+'
+
 test_expect_success 'a vendor notification is delivered to the Maildir of psirt@example.net' '
 	write_mail "$TMP/v1.eml" "Message-ID: <pfv1@example.net>" "Subject: SQLi in Widget" <<-MAIL &&
 	Vendor: Widget Co
@@ -322,7 +354,7 @@ test_expect_success 'database locked: the filter exits 75 and Postfix defers the
 	wait_until logged "$qid" "relay=vulnid, .*status=deferred" &&
 	expect_match "$qid: .*status=deferred .*vulnid-filter: temporary failure \(database busy\)" "$PF_LOG" &&
 	"$POSTQUEUE" -c "$PF_CFG" -j >"$TMP/queue.json" &&
-	$PYTHON - "$TMP/queue.json" "$qid" <<-PY
+	$PYTHON - "$TMP/queue.json" "$qid" <<-PY &&
 	import json, sys
 	q = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 	m = [e for e in q if e["queue_id"] == sys.argv[2]]
@@ -332,23 +364,39 @@ test_expect_success 'database locked: the filter exits 75 and Postfix defers the
 	assert r["address"] == "request@example.org", r
 	assert "temporary failure (database busy)" in r["delay_reason"], r
 	PY
-	! logged "$qid" "status=(sent|bounced)"
+	! logged "$qid" "status=(sent|bounced)" &&
+	expect_eq 0 "$(sql "SELECT count(*) FROM messages WHERE message_id = '\''pflock@example.net'\''")"
+'
+
+test_expect_success 'database locked: local(8) defers the aliases(5) and .forward deliveries too' '
+	write_mail "$TMP/l2.eml" "Message-ID: <pflock2@example.net>" "Subject: Locked alias" <<<"Product: Lock" &&
+	send_ok alice@example.net request@example.com "$TMP/l2.eml" &&
+	echo "$qid" >"$TMP/lock2.qid" &&
+	write_mail "$TMP/l3.eml" "Message-ID: <pflock3@example.net>" "Subject: Locked forward" <<<"Product: Lock" &&
+	send_ok alice@example.net "$PIPE_USER@example.com" "$TMP/l3.eml" &&
+	echo "$qid" >"$TMP/lock3.qid" &&
+	wait_until logged "$(cat "$TMP/lock2.qid")" "relay=local, .*status=deferred .*temporary failure \(database busy\)" &&
+	wait_until logged "$(cat "$TMP/lock3.qid")" "relay=local, .*status=deferred .*temporary failure \(database busy\)" &&
+	expect_eq 0 "$(sql "SELECT count(*) FROM messages WHERE message_id IN ('\''pflock2@example.net'\'', '\''pflock3@example.net'\'')")"
 '
 
 kill "$LOCKER" 2>/dev/null
 wait "$LOCKER" 2>/dev/null
 set_conf database busy_timeout 10000
 
-test_expect_success 'lock released: postqueue -f delivers it, and exactly one ID is assigned for it' '
-	qid=$(cat "$TMP/lock.qid") &&
-	expect_eq 0 "$(sql "SELECT count(*) FROM messages WHERE message_id = '\''pflock@example.net'\''")" &&
+test_expect_success 'lock released: postqueue -f delivers them, and exactly one ID is assigned for each' '
 	"$POSTQUEUE" -c "$PF_CFG" -f &&
-	wait_until logged "$qid" "relay=vulnid, .*status=sent" &&
-	id=$(entry_of pflock@example.net) &&
-	expect_eq 1 "$(echo "$id" | wc -l)" "entries for the deferred mail" &&
-	wait_mail "[$id] Locked out" >/dev/null &&
-	expect_eq 1 "$(sql "SELECT count(*) FROM messages WHERE message_id = '\''pflock@example.net'\''")" &&
-	wait_until queue_empty || fail "the queue is not empty: $("$POSTQUEUE" -c "$PF_CFG" -p)"
+	for n in "" 2 3; do
+		wait_until logged "$(cat "$TMP/lock$n.qid")" "status=sent" || fail "lock$n not delivered: $(tail "$PF_LOG")"
+		id=$(entry_of "pflock$n@example.net") &&
+		expect_eq 1 "$(echo "$id" | grep -c .)" "entries for pflock$n" &&
+		expect_eq 1 "$(sql "SELECT count(*) FROM messages WHERE message_id = '\''pflock$n@example.net'\''")" ||
+			exit 1
+	done &&
+	wait_mail "[$(entry_of pflock@example.net)] Locked out" >/dev/null &&
+	wait_mail "[$(entry_of pflock2@example.net)] Locked alias" >/dev/null &&
+	wait_mail "[$(entry_of pflock3@example.net)] Locked forward" >/dev/null &&
+	{ wait_until queue_empty || fail "the queue is not empty: $("$POSTQUEUE" -c "$PF_CFG" -p)"; }
 '
 
 test_expect_success 'every reply was delivered, and the audit chain verifies' '

@@ -104,9 +104,9 @@ done <<'EOF'
 08-part-without-headers-or-content.eml	malformed-header	without headers or content
 09-octet-stream-only.eml		no-text			no text/plain or text/html part
 10-conflicting-content-type.eml		malformed-header	conflicting Content-Type headers
-11-multipart-encrypted.eml		encrypted		encrypted
+11-multipart-encrypted.eml		decrypt-failed		could not be decrypted
 12-conflicting-boundary-parameter.eml	malformed-mime		given twice.*boundary
-13-inline-pgp-encrypted.eml		encrypted		encrypted
+13-inline-pgp-encrypted.eml		decrypt-failed		could not be decrypted
 14-nul-in-base64-text.eml		nul-bytes		NUL bytes
 EOF
 
