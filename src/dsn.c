@@ -89,7 +89,9 @@ parse_block(dsn_report *r, char **lines, gsize from, gsize to, gboolean per_mess
 				} else if (g_ascii_strcasecmp(name, "Original-Recipient") == 0 && d->recipient == NULL) {
 					d->recipient = address_value(value);
 				} else if (g_ascii_strcasecmp(name, "Action") == 0 && d->action == NULL) {
-					d->action = g_ascii_strdown(g_strstrip(g_strdup(value)), -1);
+					g_autofree char *v = g_strstrip(g_strdup(value));
+
+					d->action = g_ascii_strdown(v, -1);
 				} else if (g_ascii_strcasecmp(name, "Status") == 0 && d->status == NULL) {
 					d->status = text_clean_line(value, 20);
 				} else if (g_ascii_strcasecmp(name, "Diagnostic-Code") == 0 && d->diagnostic == NULL) {

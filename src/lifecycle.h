@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "entry.h"
 #include "mailctx.h"
 #include "status.h"
 
@@ -14,13 +15,18 @@ typedef enum {
 	ROUTE_ENTRY,		/* mail to an entry: an addition and/or commands */
 	ROUTE_UNKNOWN_ENTRY,	/* names an entry that does not exist */
 	ROUTE_COMMANDS,		/* commands only, to the request address */
+	ROUTE_LIMITED,		/* over a rate limit: archived and quarantined;
+				 * the message's disposition should be
+				 * "quarantined" */
 } lifecycle_route_kind;
 
 /* Where a mail goes, in order: the envelope recipient's plus-detail
  * (request+ID@D), an In-Reply-To or References naming a Message-ID the
- * robot sent, a [ID] tag in the Subject; a body that starts with command
- * lines is ROUTE_COMMANDS; anything else is ROUTE_NEW.  *entry_id is set
- * for ROUTE_ENTRY and ROUTE_UNKNOWN_ENTRY.  Reads only. */
+ * robot sent, a [ID] tag in the Subject; a body that consists of command
+ * lines is ROUTE_COMMANDS; anything else is ROUTE_NEW.  A sender (or key)
+ * over its rate limit gets ROUTE_LIMITED instead.  *entry_id is set for
+ * ROUTE_ENTRY and ROUTE_UNKNOWN_ENTRY (and may be for ROUTE_LIMITED).
+ * Reads only. */
 vulnid_status lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err);
 
 /* Handle a routed mail inside the intake transaction: append records,
@@ -33,5 +39,65 @@ vulnid_status lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const cha
  * stored.  A mail carrying a line "Token: T" then acts with that role. */
 vulnid_status lifecycle_issue_token(store *st, const char *entry_id, const char *role,
 				    const char *address, char **token, GError **err);
+
+/* confirm_unsigned ([lifecycle] confirm_unsigned = yes): an unsigned
+ * request gets its identifier at once, but intake calls
+ * lifecycle_defer_notify() instead of notify_vendor() and
+ * notify_announce(); the first mail to the entry carrying the creator's
+ * token then confirms it, and the vendor is notified and the entry
+ * announced. */
+gboolean lifecycle_confirm_unsigned(const vulnid_config *cfg);
+vulnid_status lifecycle_defer_notify(mail_ctx *c, const char *entry_id, GError **err);
+
+/* --- the lifecycle view: what the records say, derived, never stored --- */
+
+typedef struct {
+	char *value;
+	gint64 seq;		/* the record that said it */
+	char *created;
+	char *role;
+	char *how;		/* key, token, domain, address, none */
+	char *author;		/* NULL when it must not be shown */
+} lifecycle_mark;
+
+typedef struct {
+	gboolean embargoed;	/* sealed, or an embargo date (or yes) in force */
+	gboolean released;	/* the creator released it (or a release record) */
+	char *embargo;		/* the embargo last set by the creator, or NULL */
+	gboolean anonymous;
+	lifecycle_mark *withdrawn;	/* value: the reason (creator) */
+	lifecycle_mark *duplicate_of;	/* value: the canonical ID (moderator) */
+	lifecycle_mark *spam;		/* moderator */
+	lifecycle_mark *confirmed;	/* confirm_unsigned: the creator answered */
+	lifecycle_mark *vendor_status;	/* latest Status of a vendor response */
+	GPtrArray *status_history;	/* lifecycle_mark*: every vendor Status, in order */
+	GPtrArray *aliases;		/* lifecycle_mark*, first mention of each */
+	GPtrArray *links;		/* lifecycle_mark*, value: the other ID (moderator) */
+	guint rating_keys;		/* signed ratings, the latest per key */
+	double rating_keys_avg;
+	guint rating_unsigned;		/* unsigned ratings, the latest per address */
+	double rating_unsigned_avg;
+} lifecycle_view;
+
+lifecycle_view *lifecycle_view_new(const entry *e, GDateTime *now);
+void lifecycle_view_free(lifecycle_view *v);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(lifecycle_view, lifecycle_view_free)
+
+/* Whether the entry must be left out of announcements and exports (a
+ * moderator marked it as spam); it is kept all the same. */
+gboolean lifecycle_entry_withheld(const entry *e);
+
+/* The public view as text for a mail (lookup): an embargoed entry is a
+ * stub, a withheld one says so, the address of an anonymous researcher is
+ * never shown.  Bounded in size. */
+char *lifecycle_public_text(const entry *e, GDateTime *now);
+
+/* One record as text for subscribers and relays (public rules). */
+char *lifecycle_record_text(const entry *e, const entry_record *r, gboolean with_body);
+
+/* "verified by token", "unverified: sent from the vendor's domain", ... */
+const char *lifecycle_how_phrase(const char *how);
+/* The "how" member of a record's auth JSON, or NULL. */
+char *lifecycle_auth_member(const char *auth_json, const char *member);
 
 #endif

@@ -198,9 +198,12 @@ alarm_noop(int sig)
 static char *
 status_text(const smtp_status_t *st)
 {
+	g_autofree char *text = NULL;
+
 	if (st == NULL || st->code == 0)
 		return NULL;
-	return g_strdup_printf("%d %s", st->code, st->text != NULL ? g_strstrip(g_strdup(st->text)) : "");
+	text = g_strstrip(g_strdup(st->text != NULL ? st->text : ""));
+	return g_strdup_printf("%d %s", st->code, text);
 }
 
 vulnid_status
