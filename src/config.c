@@ -48,6 +48,10 @@ static const config_key config_keys[] = {
 	  "Most pseudo-header fields in one request block." },
 	{ "limits", "max_field_length", "1024",
 	  "Longest value of one pseudo-header field, in characters." },
+	{ "limits", "time_limit", "120",
+	  "Seconds vulnid-filter may spend on one mail before it gives up with\n"
+	  "exit 75 (nothing half-written; the MTA retries).  Keep it below the\n"
+	  "MTA's own command time limit." },
 	{ "database", "busy_timeout", "10000",
 	  "How long to wait for the database lock, in milliseconds, before the\n"
 	  "filter gives up with exit 75 and the MTA retries." },
@@ -318,6 +322,7 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	INT("limits", "max_ids", 1, 10000, max_ids);
 	INT("limits", "max_fields", 1, 10000, max_fields);
 	INT("limits", "max_field_length", 16, 1000000, max_field_length);
+	INT("limits", "time_limit", 1, 86400, time_limit);
 	INT("database", "busy_timeout", 0, 3600 * 1000, busy_timeout);
 	STR("delivery", "transport", transport);
 	STR("delivery", "starttls", starttls);

@@ -33,6 +33,7 @@ typedef struct {
 	gint64 max_field_length;
 
 	gint64 busy_timeout;	/* milliseconds */
+	gint64 time_limit;	/* seconds one mail may take in the filter */
 
 	char *transport;	/* "maildir:PATH" or "smtp://HOST[:PORT]" */
 	char *maildir;		/* resolved PATH of a maildir transport, else NULL */

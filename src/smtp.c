@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 /* libesmtp.h needs size_t first, and auth-client.h before it. */
 #include <auth-client.h>
@@ -217,6 +218,8 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 	g_autoptr(GPtrArray) handles = g_ptr_array_new();	/* smtp_message_t per message */
 	g_autoptr(GPtrArray) rhandles = g_ptr_array_new();	/* smtp_recipient_t, flat */
 	struct sigaction sa, old_sa;
+	unsigned outer;
+	time_t started;
 	char ebuf[256];
 	int ok, serr;
 
@@ -257,7 +260,12 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 		g_ptr_array_add(handles, h);
 	}
 
-	/* libESMTP's connect() has no timeout of its own. */
+	/* libESMTP's connect() has no timeout of its own.  An alarm set by
+	 * the caller (the filter's time limit) is kept, and still fires. */
+	outer = alarm(0);
+	started = time(NULL);
+	if (outer > 0 && (deadline == 0 || outer < deadline))
+		deadline = outer;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = alarm_noop;
 	sigemptyset(&sa.sa_mask);
@@ -268,6 +276,11 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 	serr = smtp_errno();
 	alarm(0);
 	sigaction(SIGALRM, &old_sa, NULL);
+	if (outer > 0) {
+		time_t spent = time(NULL) - started;
+
+		alarm(spent >= (time_t) outer ? 1 : outer - (unsigned) spent);
+	}
 
 	{
 		guint k = 0;

@@ -5,6 +5,7 @@
 #include "autoconfig.h"
 
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sysexits.h>
 #include <syslog.h>
@@ -15,6 +16,19 @@
 #include "intake.h"
 #include "message.h"
 #include "text.h"
+
+/* The wall-clock limit: whatever is in progress is abandoned.  An open
+ * SQLite transaction that never committed leaves nothing behind, and the
+ * MTA delivers the mail again later. */
+static void
+time_limit_reached(int sig)
+{
+	static const char msg[] = "vulnid-filter: temporary failure: time limit reached\n";
+
+	(void) sig;
+	(void) !write(STDERR_FILENO, msg, sizeof msg - 1);
+	_exit(EX_TEMPFAIL);
+}
 
 static int
 exit_code_for(vulnid_status s)
@@ -72,6 +86,8 @@ main(int argc, char **argv)
 		syslog(LOG_ERR, "%s", err->message);
 		return EX_TEMPFAIL;
 	}
+	signal(SIGALRM, time_limit_reached);
+	alarm((unsigned) cfg->time_limit);
 	env.sender = sender;
 	env.recipient = recipient;
 	crypto_preinit();

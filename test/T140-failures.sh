@@ -35,6 +35,27 @@ test_expect_success 'database locked past busy_timeout: 75, nothing written' '
 	expect_eq "TEST-$Y-0001" "$(sql "SELECT id FROM entries")"
 '
 
+test_expect_success 'the per-message time limit: 75 in time, nothing written' '
+	set_conf database busy_timeout 20000 &&
+	set_conf limits time_limit 1 &&
+	before=$(state) &&
+	rm -f "$TMP/locked" &&
+	{ $PYTHON "$TMP/lock.py" "$INST/vulnid.db" "$TMP/locked" & }
+	locker=$! &&
+	for _ in $(seq 100); do [ -e "$TMP/locked" ] && break; sleep 0.05; done &&
+	write_mail "$TMP/tl.eml" "Message-ID: <tl@example.net>" <<<"Product: Slow" &&
+	start=$(date +%s) &&
+	deliver "$TMP/tl.eml" &&
+	end=$(date +%s) &&
+	wait $locker;
+	expect_eq 75 "$rc" "exit status" &&
+	expect_match "time limit reached" "$TMP/.filter.err" &&
+	test $((end - start)) -le 2 &&
+	expect_eq "$before" "$(state)" &&
+	set_conf limits time_limit 120 &&
+	set_conf database busy_timeout 300
+'
+
 test_expect_success 'a read-only instance: 75, nothing written' '
 	make_instance ro &&
 	before=$(state) &&
