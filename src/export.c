@@ -722,8 +722,8 @@ export_osv_record(const export_set *set, guint i, const export_osv_opts *o)
 
 /* Remove DIR/NAME files of ours that the current export did not write:
  * only names of the form <prefix><ID><suffix>, never anything else. */
-static void
-remove_stale(const char *dir, const char *prefix, const char *suffix, GHashTable *keep)
+void
+export_remove_stale(const char *dir, const char *prefix, const char *suffix, GHashTable *keep)
 {
 	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
 	const char *name;
@@ -779,7 +779,7 @@ export_osv(store *st, const char *dir, const export_osv_opts *o, guint *count, G
 		g_hash_table_add(written, g_steal_pointer(&name));
 		(*count)++;
 	}
-	remove_stale(dir, o->id_prefix != NULL ? o->id_prefix : "x_", ".json", written);
+	export_remove_stale(dir, o->id_prefix != NULL ? o->id_prefix : "x_", ".json", written);
 	return VULNID_OK;
 }
 

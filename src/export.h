@@ -89,6 +89,10 @@ gboolean export_osv_wanted(const export_facts *f);
 vulnid_status export_osv(store *st, const char *dir, const export_osv_opts *o,
 			 guint *count, GError **err);
 
+/* Remove files DIR/<prefix><ID><suffix> not in keep (file names): what an
+ * earlier export wrote for entries no longer published.  Nothing else. */
+void export_remove_stale(const char *dir, const char *prefix, const char *suffix, GHashTable *keep);
+
 /* Serialise JSON as the exports write it: indented, final newline. */
 char *export_json_text(JsonNode *node);
 

@@ -1,0 +1,1788 @@
+/* feed.c - the public feed: export (append-only, signed) and verification */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "canonjson.h"
+#include "crypto.h"
+#include "entry.h"
+#include "export.h"
+#include "feed.h"
+#include "ids.h"
+
+#define HASH_KEY ",\"hash\":\""
+#define HASH_KEY_LEN 9
+/* `,"hash":"` + 64 hex + `"}` */
+#define HASH_TAIL (HASH_KEY_LEN + 64 + 2)
+#define GENESIS AUDIT_GENESIS
+
+/* ---- canonical JSON ----------------------------------------------------------- */
+
+static gboolean
+canon_append(GString *out, JsonNode *n)
+{
+	switch (JSON_NODE_TYPE(n)) {
+	case JSON_NODE_NULL:
+		g_string_append(out, "null");
+		return TRUE;
+	case JSON_NODE_VALUE: {
+		GType t = json_node_get_value_type(n);
+
+		if (t == G_TYPE_STRING) {
+			canonjson_string(out, json_node_get_string(n));
+			return TRUE;
+		}
+		if (t == G_TYPE_INT64) {
+			g_string_append_printf(out, "%" G_GINT64_FORMAT, json_node_get_int(n));
+			return TRUE;
+		}
+		if (t == G_TYPE_BOOLEAN) {
+			g_string_append(out, json_node_get_boolean(n) ? "true" : "false");
+			return TRUE;
+		}
+		return FALSE;	/* fractions and exponents have no canonical form here */
+	}
+	case JSON_NODE_ARRAY: {
+		JsonArray *a = json_node_get_array(n);
+
+		g_string_append_c(out, '[');
+		for (guint i = 0; i < json_array_get_length(a); i++) {
+			if (i > 0)
+				g_string_append_c(out, ',');
+			if (!canon_append(out, json_array_get_element(a, i)))
+				return FALSE;
+		}
+		g_string_append_c(out, ']');
+		return TRUE;
+	}
+	case JSON_NODE_OBJECT: {
+		JsonObject *o = json_node_get_object(n);
+		g_autoptr(GList) names = json_object_get_members(o);
+		gboolean first = TRUE;
+
+		g_string_append_c(out, '{');
+		for (GList *l = names; l != NULL; l = l->next) {
+			canonjson_key(out, &first, l->data);
+			if (!canon_append(out, json_object_get_member(o, l->data)))
+				return FALSE;
+		}
+		g_string_append_c(out, '}');
+		return TRUE;
+	}
+	}
+	return FALSE;
+}
+
+char *
+feed_json_canonical(JsonNode *node)
+{
+	GString *s = g_string_new(NULL);
+
+	if (node == NULL || !canon_append(s, node)) {
+		g_string_free(s, TRUE);
+		return NULL;
+	}
+	return g_string_free(s, FALSE);
+}
+
+gboolean
+feed_json_depth_ok(const char *t, gsize len, guint max_depth)
+{
+	guint depth = 0;
+	gboolean in_str = FALSE;
+
+	for (gsize i = 0; i < len; i++) {
+		char c = t[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = FALSE;
+			continue;
+		}
+		if (c == '"')
+			in_str = TRUE;
+		else if (c == '[' || c == '{') {
+			if (++depth > max_depth)
+				return FALSE;
+		} else if ((c == ']' || c == '}') && depth > 0)
+			depth--;
+	}
+	return TRUE;
+}
+
+static gboolean
+is_hex64(const char *s, gsize len)
+{
+	if (len != 64)
+		return FALSE;
+	for (gsize i = 0; i < 64; i++)
+		if (!g_ascii_isdigit(s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
+			return FALSE;
+	return TRUE;
+}
+
+/* The hash member must be the last one, so that what it covers is
+ * unambiguous: everything before it. */
+char *
+feed_line_hash(const char *line, gsize len)
+{
+	if (len < HASH_TAIL + 2 || memcmp(line + len - HASH_TAIL, HASH_KEY, HASH_KEY_LEN) != 0 ||
+	    memcmp(line + len - 2, "\"}", 2) != 0 || !is_hex64(line + len - HASH_TAIL + HASH_KEY_LEN, 64))
+		return NULL;
+	return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) line, len - HASH_TAIL);
+}
+
+static char *
+sha256_hex(const char *data, gsize len)
+{
+	return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) data, len);
+}
+
+/* Parse text that must be canonical JSON of the given node type; the
+ * canonical text back, or NULL. */
+static char *
+canonical_of(const char *text, JsonNodeType type)
+{
+	g_autoptr(JsonParser) p = json_parser_new();
+	JsonNode *root;
+
+	if (text == NULL || !feed_json_depth_ok(text, strlen(text), FEED_MAX_DEPTH) ||
+	    !json_parser_load_from_data(p, text, -1, NULL))
+		return NULL;
+	root = json_parser_get_root(p);
+	if (root == NULL || JSON_NODE_TYPE(root) != type)
+		return NULL;
+	return feed_json_canonical(root);
+}
+
+/* ---- lines ----------------------------------------------------------------------- */
+
+/* {"feed":..,"year":..,"n":..,"pos":.. MEMBERS ,"prev":..,"hash":..}\n */
+static void
+line_build(GString *out, int year, guint64 n, gint64 pos, const char *members,
+	   const char *prev, char hash_out[65])
+{
+	gsize start = out->len;
+	gboolean first = TRUE;
+	g_autofree char *h = NULL;
+
+	g_string_append_c(out, '{');
+	canonjson_member_str(out, &first, "feed", FEED_FORMAT);
+	canonjson_member_int(out, &first, "year", year);
+	canonjson_member_int(out, &first, "n", (gint64) n);
+	canonjson_member_int(out, &first, "pos", pos);
+	g_string_append(out, members);
+	canonjson_member_str(out, &first, "prev", prev);
+	h = sha256_hex(out->str + start, out->len - start);
+	canonjson_member_str(out, &first, "hash", h);
+	g_string_append(out, "}\n");
+	memcpy(hash_out, h, 65);
+}
+
+static void
+attachments_append(GString *s, const GPtrArray *atts)
+{
+	g_string_append_c(s, '[');
+	for (guint i = 0; atts != NULL && i < atts->len; i++) {
+		const entry_attachment *a = g_ptr_array_index(atts, i);
+		gboolean f = TRUE;
+
+		if (i > 0)
+			g_string_append_c(s, ',');
+		g_string_append_c(s, '{');
+		canonjson_member_str(s, &f, "sha256", a->sha256);
+		canonjson_member_int(s, &f, "size", a->size);
+		canonjson_member_str(s, &f, "content_type", a->content_type);
+		canonjson_member_str(s, &f, "filename", a->filename);
+		g_string_append_c(s, '}');
+	}
+	g_string_append_c(s, ']');
+}
+
+/* ---- export ----------------------------------------------------------------------- */
+
+typedef struct {
+	gint64 pos;
+	gint64 seq;
+	char *members;		/* from ,"type": to before ,"prev" */
+} feed_item;
+
+static void
+feed_item_free(gpointer p)
+{
+	feed_item *it = p;
+
+	g_free(it->members);
+	g_free(it);
+}
+
+static gint
+item_cmp(gconstpointer a, gconstpointer b)
+{
+	const feed_item *x = *(feed_item *const *) a;
+	const feed_item *y = *(feed_item *const *) b;
+
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+typedef struct {
+	int year;
+	char *name;		/* YYYY.jsonl */
+	char *path;
+	guint64 n;		/* lines in the file */
+	gint64 pos, seq;	/* of its last line: the cursor */
+	char hash[65];		/* of its last line, or the genesis */
+	char *last_type, *last_entry, *last_sha;
+	GPtrArray *items;	/* feed_item*, new */
+} feed_year;
+
+static void
+feed_year_free(gpointer p)
+{
+	feed_year *y = p;
+
+	g_free(y->name);
+	g_free(y->path);
+	g_free(y->last_type);
+	g_free(y->last_entry);
+	g_free(y->last_sha);
+	g_ptr_array_unref(y->items);
+	g_free(y);
+}
+
+/* Offset of the last '\n' before `before`, -1 if none; FALSE on a read
+ * error or when more than limit bytes were searched. */
+static gboolean
+last_nl_before(int fd, off_t before, gsize limit, off_t *at)
+{
+	char buf[65536];
+	off_t end = before;
+
+	while (end > 0) {
+		off_t start = end > (off_t) sizeof buf ? end - (off_t) sizeof buf : 0;
+		ssize_t n = pread(fd, buf, (size_t) (end - start), start);
+		char *p;
+
+		if (n != end - start)
+			return FALSE;
+		p = memrchr(buf, '\n', (size_t) n);
+		if (p != NULL) {
+			*at = start + (p - buf);
+			return TRUE;
+		}
+		end = start;
+		if ((gsize) (before - end) > limit)
+			return FALSE;
+	}
+	*at = -1;
+	return TRUE;
+}
+
+static const char *
+obj_str(JsonObject *o, const char *name)
+{
+	JsonNode *n = json_object_get_member(o, name);
+
+	if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE || json_node_get_value_type(n) != G_TYPE_STRING)
+		return NULL;
+	return json_node_get_string(n);
+}
+
+static gboolean
+obj_int(JsonObject *o, const char *name, gint64 *v)
+{
+	JsonNode *n = json_object_get_member(o, name);
+
+	if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE || json_node_get_value_type(n) != G_TYPE_INT64)
+		return FALSE;
+	*v = json_node_get_int(n);
+	return TRUE;
+}
+
+/* Find where an existing year file ends: its last line gives the line
+ * count, the cursor and the chain head.  A torn last line (an export
+ * killed while writing) is cut off; it is written again. */
+static vulnid_status
+year_read_tail(feed_year *y, GError **err)
+{
+	g_autofree char *line = NULL;
+	g_autofree char *h = NULL;
+	g_autoptr(JsonParser) p = NULL;
+	JsonObject *o;
+	struct stat sb;
+	off_t size, nl, start;
+	gint64 n, year;
+	int fd;
+
+	memcpy(y->hash, GENESIS, 65);
+	fd = open(y->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return VULNID_OK;
+	if (fd < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot open '%s': %s",
+				   y->path, g_strerror(errno));
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return vulnid_fail(err, VULNID_ERR_INVALID, "'%s' is not a regular file", y->path);
+	}
+	size = sb.st_size;
+	if (size > 0) {
+		char c;
+
+		if (pread(fd, &c, 1, size - 1) != 1)
+			goto ioerr;
+		if (c != '\n') {
+			if (!last_nl_before(fd, size, FEED_MAX_LINE_DEFAULT, &nl))
+				goto ioerr;
+			size = nl + 1;
+			if (ftruncate(fd, size) < 0)
+				goto ioerr;
+		}
+	}
+	if (size == 0) {
+		close(fd);
+		return VULNID_OK;
+	}
+	if (!last_nl_before(fd, size - 1, FEED_MAX_LINE_DEFAULT, &nl))
+		goto ioerr;
+	start = nl + 1;
+	line = g_malloc((gsize) (size - 1 - start) + 1);
+	if (pread(fd, line, (size_t) (size - 1 - start), start) != size - 1 - start)
+		goto ioerr;
+	close(fd);
+	line[size - 1 - start] = '\0';
+	h = feed_line_hash(line, (gsize) (size - 1 - start));
+	p = json_parser_new();
+	if (h == NULL || memcmp(h, line + (size - 1 - start) - HASH_TAIL + HASH_KEY_LEN, 64) != 0 ||
+	    !feed_json_depth_ok(line, (gsize) (size - 1 - start), FEED_MAX_DEPTH) ||
+	    !json_parser_load_from_data(p, line, size - 1 - start, NULL) ||
+	    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s': the last line is damaged"
+				   " (vulnid verify-feed tells more)", y->path);
+	o = json_node_get_object(json_parser_get_root(p));
+	if (g_strcmp0(obj_str(o, "feed"), FEED_FORMAT) != 0 || !obj_int(o, "year", &year) ||
+	    year != y->year || !obj_int(o, "n", &n) || n < 1 || !obj_int(o, "pos", &y->pos) ||
+	    !obj_int(o, "seq", &y->seq) || obj_str(o, "type") == NULL || obj_str(o, "entry") == NULL)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s': the last line is not a feed line", y->path);
+	y->n = (guint64) n;
+	memcpy(y->hash, h, 65);
+	y->last_type = g_strdup(obj_str(o, "type"));
+	y->last_entry = g_strdup(obj_str(o, "entry"));
+	y->last_sha = g_strdup(obj_str(o, strcmp(y->last_type, "stub") == 0 ? "commitment" : "sha256"));
+	return VULNID_OK;
+ioerr:
+	{
+		int e = errno;
+
+		close(fd);
+		return vulnid_fail(err, vulnid_status_from_errno(e), "cannot read '%s': %s", y->path,
+				   g_strerror(e));
+	}
+}
+
+/* The feed in DIR must be ours: its last line names a record of this
+ * database with the same hash. */
+static vulnid_status
+year_check_owner(store *st, const feed_year *y, GError **err)
+{
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+	gboolean ok;
+	int rc;
+
+	if (y->n == 0)
+		return VULNID_OK;
+	stmt = store_prepare(st, "SELECT sha256 FROM records WHERE entry = ? AND seq = ?", &s, err);
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_text(stmt, 1, y->last_entry != NULL ? y->last_entry : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(stmt, 2, y->seq);
+	rc = sqlite3_step(stmt);
+	ok = rc == SQLITE_ROW && g_strcmp0((const char *) sqlite3_column_text(stmt, 0), y->last_sha) == 0;
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(st, rc, "records", err);
+	if (!ok)
+		return vulnid_fail(err, VULNID_ERR_INVALID,
+				   "'%s' is not this instance's feed: its last line does not match record %s/%"
+				   G_GINT64_FORMAT " of the database", y->path, y->last_entry, y->seq);
+	return VULNID_OK;
+}
+
+static gboolean
+released_asof(const entry *e, gint64 seq, gint64 pos)
+{
+	for (guint i = 0; i < e->records->len; i++) {
+		const entry_record *r = g_ptr_array_index(e->records, i);
+
+		if (r->opens == seq && r->rowid <= pos)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* The sealed record that keeps the entry under embargo as of pos. */
+static const entry_record *
+embargo_asof(const entry *e, gint64 pos)
+{
+	for (guint i = 0; i < e->records->len; i++) {
+		const entry_record *r = g_ptr_array_index(e->records, i);
+
+		if (r->sealed != NULL && r->rowid <= pos && !released_asof(e, r->seq, pos))
+			return r;
+	}
+	return NULL;
+}
+
+/* Anonymous as the records said up to pos (the feed cannot take back an
+ * address it published, so a later "Anonymous: yes" counts from then on
+ * in every export alike). */
+static gboolean
+anonymous_asof(const entry *e, gint64 pos)
+{
+	g_autofree char *v = NULL;
+
+	for (guint i = 0; i < e->records->len; i++) {
+		const entry_record *r = g_ptr_array_index(e->records, i);
+		g_autoptr(JsonArray) f = NULL;
+
+		if (r->rowid > pos || (r->sealed != NULL && !released_asof(e, r->seq, pos)))
+			continue;
+		f = export_record_fields(r);
+		for (guint j = 0; f != NULL && j < json_array_get_length(f); j++) {
+			JsonArray *kv = json_array_get_array_element(f, j);
+			const char *k = kv != NULL && json_array_get_length(kv) == 2
+					? json_array_get_string_element(kv, 0) : NULL;
+
+			if (k != NULL && g_ascii_strcasecmp(k, "Anonymous") == 0) {
+				g_free(v);
+				v = g_strdup(json_array_get_string_element(kv, 1));
+				break;
+			}
+		}
+	}
+	return v != NULL && g_ascii_strcasecmp(v, "yes") == 0;
+}
+
+static vulnid_status
+record_members(const entry *e, const entry_record *r, gboolean anonymous, char **out, GError **err)
+{
+	g_autofree char *auth = canonical_of(r->auth, JSON_NODE_OBJECT);
+	g_autofree char *fields = canonical_of(r->fields, JSON_NODE_ARRAY);
+	g_autofree char *canon = NULL;
+	g_autofree char *sha = NULL;
+	GString *s;
+	gboolean first = FALSE;
+
+	/* What the feed says must recompute to the stored hash, or every
+	 * verifier would reject the feed from here on. */
+	if (auth == NULL || strcmp(auth, r->auth) != 0 || fields == NULL || strcmp(fields, r->fields) != 0)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "record %s/%" G_GINT64_FORMAT
+				   ": auth or fields are not canonical JSON", e->id, r->seq);
+	canon = entry_record_canonical(e->id, r->seq, r->created, r->kind, r->auth, r->subject,
+				       r->fields, r->body, r->attachments);
+	sha = sha256_hex(canon, strlen(canon));
+	if (g_strcmp0(sha, r->sha256) != 0)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "record %s/%" G_GINT64_FORMAT
+				   ": its stored sha256 does not match its canonical bytes", e->id, r->seq);
+	s = g_string_new(NULL);
+	canonjson_member_str(s, &first, "type", "record");
+	canonjson_member_str(s, &first, "entry", e->id);
+	canonjson_member_int(s, &first, "seq", r->seq);
+	canonjson_member_str(s, &first, "created", r->created);
+	canonjson_member_str(s, &first, "kind", r->kind);
+	canonjson_member_str(s, &first, "role", r->role);
+	canonjson_member_str(s, &first, "author",
+			     anonymous && g_strcmp0(r->role, "creator") == 0 ? NULL : r->author);
+	canonjson_key(s, &first, "opens");
+	if (r->opens > 0)
+		g_string_append_printf(s, "%" G_GINT64_FORMAT, r->opens);
+	else
+		g_string_append(s, "null");
+	canonjson_key(s, &first, "auth");
+	g_string_append(s, r->auth);
+	canonjson_member_str(s, &first, "subject", r->subject);
+	canonjson_key(s, &first, "fields");
+	g_string_append(s, r->fields);
+	canonjson_member_str(s, &first, "body", r->body);
+	canonjson_key(s, &first, "attachments");
+	attachments_append(s, r->attachments);
+	canonjson_member_str(s, &first, "sha256", r->sha256);
+	*out = g_string_free(s, FALSE);
+	return VULNID_OK;
+}
+
+static char *
+stub_members(const entry *e, const entry_record *sealed)
+{
+	GString *s = g_string_new(NULL);
+	gboolean first = FALSE;
+
+	canonjson_member_str(s, &first, "type", "stub");
+	canonjson_member_str(s, &first, "entry", e->id);
+	canonjson_member_int(s, &first, "seq", sealed->seq);
+	canonjson_member_str(s, &first, "digest", e->digest);
+	canonjson_member_str(s, &first, "created", e->created);
+	canonjson_member_str(s, &first, "state", "embargoed");
+	canonjson_member_str(s, &first, "embargo", e->embargo != NULL && *e->embargo != '\0' ? e->embargo : "yes");
+	canonjson_member_str(s, &first, "commitment", sealed->sha256);
+	return g_string_free(s, FALSE);
+}
+
+static gint
+rowid_cmp(gconstpointer a, gconstpointer b)
+{
+	const entry_record *x = *(entry_record *const *) a;
+	const entry_record *y = *(entry_record *const *) b;
+
+	return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+}
+
+static gboolean
+after_cursor(gint64 pos, gint64 seq, const feed_year *y)
+{
+	return pos > y->pos || (pos == y->pos && seq > y->seq);
+}
+
+/* The lines an entry contributes, each at the rowid of the record that
+ * caused it: a public record at its own place; under embargo a stub at the
+ * sealed record's place and nothing else; at a release, every record held
+ * back until then, in seq order. */
+static vulnid_status
+gen_entry(const entry *e, feed_year *y, GError **err)
+{
+	guint n = e->records->len;
+	g_autoptr(GPtrArray) order = g_ptr_array_sized_new(n);
+	g_autoptr(GHashTable) emitted = g_hash_table_new(g_direct_hash, g_direct_equal);
+	gint64 stub_seq = 0;
+
+	for (guint i = 0; i < n; i++)
+		g_ptr_array_add(order, g_ptr_array_index(e->records, i));
+	g_ptr_array_sort(order, rowid_cmp);
+	for (guint k = 0; k < n; k++) {
+		const entry_record *r = g_ptr_array_index(order, k);
+		gint64 pos = r->rowid;
+		const entry_record *q = embargo_asof(e, pos);
+		gboolean anonymous;
+
+		if (q != NULL) {
+			if (stub_seq != q->seq) {
+				stub_seq = q->seq;
+				if (after_cursor(pos, q->seq, y)) {
+					feed_item *it = g_new0(feed_item, 1);
+
+					it->pos = pos;
+					it->seq = q->seq;
+					it->members = stub_members(e, q);
+					g_ptr_array_add(y->items, it);
+				}
+			}
+			continue;
+		}
+		stub_seq = 0;
+		anonymous = anonymous_asof(e, pos);
+		for (guint j = 0; j < n; j++) {
+			const entry_record *x = g_ptr_array_index(e->records, j);
+			feed_item *it;
+			vulnid_status s;
+
+			if (x->rowid > pos || g_hash_table_contains(emitted, x))
+				continue;
+			g_hash_table_add(emitted, (gpointer) x);
+			if (!after_cursor(pos, x->seq, y))
+				continue;
+			it = g_new0(feed_item, 1);
+			it->pos = pos;
+			it->seq = x->seq;
+			s = record_members(e, x, anonymous, &it->members, err);
+			if (s != VULNID_OK) {
+				feed_item_free(it);
+				return s;
+			}
+			g_ptr_array_add(y->items, it);
+		}
+	}
+	return VULNID_OK;
+}
+
+/* Entries of year with a record at or after the cursor's pos. */
+static vulnid_status
+year_entries(store *st, const feed_year *y, GPtrArray **ids, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"SELECT DISTINCT r.entry FROM records r JOIN entries e ON e.id = r.entry"
+		" WHERE e.year = ? AND r.id >= ? ORDER BY r.entry", &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	*ids = g_ptr_array_new_with_free_func(g_free);
+	sqlite3_bind_int(stmt, 1, y->year);
+	sqlite3_bind_int64(stmt, 2, y->pos);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		g_ptr_array_add(*ids, g_strdup((const char *) sqlite3_column_text(stmt, 0)));
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE) {
+		g_clear_pointer(ids, g_ptr_array_unref);
+		return store_fail(st, rc, "records", err);
+	}
+	return VULNID_OK;
+}
+
+static gboolean
+year_file_name(const char *name, int *year)
+{
+	if (strlen(name) != 10 || strcmp(name + 4, ".jsonl") != 0)
+		return FALSE;
+	for (int i = 0; i < 4; i++)
+		if (!g_ascii_isdigit(name[i]))
+			return FALSE;
+	*year = atoi(name);
+	return *year >= 1;
+}
+
+static char *
+head_text(const char *time, const char *fpr, gint64 pos, GPtrArray *years)
+{
+	GString *s = g_string_new("{");
+	gboolean first = TRUE;
+
+	canonjson_member_str(s, &first, "feed", FEED_FORMAT);
+	canonjson_member_str(s, &first, "time", time);
+	canonjson_member_str(s, &first, "robot", fpr);
+	canonjson_member_int(s, &first, "pos", pos);
+	canonjson_key(s, &first, "years");
+	g_string_append_c(s, '[');
+	for (guint i = 0, k = 0; i < years->len; i++) {
+		const feed_year *y = g_ptr_array_index(years, i);
+		gboolean f = TRUE;
+
+		if (y->n == 0)
+			continue;
+		if (k++ > 0)
+			g_string_append_c(s, ',');
+		g_string_append_c(s, '{');
+		canonjson_member_int(s, &f, "year", y->year);
+		canonjson_member_int(s, &f, "lines", (gint64) y->n);
+		canonjson_member_str(s, &f, "hash", y->hash);
+		g_string_append_c(s, '}');
+	}
+	g_string_append(s, "]}\n");
+	return g_string_free(s, FALSE);
+}
+
+static gint
+year_cmp(gconstpointer a, gconstpointer b)
+{
+	const feed_year *x = *(feed_year *const *) a;
+	const feed_year *y = *(feed_year *const *) b;
+
+	return x->year - y->year;
+}
+
+static feed_year *
+year_new(const char *dir, int year)
+{
+	feed_year *y = g_new0(feed_year, 1);
+
+	y->year = year;
+	y->name = g_strdup_printf("%04d.jsonl", year);
+	y->path = g_build_filename(dir, y->name, NULL);
+	y->items = g_ptr_array_new_with_free_func(feed_item_free);
+	memcpy(y->hash, GENESIS, 65);
+	return y;
+}
+
+static vulnid_status
+append_lines(feed_year *y, guint64 *appended, GError **err)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+	gsize off = 0;
+	int fd;
+
+	if (y->items->len == 0)
+		return VULNID_OK;
+	g_ptr_array_sort(y->items, item_cmp);
+	for (guint i = 0; i < y->items->len; i++) {
+		const feed_item *it = g_ptr_array_index(y->items, i);
+		char h[65];
+
+		line_build(out, y->year, y->n + 1, it->pos, it->members, y->hash, h);
+		y->n++;
+		y->pos = it->pos;
+		y->seq = it->seq;
+		memcpy(y->hash, h, 65);
+	}
+	fd = open(y->path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot open '%s': %s",
+				   y->path, g_strerror(errno));
+	while (off < out->len) {
+		ssize_t n = write(fd, out->str + off, out->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			/* A torn line is cut off by the next export. */
+			return vulnid_fail(err, vulnid_status_from_errno(e), "cannot write '%s': %s",
+					   y->path, g_strerror(e));
+		}
+		off += (gsize) n;
+	}
+	if (fdatasync(fd) < 0 && errno != EINVAL) {
+		int e = errno;
+
+		close(fd);
+		return vulnid_fail(err, vulnid_status_from_errno(e), "cannot sync '%s': %s",
+				   y->path, g_strerror(e));
+	}
+	close(fd);
+	*appended += y->items->len;
+	return VULNID_OK;
+}
+
+static GBytes *
+read_small(const char *path, gsize max, int *err_no)
+{
+	struct stat sb;
+	char *buf;
+	gsize off = 0;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	*err_no = 0;
+	if (fd < 0) {
+		*err_no = errno;
+		return NULL;
+	}
+	if (fstat(fd, &sb) < 0)
+		*err_no = errno;
+	else if (!S_ISREG(sb.st_mode))
+		*err_no = EINVAL;
+	else if (sb.st_size < 0 || (gsize) sb.st_size > max)
+		*err_no = EFBIG;
+	if (*err_no != 0) {
+		close(fd);
+		return NULL;
+	}
+	buf = g_malloc((gsize) sb.st_size + 1);
+	while (off < (gsize) sb.st_size) {
+		ssize_t n = read(fd, buf + off, (gsize) sb.st_size - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (gsize) n;
+	}
+	close(fd);
+	buf[off] = '\0';
+	return g_bytes_new_take(buf, off);
+}
+
+vulnid_status
+feed_export(store *st, const char *dir, feed_export_result *res, GError **err)
+{
+	g_autoptr(GPtrArray) years = g_ptr_array_new_with_free_func(feed_year_free);
+	g_autoptr(GHashTable) by_year = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_autofree char *fpr = NULL;
+	g_autofree char *now = store_now();
+	g_autofree char *head = NULL;
+	g_autofree char *head_path = g_build_filename(dir, FEED_HEAD, NULL);
+	g_autofree char *sig_path = g_build_filename(dir, FEED_HEAD_SIG, NULL);
+	g_autofree char *key_path = g_build_filename(dir, FEED_KEY, NULL);
+	g_autoptr(GBytes) old_head = NULL;
+	g_autoptr(GBytes) sig = NULL;
+	g_autoptr(GBytes) pub = NULL;
+	g_autoptr(GDir) d = NULL;
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+	const char *name;
+	int dfd, rc, e_no;
+
+	memset(res, 0, sizeof *res);
+	s = crypto_robot_fingerprint(&fpr, err);
+	if (s != VULNID_OK)
+		return s;
+	if (g_mkdir_with_parents(dir, 0755) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
+				   dir, g_strerror(errno));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot open '%s': %s",
+				   dir, g_strerror(errno));
+	/* One exporter at a time per directory; the lock lives on the
+	 * directory itself, so no lock file is ever published. */
+	while (flock(dfd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			s = vulnid_fail(err, VULNID_ERR_IO, "cannot lock '%s': %s", dir, g_strerror(errno));
+			goto out_fd;
+		}
+	old_head = read_small(head_path, FEED_MAX_HEAD, &e_no);
+	if (old_head != NULL) {
+		g_autoptr(JsonParser) p = json_parser_new();
+		const char *robot = NULL;
+
+		if (json_parser_load_from_data(p, g_bytes_get_data(old_head, NULL),
+					       (gssize) g_bytes_get_size(old_head), NULL) &&
+		    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+			robot = obj_str(json_node_get_object(json_parser_get_root(p)), "robot");
+		if (robot == NULL || g_ascii_strcasecmp(robot, fpr) != 0) {
+			s = vulnid_fail(err, VULNID_ERR_INVALID,
+					"'%s' belongs to another robot's feed (fingerprint %s, not %s)",
+					head_path, robot != NULL ? robot : "unreadable", fpr);
+			goto out_fd;
+		}
+	}
+
+	s = store_exec(st, "BEGIN", err);
+	if (s != VULNID_OK)
+		goto out_fd;
+	/* Years the database has, then year files already there. */
+	stmt = store_prepare(st, "SELECT DISTINCT year FROM entries ORDER BY year", &s, err);
+	if (stmt == NULL)
+		goto out_txn;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		feed_year *y = year_new(dir, sqlite3_column_int(stmt, 0));
+
+		g_ptr_array_add(years, y);
+		g_hash_table_insert(by_year, GINT_TO_POINTER(y->year), y);
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE) {
+		s = store_fail(st, rc, "entries", err);
+		goto out_txn;
+	}
+	d = g_dir_open(dir, 0, NULL);
+	while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+		int year;
+
+		if (year_file_name(name, &year) && !g_hash_table_contains(by_year, GINT_TO_POINTER(year))) {
+			s = vulnid_fail(err, VULNID_ERR_INVALID,
+					"'%s/%s' is not this instance's feed: the database has no entry of %d",
+					dir, name, year);
+			goto out_txn;
+		}
+	}
+	stmt = store_prepare(st, "SELECT coalesce(max(id), 0) FROM records", &s, err);
+	if (stmt == NULL)
+		goto out_txn;
+	rc = sqlite3_step(stmt);
+	res->pos = sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW) {
+		s = store_fail(st, rc, "records", err);
+		goto out_txn;
+	}
+	for (guint i = 0; i < years->len; i++) {
+		feed_year *y = g_ptr_array_index(years, i);
+		g_autoptr(GPtrArray) ids = NULL;
+
+		s = year_read_tail(y, err);
+		if (s == VULNID_OK)
+			s = year_check_owner(st, y, err);
+		if (s == VULNID_OK)
+			s = year_entries(st, y, &ids, err);
+		for (guint k = 0; s == VULNID_OK && k < ids->len; k++) {
+			g_autoptr(entry) e = NULL;
+			g_autoptr(export_facts) f = NULL;
+
+			s = entry_load(st, g_ptr_array_index(ids, k), &e, err);
+			if (s != VULNID_OK)
+				break;
+			f = export_facts_derive(e);
+			/* Spam says nothing more; what the feed already holds
+			 * stays, as everything in it does. */
+			if (f->spam)
+				continue;
+			s = gen_entry(e, y, err);
+		}
+		if (s != VULNID_OK)
+			goto out_txn;
+	}
+	store_rollback(st);
+
+	for (guint i = 0; i < years->len; i++) {
+		s = append_lines(g_ptr_array_index(years, i), &res->appended, err);
+		if (s != VULNID_OK)
+			goto out_fd;
+	}
+	g_ptr_array_sort(years, year_cmp);
+	for (guint i = 0; i < years->len; i++)
+		res->years += ((feed_year *) g_ptr_array_index(years, i))->n > 0;
+
+	/* HEAD changes only when the feed does: an unchanged feed keeps its
+	 * signed HEAD, and a mirror makes no empty commit. */
+	if (old_head != NULL && g_file_test(sig_path, G_FILE_TEST_IS_REGULAR)) {
+		g_autoptr(JsonParser) p = json_parser_new();
+		const char *old_time = NULL;
+
+		if (json_parser_load_from_data(p, g_bytes_get_data(old_head, NULL),
+					       (gssize) g_bytes_get_size(old_head), NULL) &&
+		    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+			old_time = obj_str(json_node_get_object(json_parser_get_root(p)), "time");
+		if (old_time != NULL) {
+			g_autofree char *same = head_text(old_time, fpr, res->pos, years);
+
+			if (strlen(same) == g_bytes_get_size(old_head) &&
+			    memcmp(same, g_bytes_get_data(old_head, NULL), strlen(same)) == 0)
+				goto key;
+		}
+	}
+	head = head_text(now, fpr, res->pos, years);
+	{
+		g_autoptr(GBytes) hb = g_bytes_new(head, strlen(head));
+
+		s = crypto_sign_detached(hb, fpr, &sig, err);
+	}
+	if (s == VULNID_OK)
+		s = export_write_file(sig_path, g_bytes_get_data(sig, NULL), g_bytes_get_size(sig), 0644, err);
+	if (s == VULNID_OK)
+		s = export_write_file(head_path, head, strlen(head), 0644, err);
+	if (s != VULNID_OK)
+		goto out_fd;
+	res->head_written = TRUE;
+key:
+	/* The public key beside the feed, for convenience: a verifier should
+	 * get it (or its fingerprint) from somewhere else too. */
+	if (crypto_export_public(fpr, &pub, NULL) == VULNID_OK) {
+		g_autoptr(GBytes) have = read_small(key_path, FEED_MAX_SIG, &e_no);
+
+		if (have == NULL || !g_bytes_equal(have, pub))
+			s = export_write_file(key_path, g_bytes_get_data(pub, NULL), g_bytes_get_size(pub),
+					      0644, err);
+	}
+	goto out_fd;
+out_txn:
+	store_rollback(st);
+out_fd:
+	close(dfd);
+	return s;
+}
+
+/* ---- verification ------------------------------------------------------------------- */
+
+typedef struct {
+	char *created, *kind, *auth, *sha256;
+} rec_meta;
+
+static void
+rec_meta_free(gpointer p)
+{
+	rec_meta *m = p;
+
+	g_free(m->created);
+	g_free(m->kind);
+	g_free(m->auth);
+	g_free(m->sha256);
+	g_free(m);
+}
+
+typedef struct {
+	gint64 last_record;	/* highest record seq so far */
+	char *digest;		/* record 1's hash, from it or from a stub */
+	gint64 stub_seq;	/* under embargo: the sealed record's seq, else 0 */
+	char *commitment;
+	GHashTable *recs;	/* seq -> rec_meta* */
+} ent_state;
+
+static void
+ent_state_free(gpointer p)
+{
+	ent_state *s = p;
+
+	g_free(s->digest);
+	g_free(s->commitment);
+	g_hash_table_unref(s->recs);
+	g_free(s);
+}
+
+typedef struct {
+	guint file;
+	off_t off;
+	gsize len;
+	gint64 pos, seq;
+	char sha[65];		/* of the whole line */
+} out_ref;
+
+typedef struct {
+	int year;
+	char *path;
+	gint64 lines;
+	char *hash;
+} head_year;
+
+static void
+head_year_free(gpointer p)
+{
+	head_year *h = p;
+
+	g_free(h->path);
+	g_free(h->hash);
+	g_free(h);
+}
+
+typedef struct {
+	char *time, *robot;
+	gint64 pos;
+	GPtrArray *years;	/* head_year* */
+} head_info;
+
+static void
+head_info_free(head_info *h)
+{
+	if (h == NULL)
+		return;
+	g_free(h->time);
+	g_free(h->robot);
+	g_ptr_array_unref(h->years);
+	g_free(h);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(head_info, head_info_free)
+
+typedef struct {
+	const char *dir;
+	const feed_verify_opts *o;
+	gsize max_line;
+	feed_verify_result *res;
+	GHashTable *entries;	/* id -> ent_state* */
+	GArray *out;		/* out_ref */
+	const head_info *head;
+} vctx;
+
+static vulnid_status
+vfail(vctx *c, const char *path, guint64 line, GError **err, const char *fmt, ...) G_GNUC_PRINTF(5, 6);
+
+static vulnid_status
+vfail(vctx *c, const char *path, guint64 line, GError **err, const char *fmt, ...)
+{
+	g_autofree char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_free(c->res->bad_file);
+	c->res->bad_file = g_strdup(path);
+	c->res->bad_line = line;
+	if (line > 0)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "%s: line %" G_GUINT64_FORMAT ": %s", path, line, msg);
+	return vulnid_fail(err, VULNID_ERR_CORRUPT, "%s: %s", path, msg);
+}
+
+static gboolean
+members_are(JsonObject *o, const char *const *want)
+{
+	g_autoptr(GList) names = json_object_get_members(o);
+	GList *l = names;
+
+	for (; *want != NULL; want++, l = l->next)
+		if (l == NULL || strcmp(l->data, *want) != 0)
+			return FALSE;
+	return l == NULL;
+}
+
+static const char *const record_members_list[] = {
+	"feed", "year", "n", "pos", "type", "entry", "seq", "created", "kind", "role", "author",
+	"opens", "auth", "subject", "fields", "body", "attachments", "sha256", "prev", "hash", NULL
+};
+static const char *const stub_members_list[] = {
+	"feed", "year", "n", "pos", "type", "entry", "seq", "digest", "created", "state", "embargo",
+	"commitment", "prev", "hash", NULL
+};
+static const char *const head_members_list[] = { "feed", "time", "robot", "pos", "years", NULL };
+static const char *const head_year_members[] = { "year", "lines", "hash", NULL };
+
+static gboolean
+node_is(JsonNode *n, GType t)
+{
+	return n != NULL && JSON_NODE_TYPE(n) == JSON_NODE_VALUE && json_node_get_value_type(n) == t;
+}
+
+static gboolean
+str_or_null(JsonObject *o, const char *name, const char **v)
+{
+	JsonNode *n = json_object_get_member(o, name);
+
+	if (n != NULL && JSON_NODE_TYPE(n) == JSON_NODE_NULL) {
+		*v = NULL;
+		return TRUE;
+	}
+	*v = obj_str(o, name);
+	return *v != NULL;
+}
+
+static gboolean
+hex_member(JsonObject *o, const char *name, const char **v)
+{
+	*v = obj_str(o, name);
+	return *v != NULL && is_hex64(*v, strlen(*v));
+}
+
+/* Attachments of a line as entry_attachment*, or NULL if malformed. */
+static GPtrArray *
+line_attachments(JsonArray *a)
+{
+	static const char *const names[] = { "sha256", "size", "content_type", "filename", NULL };
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(entry_attachment_free);
+
+	for (guint i = 0; i < json_array_get_length(a); i++) {
+		JsonNode *n = json_array_get_element(a, i);
+		JsonObject *o;
+		entry_attachment *att;
+		const char *sha, *ct, *fn;
+		gint64 size;
+
+		if (!JSON_NODE_HOLDS_OBJECT(n))
+			return NULL;
+		o = json_node_get_object(n);
+		if (!members_are(o, names) || !hex_member(o, "sha256", &sha) || !obj_int(o, "size", &size) ||
+		    size < 0 || (ct = obj_str(o, "content_type")) == NULL || !str_or_null(o, "filename", &fn))
+			return NULL;
+		att = g_new0(entry_attachment, 1);
+		att->sha256 = g_strdup(sha);
+		att->size = size;
+		att->content_type = g_strdup(ct);
+		att->filename = g_strdup(fn);
+		g_ptr_array_add(out, att);
+	}
+	return g_steal_pointer(&out);
+}
+
+static gboolean
+fields_ok(JsonArray *a)
+{
+	for (guint i = 0; i < json_array_get_length(a); i++) {
+		JsonNode *n = json_array_get_element(a, i);
+		JsonArray *kv;
+
+		if (!JSON_NODE_HOLDS_ARRAY(n))
+			return FALSE;
+		kv = json_node_get_array(n);
+		if (json_array_get_length(kv) != 2 || !node_is(json_array_get_element(kv, 0), G_TYPE_STRING) ||
+		    !node_is(json_array_get_element(kv, 1), G_TYPE_STRING))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static ent_state *
+ent_get(vctx *c, const char *id, gboolean *is_new)
+{
+	ent_state *s = g_hash_table_lookup(c->entries, id);
+
+	*is_new = s == NULL;
+	if (s == NULL) {
+		s = g_new0(ent_state, 1);
+		s->recs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, rec_meta_free);
+		g_hash_table_insert(c->entries, g_strdup(id), s);
+	}
+	return s;
+}
+
+static vulnid_status
+check_record(vctx *c, const char *path, guint64 n, JsonObject *o, const char *id, gint64 seq,
+	     GError **err)
+{
+	const char *created, *kind, *role, *author, *subject, *body, *sha;
+	JsonNode *auth_n = json_object_get_member(o, "auth");
+	JsonNode *fields_n = json_object_get_member(o, "fields");
+	JsonNode *att_n = json_object_get_member(o, "attachments");
+	JsonNode *opens_n = json_object_get_member(o, "opens");
+	g_autofree char *auth = NULL;
+	g_autofree char *fields = NULL;
+	g_autofree char *canon = NULL;
+	g_autofree char *mine = NULL;
+	g_autoptr(GPtrArray) atts = NULL;
+	gint64 opens = 0;
+	gboolean is_new;
+	ent_state *es;
+	rec_meta *m;
+
+	if ((created = obj_str(o, "created")) == NULL || (kind = obj_str(o, "kind")) == NULL ||
+	    (role = obj_str(o, "role")) == NULL || !str_or_null(o, "author", &author) ||
+	    !str_or_null(o, "subject", &subject) || (body = obj_str(o, "body")) == NULL ||
+	    !hex_member(o, "sha256", &sha) || !JSON_NODE_HOLDS_OBJECT(auth_n) ||
+	    !JSON_NODE_HOLDS_ARRAY(fields_n) || !fields_ok(json_node_get_array(fields_n)) ||
+	    !JSON_NODE_HOLDS_ARRAY(att_n) ||
+	    (atts = line_attachments(json_node_get_array(att_n))) == NULL ||
+	    !(JSON_NODE_TYPE(opens_n) == JSON_NODE_NULL || (obj_int(o, "opens", &opens) && opens >= 1)))
+		return vfail(c, path, n, err, "record %s/%" G_GINT64_FORMAT ": a member has the wrong type", id, seq);
+	auth = feed_json_canonical(auth_n);
+	fields = feed_json_canonical(fields_n);
+	canon = entry_record_canonical(id, seq, created, kind, auth, subject, fields, body, atts);
+	mine = sha256_hex(canon, strlen(canon));
+	if (strcmp(mine, sha) != 0)
+		return vfail(c, path, n, err, "record %s/%" G_GINT64_FORMAT
+			     ": sha256 does not match the record's canonical bytes", id, seq);
+
+	es = ent_get(c, id, &is_new);
+	if (is_new && seq != 1)
+		return vfail(c, path, n, err, "entry %s starts with record %" G_GINT64_FORMAT ", not 1", id, seq);
+	if (seq <= es->last_record)
+		return vfail(c, path, n, err, "record %s/%" G_GINT64_FORMAT " repeated or out of order", id, seq);
+	if (es->stub_seq != 0) {
+		/* The first record after a stub is the sealed one, disclosed:
+		 * it must be what the stub committed to. */
+		if (seq != es->stub_seq)
+			return vfail(c, path, n, err, "record %s/%" G_GINT64_FORMAT
+				     " published while the entry is under embargo", id, seq);
+		if (strcmp(sha, es->commitment) != 0)
+			return vfail(c, path, n, err, "record %s/%" G_GINT64_FORMAT
+				     " does not match the commitment published for it", id, seq);
+		es->stub_seq = 0;
+		c->res->released++;
+	}
+	if (seq == 1) {
+		if (es->digest != NULL && strcmp(es->digest, sha) != 0)
+			return vfail(c, path, n, err, "record %s/1 does not match the entry's digest", id);
+		g_free(es->digest);
+		es->digest = g_strdup(sha);
+	}
+	if (opens > 0) {
+		const rec_meta *om = g_hash_table_lookup(es->recs, &opens);
+		g_autofree char *c2 = NULL;
+		g_autofree char *h2 = NULL;
+
+		if (opens >= seq || om == NULL)
+			return vfail(c, path, n, err, "release %s/%" G_GINT64_FORMAT " opens record %" G_GINT64_FORMAT
+				     ", which the feed does not hold before it", id, seq, opens);
+		/* The disclosed content, in the sealed record's place, must
+		 * hash to the sealed record's commitment. */
+		c2 = entry_record_canonical(id, opens, om->created, om->kind, om->auth, subject, fields, body, atts);
+		h2 = sha256_hex(c2, strlen(c2));
+		if (strcmp(h2, om->sha256) != 0)
+			return vfail(c, path, n, err, "release %s/%" G_GINT64_FORMAT
+				     ": the disclosed content does not match the commitment of record %"
+				     G_GINT64_FORMAT, id, seq, opens);
+	}
+	es->last_record = seq;
+	m = g_new0(rec_meta, 1);
+	m->created = g_strdup(created);
+	m->kind = g_strdup(kind);
+	m->auth = g_steal_pointer(&auth);
+	m->sha256 = g_strdup(sha);
+	{
+		gint64 *k = g_new(gint64, 1);
+
+		*k = seq;
+		g_hash_table_insert(es->recs, k, m);
+	}
+	return VULNID_OK;
+}
+
+static vulnid_status
+check_stub(vctx *c, const char *path, guint64 n, JsonObject *o, const char *id, gint64 seq, GError **err)
+{
+	const char *digest, *commitment, *created, *embargo;
+	gboolean is_new;
+	ent_state *es;
+
+	if (!hex_member(o, "digest", &digest) || !hex_member(o, "commitment", &commitment) ||
+	    (created = obj_str(o, "created")) == NULL || (embargo = obj_str(o, "embargo")) == NULL ||
+	    g_strcmp0(obj_str(o, "state"), "embargoed") != 0)
+		return vfail(c, path, n, err, "stub %s/%" G_GINT64_FORMAT ": a member has the wrong value", id, seq);
+	es = ent_get(c, id, &is_new);
+	if (is_new && seq != 1)
+		return vfail(c, path, n, err, "entry %s starts with a stub for record %" G_GINT64_FORMAT
+			     ", not 1", id, seq);
+	if (es->stub_seq != 0)
+		return vfail(c, path, n, err, "stub %s/%" G_GINT64_FORMAT " while record %" G_GINT64_FORMAT
+			     " is still under embargo", id, seq, es->stub_seq);
+	if (seq <= es->last_record)
+		return vfail(c, path, n, err, "stub %s/%" G_GINT64_FORMAT " for a record already published", id, seq);
+	if (seq == 1 && strcmp(digest, commitment) != 0)
+		return vfail(c, path, n, err, "stub %s/1: the commitment is not the entry's digest", id);
+	if (es->digest != NULL && strcmp(es->digest, digest) != 0)
+		return vfail(c, path, n, err, "stub %s: the digest differs from the entry's", id);
+	if (es->digest == NULL)
+		es->digest = g_strdup(digest);
+	es->stub_seq = seq;
+	g_free(es->commitment);
+	es->commitment = g_strdup(commitment);
+	return VULNID_OK;
+}
+
+typedef struct {
+	guint64 n;
+	gint64 pos, seq;
+	char *entry;
+	char prev[65];
+} file_state;
+
+static vulnid_status
+check_line(vctx *c, const char *path, int year, file_state *fs, const char *line, gsize len,
+	   char hash_out[65], GError **err)
+{
+	g_autoptr(JsonParser) p = json_parser_new();
+	g_autoptr(GError) pe = NULL;
+	g_autofree char *h = feed_line_hash(line, len);
+	g_autofree char *canon = NULL;
+	JsonNode *root;
+	JsonObject *o;
+	const char *type, *id, *prev;
+	gint64 ly, ln, pos, seq;
+	int ey = 0;
+	guint64 n = fs->n;
+
+	if (h == NULL)
+		return vfail(c, path, n, err, "has no hash at its end");
+	if (memcmp(h, line + len - HASH_TAIL + HASH_KEY_LEN, 64) != 0)
+		return vfail(c, path, n, err, "hash does not match its content");
+	if (!feed_json_depth_ok(line, len, FEED_MAX_DEPTH))
+		return vfail(c, path, n, err, "nests deeper than %d levels", FEED_MAX_DEPTH);
+	if (!json_parser_load_from_data(p, line, (gssize) len, &pe))
+		return vfail(c, path, n, err, "is not JSON: %s", pe->message);
+	root = json_parser_get_root(p);
+	if (!JSON_NODE_HOLDS_OBJECT(root))
+		return vfail(c, path, n, err, "is not a JSON object");
+	/* Exactly one text per content: no other spacing, escaping, member
+	 * order or duplicate member can hide in a line that hashes right. */
+	canon = feed_json_canonical(root);
+	if (canon == NULL || strlen(canon) != len || memcmp(canon, line, len) != 0)
+		return vfail(c, path, n, err, "is not in canonical form");
+	o = json_node_get_object(root);
+	type = obj_str(o, "type");
+	if (type == NULL || !(strcmp(type, "record") == 0 ? members_are(o, record_members_list)
+			      : strcmp(type, "stub") == 0 && members_are(o, stub_members_list)))
+		return vfail(c, path, n, err, "is not a record or stub line of %s", FEED_FORMAT);
+	prev = obj_str(o, "prev");
+	if ((prev == NULL || strcmp(prev, fs->prev) != 0) && n > 1)
+		return vfail(c, path, n, err, "does not follow line %" G_GUINT64_FORMAT " (prev hash differs)",
+			     n - 1);
+	if (prev == NULL || strcmp(prev, fs->prev) != 0)
+		return vfail(c, path, n, err, "does not start the chain (prev is not the genesis)");
+	if (g_strcmp0(obj_str(o, "feed"), FEED_FORMAT) != 0 || !obj_int(o, "year", &ly) || ly != year)
+		return vfail(c, path, n, err, "belongs to another feed or year");
+	if (!obj_int(o, "n", &ln) || ln != (gint64) n)
+		return vfail(c, path, n, err, "is numbered %" G_GINT64_FORMAT, ln);
+	if (!obj_int(o, "pos", &pos) || !obj_int(o, "seq", &seq) || pos < 1 || seq < 1 ||
+	    (id = obj_str(o, "entry")) == NULL)
+		return vfail(c, path, n, err, "has no valid pos, seq or entry");
+	if (!ids_parse(id, NULL, &ey, NULL) || ey != year)
+		return vfail(c, path, n, err, "names '%s', not an identifier of %d", id, year);
+	if (pos > c->head->pos)
+		return vfail(c, path, n, err, "pos %" G_GINT64_FORMAT " is beyond HEAD.json's %" G_GINT64_FORMAT,
+			     pos, c->head->pos);
+	if (pos < fs->pos || (pos == fs->pos && (seq <= fs->seq || g_strcmp0(id, fs->entry) != 0)))
+		return vfail(c, path, n, err, "is out of order (pos %" G_GINT64_FORMAT ", seq %" G_GINT64_FORMAT
+			     " after pos %" G_GINT64_FORMAT ", seq %" G_GINT64_FORMAT ")", pos, seq, fs->pos, fs->seq);
+	if (strcmp(type, "record") == 0) {
+		vulnid_status s = check_record(c, path, n, o, id, seq, err);
+
+		if (s != VULNID_OK)
+			return s;
+	} else {
+		vulnid_status s = check_stub(c, path, n, o, id, seq, err);
+
+		if (s != VULNID_OK)
+			return s;
+	}
+	fs->pos = pos;
+	fs->seq = seq;
+	g_free(fs->entry);
+	fs->entry = g_strdup(id);
+	memcpy(hash_out, h, 65);
+	return VULNID_OK;
+}
+
+typedef struct {
+	int fd;
+	char buf[65536];
+	gsize start, end;
+	off_t off;
+	gboolean eof;
+} lreader;
+
+/* 1: a line (without '\n') in line, *had_nl; 0: end; -1: read error;
+ * -2: longer than max. */
+static int
+lreader_next(lreader *r, GString *line, gsize max, gboolean *had_nl, off_t *line_off)
+{
+	g_string_truncate(line, 0);
+	*line_off = r->off;
+	*had_nl = FALSE;
+	for (;;) {
+		char *nl;
+		gsize take;
+
+		if (r->start == r->end) {
+			ssize_t n;
+
+			if (r->eof)
+				return line->len > 0 ? 1 : 0;
+			n = read(r->fd, r->buf, sizeof r->buf);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -1;
+			if (n == 0) {
+				r->eof = TRUE;
+				continue;
+			}
+			r->start = 0;
+			r->end = (gsize) n;
+		}
+		nl = memchr(r->buf + r->start, '\n', r->end - r->start);
+		take = nl != NULL ? (gsize) (nl - (r->buf + r->start)) : r->end - r->start;
+		if (line->len + take > max)
+			return -2;
+		g_string_append_len(line, r->buf + r->start, (gssize) take);
+		r->start += take;
+		r->off += (off_t) take;
+		if (nl != NULL) {
+			r->start++;
+			r->off++;
+			*had_nl = TRUE;
+			return 1;
+		}
+	}
+}
+
+static int
+open_regular(const char *path, int *err_no)
+{
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		*err_no = errno;
+		return -1;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		*err_no = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+static vulnid_status
+verify_year(vctx *c, guint file_idx, const head_year *hy, const head_year *prev_y, GError **err)
+{
+	g_autoptr(GString) line = g_string_new(NULL);
+	g_autofree lreader *r = g_new0(lreader, 1);
+	file_state fs = { 0, 0, 0, NULL, GENESIS };
+	g_autofree char *prev_hash_at = NULL;
+	vulnid_status s = VULNID_OK;
+	int e_no = 0, rc;
+	gboolean had_nl;
+	off_t off;
+
+	r->fd = open_regular(hy->path, &e_no);
+	if (r->fd < 0)
+		return vfail(c, hy->path, 0, err, "cannot read: %s", g_strerror(e_no));
+	while ((rc = lreader_next(r, line, c->max_line, &had_nl, &off)) == 1) {
+		char h[65];
+
+		fs.n++;
+		if (!had_nl) {
+			s = vfail(c, hy->path, fs.n, err, "truncated (no newline at the end)");
+			break;
+		}
+		s = check_line(c, hy->path, hy->year, &fs, line->str, line->len, h, err);
+		if (s != VULNID_OK)
+			break;
+		memcpy(fs.prev, h, 65);
+		if (prev_y != NULL && (gint64) fs.n == prev_y->lines)
+			prev_hash_at = g_strdup(h);
+		if (c->o->since >= 0 && fs.pos > c->o->since) {
+			out_ref ref = { file_idx, off, line->len, fs.pos, fs.seq, { 0 } };
+			g_autofree char *full = sha256_hex(line->str, line->len);
+
+			memcpy(ref.sha, full, 65);
+			g_array_append_val(c->out, ref);
+		}
+	}
+	close(r->fd);
+	g_free(fs.entry);
+	if (s != VULNID_OK)
+		return s;
+	if (rc == -2)
+		return vfail(c, hy->path, fs.n + 1, err, "longer than %" G_GSIZE_FORMAT " bytes", c->max_line);
+	if (rc < 0)
+		return vfail(c, hy->path, 0, err, "cannot read: %s", g_strerror(errno));
+	if ((gint64) fs.n < hy->lines)
+		return vfail(c, hy->path, fs.n + 1, err, "missing: the file ends after line %" G_GUINT64_FORMAT
+			     ", HEAD.json says %" G_GINT64_FORMAT " lines", fs.n, hy->lines);
+	if ((gint64) fs.n > hy->lines)
+		return vfail(c, hy->path, (guint64) hy->lines + 1, err,
+			     "not covered by HEAD.json (it says %" G_GINT64_FORMAT " lines)", hy->lines);
+	if (strcmp(fs.prev, hy->hash) != 0)
+		return vfail(c, hy->path, fs.n, err, "the chain ends in another hash than HEAD.json names");
+	if (prev_y != NULL && (prev_hash_at == NULL || strcmp(prev_hash_at, prev_y->hash) != 0))
+		return vfail(c, hy->path, (guint64) prev_y->lines, err,
+			     "differs from the previously verified feed (history rewritten)");
+	c->res->lines += fs.n;
+	return VULNID_OK;
+}
+
+/* HEAD.json as written by feed_export (canonical, one line). */
+static head_info *
+head_parse(const char *dir, GBytes *b, gboolean strict, const char **why)
+{
+	g_autoptr(JsonParser) p = json_parser_new();
+	g_autoptr(head_info) h = g_new0(head_info, 1);
+	g_autofree char *canon = NULL;
+	gsize len;
+	const char *text = g_bytes_get_data(b, &len);
+	JsonNode *root, *yn;
+	JsonObject *o;
+	JsonArray *ya;
+	int last = 0;
+
+	h->years = g_ptr_array_new_with_free_func(head_year_free);
+	*why = "is not a feed HEAD";
+	if (len == 0 || text[len - 1] != '\n' || !feed_json_depth_ok(text, len, FEED_MAX_DEPTH) ||
+	    !json_parser_load_from_data(p, text, (gssize) len - 1, NULL))
+		return NULL;
+	root = json_parser_get_root(p);
+	if (!JSON_NODE_HOLDS_OBJECT(root))
+		return NULL;
+	canon = feed_json_canonical(root);
+	if (strict && (canon == NULL || strlen(canon) != len - 1 || memcmp(canon, text, len - 1) != 0)) {
+		*why = "is not in canonical form";
+		return NULL;
+	}
+	o = json_node_get_object(root);
+	yn = json_object_get_member(o, "years");
+	if (!members_are(o, head_members_list) || g_strcmp0(obj_str(o, "feed"), FEED_FORMAT) != 0 ||
+	    obj_str(o, "time") == NULL || obj_str(o, "robot") == NULL || !obj_int(o, "pos", &h->pos) ||
+	    h->pos < 0 || !JSON_NODE_HOLDS_ARRAY(yn))
+		return NULL;
+	h->time = g_strdup(obj_str(o, "time"));
+	h->robot = g_strdup(obj_str(o, "robot"));
+	ya = json_node_get_array(yn);
+	if (json_array_get_length(ya) > FEED_MAX_YEARS) {
+		*why = "names too many years";
+		return NULL;
+	}
+	for (guint i = 0; i < json_array_get_length(ya); i++) {
+		JsonNode *en = json_array_get_element(ya, i);
+		JsonObject *eo;
+		head_year *hy;
+		const char *hash;
+		gint64 year, lines;
+
+		if (!JSON_NODE_HOLDS_OBJECT(en))
+			return NULL;
+		eo = json_node_get_object(en);
+		if (!members_are(eo, head_year_members) || !obj_int(eo, "year", &year) || year <= last ||
+		    year > 9999 || !obj_int(eo, "lines", &lines) || lines < 1 || !hex_member(eo, "hash", &hash))
+			return NULL;
+		last = (int) year;
+		hy = g_new0(head_year, 1);
+		hy->year = (int) year;
+		hy->lines = lines;
+		hy->hash = g_strdup(hash);
+		hy->path = g_strdup_printf("%s/%04d.jsonl", dir, hy->year);
+		g_ptr_array_add(h->years, hy);
+	}
+	return g_steal_pointer(&h);
+}
+
+static const head_year *
+head_find(const head_info *h, int year)
+{
+	for (guint i = 0; h != NULL && i < h->years->len; i++) {
+		const head_year *y = g_ptr_array_index(h->years, i);
+
+		if (y->year == year)
+			return y;
+	}
+	return NULL;
+}
+
+void
+feed_verify_result_clear(feed_verify_result *r)
+{
+	g_clear_pointer(&r->bad_file, g_free);
+	g_clear_pointer(&r->robot, g_free);
+	g_clear_pointer(&r->time, g_free);
+}
+
+static gint
+out_cmp(gconstpointer a, gconstpointer b)
+{
+	const out_ref *x = a, *y = b;
+
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Hand the lines after the cursor over, re-read and compared with what
+ * was verified, so that nothing changed in between gets out. */
+static vulnid_status
+emit_lines(vctx *c, feed_line_fn fn, gpointer data, GError **err)
+{
+	g_autofree char *buf = NULL;
+	gsize cap = 0;
+	guint cur_file = G_MAXUINT;
+	int fd = -1, e_no = 0;
+	vulnid_status s = VULNID_OK;
+
+	g_array_sort(c->out, out_cmp);
+	for (guint i = 0; i < c->out->len; i++) {
+		const out_ref *r = &g_array_index(c->out, out_ref, i);
+		const head_year *hy = g_ptr_array_index(c->head->years, r->file);
+		g_autofree char *h = NULL;
+
+		if (r->file != cur_file) {
+			if (fd >= 0)
+				close(fd);
+			fd = open_regular(hy->path, &e_no);
+			cur_file = r->file;
+			if (fd < 0) {
+				s = vfail(c, hy->path, 0, err, "cannot read: %s", g_strerror(e_no));
+				break;
+			}
+		}
+		if (r->len + 1 > cap) {
+			cap = r->len + 1;
+			g_free(buf);
+			buf = g_malloc(cap);
+		}
+		if (pread(fd, buf, r->len, r->off) != (ssize_t) r->len ||
+		    strcmp((h = sha256_hex(buf, r->len)), r->sha) != 0) {
+			s = vfail(c, hy->path, 0, err, "changed while it was being verified");
+			break;
+		}
+		buf[r->len] = '\0';
+		fn(buf, r->len, data);
+	}
+	if (fd >= 0)
+		close(fd);
+	return s;
+}
+
+vulnid_status
+feed_verify(const char *dir, GBytes *key, const feed_verify_opts *o, feed_line_fn fn, gpointer data,
+	    feed_verify_result *res, GError **err)
+{
+	g_autofree char *head_path = g_build_filename(dir, FEED_HEAD, NULL);
+	g_autofree char *sig_path = g_build_filename(dir, FEED_HEAD_SIG, NULL);
+	g_autoptr(GBytes) head_b = NULL;
+	g_autoptr(GBytes) sig_b = NULL;
+	g_autoptr(head_info) head = NULL;
+	g_autoptr(head_info) prev = NULL;
+	g_autoptr(GHashTable) entries = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, ent_state_free);
+	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(out_ref));
+	g_autoptr(GHashTable) files = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_autoptr(GDir) d = NULL;
+	g_autoptr(GError) de = NULL;
+	g_autofree char *signer = NULL;
+	vctx c = { dir, o, o->max_line > 0 ? o->max_line : FEED_MAX_LINE_DEFAULT, res, entries, out, NULL };
+	const char *why = NULL, *name;
+	GHashTableIter it;
+	gpointer v;
+	guint seen = 0;
+	vulnid_status s;
+	int e_no = 0;
+
+	memset(res, 0, sizeof *res);
+	head_b = read_small(head_path, FEED_MAX_HEAD, &e_no);
+	if (head_b == NULL)
+		return vfail(&c, head_path, 0, err, "cannot read: %s",
+			     e_no == EFBIG ? "too large" : g_strerror(e_no));
+	sig_b = read_small(sig_path, FEED_MAX_SIG, &e_no);
+	if (sig_b == NULL)
+		return vfail(&c, sig_path, 0, err, "cannot read: %s",
+			     e_no == EFBIG ? "too large" : g_strerror(e_no));
+	/* First the signature: nothing in HEAD counts before it verified. */
+	{
+		g_autoptr(GError) ve = NULL;
+
+		s = crypto_verify_with_key(key, head_b, sig_b, &signer, &ve);
+		if (s != VULNID_OK)
+			return vfail(&c, head_path, 0, err, "the signature in %s does not verify with the given key (%s)",
+				     FEED_HEAD_SIG, ve != NULL ? ve->message : vulnid_status_str(s));
+	}
+	head = head_parse(dir, head_b, TRUE, &why);
+	if (head == NULL)
+		return vfail(&c, head_path, 0, err, "%s", why);
+	if (g_ascii_strcasecmp(head->robot, signer) != 0)
+		return vfail(&c, head_path, 0, err, "names robot %s but was signed by %s", head->robot, signer);
+	c.head = head;
+	res->robot = g_strdup(head->robot);
+	res->time = g_strdup(head->time);
+	res->pos = head->pos;
+	if (o->previous != NULL) {
+		g_autoptr(GBytes) pb = read_small(o->previous, FEED_MAX_HEAD, &e_no);
+
+		if (pb == NULL)
+			return vfail(&c, o->previous, 0, err, "cannot read: %s", g_strerror(e_no));
+		prev = head_parse(dir, pb, FALSE, &why);
+		if (prev == NULL)
+			return vfail(&c, o->previous, 0, err, "%s", why);
+		if (g_ascii_strcasecmp(prev->robot, head->robot) != 0)
+			return vfail(&c, head_path, 0, err, "is by another robot than the previous HEAD");
+		if (prev->pos > head->pos || g_strcmp0(prev->time, head->time) > 0)
+			return vfail(&c, head_path, 0, err, "is older than the previous HEAD (pos %" G_GINT64_FORMAT
+				     ", %s)", prev->pos, prev->time);
+		for (guint i = 0; i < prev->years->len; i++) {
+			const head_year *py = g_ptr_array_index(prev->years, i);
+			const head_year *ny = head_find(head, py->year);
+
+			if (ny == NULL || ny->lines < py->lines)
+				return vfail(&c, py->path, 0, err, "has fewer lines than the previous HEAD said (%"
+					     G_GINT64_FORMAT ")", py->lines);
+		}
+	}
+
+	/* Every year file must be signed for in HEAD, and the other way round. */
+	d = g_dir_open(dir, 0, &de);
+	if (d == NULL)
+		return vfail(&c, dir, 0, err, "cannot list: %s", de->message);
+	while ((name = g_dir_read_name(d)) != NULL) {
+		int year;
+
+		if (++seen > FEED_MAX_DIR_ENTRIES)
+			return vfail(&c, dir, 0, err, "has more than %d names", FEED_MAX_DIR_ENTRIES);
+		if (!year_file_name(name, &year))
+			continue;
+		if (g_hash_table_size(files) >= FEED_MAX_YEARS)
+			return vfail(&c, dir, 0, err, "has more than %d year files", FEED_MAX_YEARS);
+		g_hash_table_add(files, GINT_TO_POINTER(year));
+		if (head_find(head, year) == NULL) {
+			g_autofree char *p = g_strdup_printf("%s/%s", dir, name);
+
+			return vfail(&c, p, 1, err, "not covered by HEAD.json (it names no such year)");
+		}
+	}
+	for (guint i = 0; i < head->years->len; i++) {
+		const head_year *hy = g_ptr_array_index(head->years, i);
+
+		if (!g_hash_table_contains(files, GINT_TO_POINTER(hy->year)))
+			return vfail(&c, hy->path, 1, err, "missing: HEAD.json says it has %" G_GINT64_FORMAT " lines",
+				     hy->lines);
+	}
+	for (guint i = 0; i < head->years->len; i++) {
+		const head_year *hy = g_ptr_array_index(head->years, i);
+
+		s = verify_year(&c, i, hy, head_find(prev, hy->year), err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	res->years = head->years->len;
+	res->entries = g_hash_table_size(entries);
+	g_hash_table_iter_init(&it, entries);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		res->embargoed += ((ent_state *) v)->stub_seq != 0;
+	if (fn != NULL && o->since >= 0)
+		return emit_lines(&c, fn, data, err);
+	return VULNID_OK;
+}
