@@ -2,6 +2,7 @@
 #include "autoconfig.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "entry.h"
@@ -22,9 +23,11 @@ print_json(JsonNode *node)
 int
 cmd_show(const cli_global *g, int argc, char **argv)
 {
-	gboolean json = FALSE;
+	gboolean json = FALSE, private = FALSE;
 	GOptionEntry entries[] = {
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "print JSON (doc/vulnid-json.7)", NULL },
+		{ "private", 0, 0, G_OPTION_ARG_NONE, &private,
+		  "the operator's view: embargoed content unsealed, every address shown", NULL },
 		{ NULL }
 	};
 	g_autoptr(vulnid_config) cfg = NULL;
@@ -34,7 +37,8 @@ cmd_show(const cli_global *g, int argc, char **argv)
 	vulnid_status s;
 	int rc;
 
-	if (!cli_parse("ID", "Show an entry and its records.", entries, &argc, &argv))
+	if (!cli_parse("ID", "Show an entry and its records (the public view unless --private).",
+		       entries, &argc, &argv))
 		return EX_USAGE;
 	if (argc != 2) {
 		fprintf(stderr, "vulnid: usage: vulnid show ID [--json]\n");
@@ -48,14 +52,16 @@ cmd_show(const cli_global *g, int argc, char **argv)
 	if (rc != EX_OK)
 		return rc;
 	s = entry_load(st, argv[1], &e, &err);
+	if (s == VULNID_OK && private && strcmp(entry_state(e), "embargoed") == 0)
+		s = entry_unseal(e, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
 	if (json) {
-		g_autoptr(JsonNode) n = entry_to_json(e);
+		g_autoptr(JsonNode) n = private ? entry_to_json(e) : entry_to_public_json(e);
 
 		print_json(n);
 	} else {
-		g_autofree char *text = entry_to_text(e);
+		g_autofree char *text = entry_to_text_view(e, !private);
 
 		fputs(text, stdout);
 	}

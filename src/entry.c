@@ -377,7 +377,14 @@ append_line(GString *out, const char *label, const char *value)
 char *
 entry_to_text(const entry *e)
 {
+	return entry_to_text_view(e, FALSE);
+}
+
+char *
+entry_to_text_view(const entry *e, gboolean public)
+{
 	GString *out = g_string_new(NULL);
+	gboolean anonymous = entry_is_anonymous(e);
 	g_autofree char *title = entry_title(e);
 	static const char *const single[] = { "Vendor", "Product", "Type", "Vendor-Contact",
 					      "Embargo", "Anonymous" };
@@ -386,6 +393,13 @@ entry_to_text(const entry *e)
 	append_line(out, "digest:", e->digest);
 	append_line(out, "created:", e->created);
 	append_line(out, "state:", entry_state(e));
+	if (public && strcmp(entry_state(e), "embargoed") == 0) {
+		g_autofree char *until = entry_embargo(e);
+
+		append_line(out, "embargo:", until != NULL ? until : "yes");
+		append_line(out, "commitment:", e->digest);
+		return g_string_free(out, FALSE);
+	}
 	append_line(out, "title:", title);
 	for (gsize i = 0; i < G_N_ELEMENTS(single); i++) {
 		g_autofree char *v = entry_field(e, single[i]);
@@ -411,7 +425,8 @@ entry_to_text(const entry *e)
 				       r->seq, r->kind, r->role,
 				       strstr(r->auth, "\"pgp\"") != NULL ? "signed" : "unauthenticated",
 				       r->created);
-		append_line(out, "  from:", r->author != NULL ? r->author : "(unknown)");
+		append_line(out, "  from:", public && anonymous && strcmp(r->role, "creator") == 0
+			    ? "(anonymous)" : r->author != NULL ? r->author : "(unknown)");
 		append_line(out, "  subject:", r->subject);
 		append_line(out, "  sha256:", r->sha256);
 		for (guint j = 0; f != NULL && j < json_array_get_length(f); j++) {

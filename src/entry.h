@@ -82,8 +82,11 @@ vulnid_status entry_record_from_canonical(entry_record *r, const char *canonical
 /* Whether the creator asked for anonymity. */
 gboolean entry_is_anonymous(const entry *e);
 
-/* Human-readable view for a terminal (control characters masked). */
+/* Human-readable view for a terminal (control characters masked); the
+ * public one is the stub for embargoed entries and hides anonymous
+ * creators' addresses. */
 char *entry_to_text(const entry *e);
+char *entry_to_text_view(const entry *e, gboolean public);
 /* The documented JSON view (doc/vulnid-json.7). */
 JsonNode *entry_to_json(const entry *e);
 
