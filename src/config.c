@@ -2,6 +2,7 @@
 #include "autoconfig.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "ids.h"
@@ -297,6 +298,23 @@ config_load(const char *path, vulnid_config **out, GError **err)
 				   "cannot parse '%s': %s", abs, e->message);
 	}
 	cfg->conf_path = g_strdup(abs);
+	{
+		/* Anyone who can write these can make the robot say anything:
+		 * refuse to run on them (the Debian way: a dedicated user, a
+		 * 0700 instance). */
+		g_autofree char *dir = g_path_get_dirname(abs);
+		g_autofree char *db = g_build_filename(dir, "vulnid.db", NULL);
+		const char *paths[] = { dir, abs, db };
+
+		for (gsize i = 0; i < G_N_ELEMENTS(paths); i++) {
+			struct stat sb;
+
+			if (stat(paths[i], &sb) == 0 && (sb.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+				return vulnid_fail(err, VULNID_ERR_CONFIG,
+						   "'%s' is writable by group or others: chmod go-w it "
+						   "(the instance must belong to the robot's user alone)", paths[i]);
+		}
+	}
 	cfg->dir = g_path_get_dirname(abs);
 	cfg->db_path = g_build_filename(cfg->dir, "vulnid.db", NULL);
 	cfg->audit_path = g_build_filename(cfg->dir, "audit.log", NULL);

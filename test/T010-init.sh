@@ -60,6 +60,20 @@ test_expect_success 'the audit log starts with an init event that verifies' '
 	expect_match "1 lines, chain intact" "$TMP/out"
 '
 
+test_expect_success 'a group- or world-writable instance is refused with a clear error' '
+	chmod g+w "$CONF" &&
+	rc=0; "$VULNID" -c "$CONF" list 2>"$TMP/err" || rc=$?
+	chmod g-w "$CONF" &&
+	expect_eq 78 "$rc" &&
+	expect_match "writable by group or others" "$TMP/err" &&
+	chmod o+w "$INST" &&
+	rc=0; "$FILTER" -c "$CONF" </dev/null 2>"$TMP/err" || rc=$?
+	chmod o-w "$INST" &&
+	expect_eq 75 "$rc" &&
+	expect_match "writable by group or others" "$TMP/err" &&
+	"$VULNID" -c "$CONF" list >/dev/null
+'
+
 test_expect_success 'an invalid configuration value is reported by name' '
 	set_conf limits max_parts many &&
 	rc=0; "$VULNID" -c "$CONF" list 2>"$TMP/err" || rc=$?
