@@ -3,10 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <gio/gio.h>
 
 #include "audit.h"
 #include "canonjson.h"
@@ -186,6 +189,175 @@ audit_file_last_hash(int fd, const char *path, char **out, GError **err)
 	return VULNID_OK;
 }
 
+/* ---- rotated files -------------------------------------------------------- */
+
+/* logrotate keeps at most this many numbered files worth reading. */
+#define AUDIT_MAX_ROTATED 10000
+
+/* PATH.N or PATH.N.gz, whichever exists (NULL if neither). */
+static char *
+rotated_path(const char *path, guint n)
+{
+	g_autofree char *plain = g_strdup_printf("%s.%u", path, n);
+	g_autofree char *gz = g_strdup_printf("%s.%u.gz", path, n);
+
+	if (g_file_test(plain, G_FILE_TEST_IS_REGULAR))
+		return g_steal_pointer(&plain);
+	if (g_file_test(gz, G_FILE_TEST_IS_REGULAR))
+		return g_steal_pointer(&gz);
+	return NULL;
+}
+
+/* The files of the chain, oldest first: PATH.N[.gz] ... PATH.1[.gz]; the
+ * live file itself is not in the list. */
+static GPtrArray *
+rotated_files(const char *path)
+{
+	GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+	guint n = 1;
+	char *p;
+
+	while (n <= AUDIT_MAX_ROTATED && (p = rotated_path(path, n)) != NULL) {
+		g_ptr_array_insert(files, 0, p);
+		n++;
+	}
+	return files;
+}
+
+/* The whole content of an audit file, gunzipped if its name ends .gz. */
+static vulnid_status
+read_all(const char *path, GBytes **out, GError **err)
+{
+	g_autoptr(GError) e = NULL;
+
+	if (g_str_has_suffix(path, ".gz")) {
+		g_autoptr(GFile) f = g_file_new_for_path(path);
+		g_autoptr(GFileInputStream) fin = g_file_read(f, NULL, &e);
+		g_autoptr(GZlibDecompressor) dec = NULL;
+		g_autoptr(GInputStream) in = NULL;
+		g_autoptr(GByteArray) buf = g_byte_array_new();
+		guint8 chunk[65536];
+		gssize n;
+
+		if (fin == NULL)
+			return vulnid_fail(err, VULNID_ERR_IO, "cannot read '%s': %s", path, e->message);
+		dec = g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP);
+		in = g_converter_input_stream_new(G_INPUT_STREAM(fin), G_CONVERTER(dec));
+		while ((n = g_input_stream_read(in, chunk, sizeof chunk, NULL, &e)) > 0)
+			g_byte_array_append(buf, chunk, (guint) n);
+		if (n < 0)
+			return vulnid_fail(err, VULNID_ERR_CORRUPT, "cannot decompress '%s': %s", path, e->message);
+		*out = g_byte_array_free_to_bytes(g_steal_pointer(&buf));
+		return VULNID_OK;
+	} else {
+		g_autoptr(GMappedFile) mf = g_mapped_file_new(path, FALSE, &e);
+
+		if (mf == NULL)
+			return vulnid_fail(err, e->code == G_FILE_ERROR_NOENT ? VULNID_ERR_NOTFOUND : VULNID_ERR_IO,
+					   "cannot read '%s': %s", path, e->message);
+		*out = g_mapped_file_get_bytes(mf);
+		return VULNID_OK;
+	}
+}
+
+/* The hash of the last complete line of content, or "" if there is none. */
+static char *
+content_last_hash(GBytes *b)
+{
+	gsize len;
+	const char *d = g_bytes_get_data(b, &len);
+	const char *end, *nl, *h;
+
+	while (len > 0 && d[len - 1] != '\n')
+		len--;
+	if (len == 0)
+		return g_strdup("");
+	end = d + len - 1;
+	nl = memrchr(d, '\n', (size_t) (end - d));
+	nl = nl != NULL ? nl + 1 : d;
+	h = g_strrstr_len(nl, end - nl, HASH_KEY);
+	if (h == NULL || (gsize) (end - h) < strlen(HASH_KEY) + 64)
+		return NULL;
+	return g_strndup(h + strlen(HASH_KEY), 64);
+}
+
+/* The chain head of the newest rotated file, "" when there is none.  A
+ * plain PATH.1 is locked shared first: a flush that opened the file
+ * before logrotate renamed it may still be appending to it. */
+static vulnid_status
+rotated_last_hash(const char *path, char **out, GError **err)
+{
+	g_autofree char *p = rotated_path(path, 1);
+	g_autoptr(GBytes) b = NULL;
+	vulnid_status s;
+	int fd = -1;
+
+	if (p == NULL) {
+		*out = g_strdup("");
+		return VULNID_OK;
+	}
+	if (!g_str_has_suffix(p, ".gz")) {
+		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		while (fd >= 0 && flock(fd, LOCK_SH) < 0 && errno == EINTR)
+			;
+	}
+	s = read_all(p, &b, err);
+	if (fd >= 0)
+		close(fd);
+	if (s != VULNID_OK)
+		return s;
+	*out = content_last_hash(b);
+	if (*out == NULL)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "the last line of '%s' carries no hash", p);
+	return VULNID_OK;
+}
+
+static vulnid_status
+seq_of_hash(store *st, const char *hash, gint64 *seq, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, "SELECT seq FROM audit WHERE hash = ?", &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_text(stmt, 1, hash, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(stmt);
+	*seq = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(st, rc, "audit", err);
+	return VULNID_OK;
+}
+
+/* Open PATH for appending and lock it, making sure the lock is on the file
+ * that PATH names now: logrotate or a repair may have renamed the file we
+ * opened while we waited for the lock. */
+static vulnid_status
+open_locked(const char *path, int *out, GError **err)
+{
+	for (int tries = 0; tries < 10; tries++) {
+		struct stat a, b;
+		int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+		if (fd < 0)
+			return vulnid_fail(err, vulnid_status_from_errno(errno),
+					   "cannot open '%s': %s", path, g_strerror(errno));
+		while (flock(fd, LOCK_EX) < 0)
+			if (errno != EINTR) {
+				close(fd);
+				return vulnid_fail(err, VULNID_ERR_IO, "cannot lock '%s': %s",
+						   path, g_strerror(errno));
+			}
+		if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			*out = fd;
+			return VULNID_OK;
+		}
+		close(fd);
+	}
+	return vulnid_fail(err, VULNID_ERR_BUSY, "'%s' keeps being replaced", path);
+}
+
 vulnid_status
 audit_flush(store *st, const char *path, GError **err)
 {
@@ -196,16 +368,9 @@ audit_flush(store *st, const char *path, GError **err)
 	gint64 after = 0;
 	int fd, rc;
 
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return vulnid_fail(err, vulnid_status_from_errno(errno),
-				   "cannot open '%s': %s", path, g_strerror(errno));
-	while (flock(fd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			s = vulnid_fail(err, VULNID_ERR_IO, "cannot lock '%s': %s",
-					path, g_strerror(errno));
-			goto out;
-		}
+	s = open_locked(path, &fd, err);
+	if (s != VULNID_OK)
+		return s;
 	{
 		/* Read (and repair) through a second descriptor without O_APPEND. */
 		int rfd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
@@ -220,19 +385,21 @@ audit_flush(store *st, const char *path, GError **err)
 		if (s != VULNID_OK)
 			goto out;
 	}
-	if (*last != '\0') {
-		stmt = store_prepare(st, "SELECT seq FROM audit WHERE hash = ?", &s, err);
-		if (stmt == NULL)
+	/* An empty file just after logrotate continues the rotated one. */
+	if (*last == '\0') {
+		g_free(last);
+		last = NULL;
+		s = rotated_last_hash(path, &last, err);
+		if (s != VULNID_OK)
 			goto out;
-		sqlite3_bind_text(stmt, 1, last, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(stmt);
-		after = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
-		sqlite3_finalize(stmt);
-		if (rc != SQLITE_ROW) {
-			s = rc == SQLITE_DONE
-				? vulnid_fail(err, VULNID_ERR_CORRUPT,
-					      "the last line of '%s' is not in the database chain", path)
-				: store_fail(st, rc, "audit", err);
+	}
+	if (*last != '\0') {
+		s = seq_of_hash(st, last, &after, err);
+		if (s != VULNID_OK)
+			goto out;
+		if (after < 0) {
+			s = vulnid_fail(err, VULNID_ERR_CORRUPT,
+					"the last line of '%s' is not in the database chain", path);
 			goto out;
 		}
 	}
@@ -274,59 +441,113 @@ out:
 	return s;
 }
 
-vulnid_status
-audit_verify(store *st, const char *path, guint64 *lines, guint64 *bad_line, GError **err)
+void
+audit_verify_result_clear(audit_verify_result *r)
 {
-	g_autoptr(GError) e = NULL;
-	g_autoptr(GMappedFile) mf = NULL;
-	g_autofree char *prev = g_strdup(AUDIT_GENESIS);
-	const char *p, *end;
+	g_clear_pointer(&r->bad_file, g_free);
+}
+
+static vulnid_status
+vbad(audit_verify_result *r, const char *file, guint64 line, GError **err, const char *fmt, ...)
+	G_GNUC_PRINTF(5, 6);
+
+static vulnid_status
+vbad(audit_verify_result *r, const char *file, guint64 line, GError **err, const char *fmt, ...)
+{
+	g_autofree char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_free(r->bad_file);
+	r->bad_file = g_strdup(file);
+	r->bad_line = line;
+	return vulnid_fail(err, VULNID_ERR_CORRUPT, "%s", msg);
+}
+
+vulnid_status
+audit_verify_chain(store *st, const char *path, audit_verify_result *r, GError **err)
+{
+	g_autoptr(GPtrArray) files = rotated_files(path);
+	g_autofree char *prev = NULL;
+	g_autofree char *prev_file = NULL;
+	g_autofree char *db_head = NULL;
 	sqlite3_stmt *stmt;
 	vulnid_status s;
-	guint64 n = 0, db_count = 0;
-	g_autofree char *db_head = NULL;
+	guint64 db_count = 0;
 	int rc;
 
-	*bad_line = 0;
-	*lines = 0;
-	mf = g_mapped_file_new(path, FALSE, &e);
-	if (mf == NULL)
-		return vulnid_fail(err, VULNID_ERR_IO, "cannot read '%s': %s", path, e->message);
-	p = g_mapped_file_get_contents(mf);
-	end = p + g_mapped_file_get_length(mf);
-	while (p != NULL && p < end) {
-		const char *nl = memchr(p, '\n', (size_t) (end - p));
-		g_autofree char *want = NULL;
-		const char *h, *pv;
-		gsize len;
+	memset(r, 0, sizeof *r);
+	g_ptr_array_add(files, g_strdup(path));
+	for (guint f = 0; f < files->len; f++) {
+		const char *file = g_ptr_array_index(files, f);
+		g_autoptr(GBytes) b = NULL;
+		const char *p, *end;
+		guint64 n = 0;
+		gsize size;
 
-		n++;
-		if (nl == NULL) {
-			*bad_line = n;
-			return vulnid_fail(err, VULNID_ERR_CORRUPT,
-					   "line %" G_GUINT64_FORMAT ": truncated (no newline)", n);
+		s = read_all(file, &b, err);
+		if (s != VULNID_OK) {
+			g_free(r->bad_file);
+			r->bad_file = g_strdup(file);
+			return s;
 		}
-		len = (gsize) (nl - p);
-		h = g_strrstr_len(p, (gssize) len, HASH_KEY);
-		want = audit_line_hash(p, len);
-		if (h == NULL || want == NULL || (gsize) (nl - h) != strlen(HASH_KEY) + 64 + 2 ||
-		    memcmp(h + strlen(HASH_KEY), want, 64) != 0 || memcmp(nl - 2, "\"}", 2) != 0) {
-			*bad_line = n;
-			return vulnid_fail(err, VULNID_ERR_CORRUPT,
-					   "line %" G_GUINT64_FORMAT ": hash does not match its content", n);
+		r->files++;
+		p = g_bytes_get_data(b, &size);
+		end = p + size;
+		while (p != NULL && p < end) {
+			const char *nl = memchr(p, '\n', (size_t) (end - p));
+			g_autofree char *want = NULL;
+			const char *h, *pv;
+			gsize len;
+
+			n++;
+			if (nl == NULL)
+				return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT ": truncated (no newline)", n);
+			len = (gsize) (nl - p);
+			h = g_strrstr_len(p, (gssize) len, HASH_KEY);
+			want = audit_line_hash(p, len);
+			if (h == NULL || want == NULL || (gsize) (nl - h) != strlen(HASH_KEY) + 64 + 2 ||
+			    memcmp(h + strlen(HASH_KEY), want, 64) != 0 || memcmp(nl - 2, "\"}", 2) != 0)
+				return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT
+					    ": hash does not match its content", n);
+			pv = g_strrstr_len(p, (gssize) (h - p), ",\"prev\":\"");
+			if (pv == NULL || h - pv != 9 + 64 + 1)
+				return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT ": has no prev hash", n);
+			if (prev == NULL) {
+				/* The first line of all: the genesis, or (old
+				 * files removed) a line of the database chain. */
+				gint64 seq = 0;
+
+				if (memcmp(pv + 9, AUDIT_GENESIS, 64) != 0) {
+					g_autofree char *ph = g_strndup(pv + 9, 64);
+
+					s = seq_of_hash(st, ph, &seq, err);
+					if (s != VULNID_OK)
+						return s;
+					if (seq < 0)
+						return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT
+							    ": does not follow any event of the database chain", n);
+				}
+				r->first_seq = (guint64) seq + 1;
+			} else if (memcmp(pv + 9, prev, 64) != 0) {
+				if (n > 1)
+					return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT ": does not follow line %"
+						    G_GUINT64_FORMAT " (prev hash differs)", n, n - 1);
+				return vbad(r, file, n, err, "line 1: does not follow the last line of '%s'"
+					    " (prev hash differs)", prev_file);
+			}
+			g_free(prev);
+			prev = g_strndup(want, 64);
+			p = nl + 1;
 		}
-		pv = g_strrstr_len(p, (gssize) (h - p), ",\"prev\":\"");
-		if (pv == NULL || h - pv != 9 + 64 + 1 || memcmp(pv + 9, prev, 64) != 0) {
-			*bad_line = n;
-			return vulnid_fail(err, VULNID_ERR_CORRUPT,
-					   "line %" G_GUINT64_FORMAT ": does not follow line %" G_GUINT64_FORMAT
-					   " (prev hash differs)", n, n - 1);
+		r->lines += n;
+		if (n > 0) {
+			g_free(prev_file);
+			prev_file = g_strdup(file);
 		}
-		g_free(prev);
-		prev = g_strndup(want, 64);
-		p = nl + 1;
 	}
-	*lines = n;
 
 	stmt = store_prepare(st, "SELECT count(*), (SELECT hash FROM audit ORDER BY seq DESC LIMIT 1) FROM audit",
 			     &s, err);
@@ -341,14 +562,177 @@ audit_verify(store *st, const char *path, guint64 *lines, guint64 *bad_line, GEr
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_ROW)
 		return store_fail(st, rc, "audit", err);
-	if (db_count != n)
-		return vulnid_fail(err, VULNID_ERR_CORRUPT,
-				   "'%s' has %" G_GUINT64_FORMAT " lines, the database chain %" G_GUINT64_FORMAT,
-				   path, n, db_count);
-	if (n > 0 && (db_head == NULL || strcmp(db_head, prev) != 0)) {
-		*bad_line = n;
-		return vulnid_fail(err, VULNID_ERR_CORRUPT,
-				   "line %" G_GUINT64_FORMAT ": the database chain ends in another hash", n);
+	if (r->first_seq == 0)
+		r->first_seq = 1;
+	if (r->first_seq - 1 + r->lines != db_count) {
+		if (r->files == 1)
+			return vbad(r, path, 0, err, "'%s' has %" G_GUINT64_FORMAT " lines, the database chain %"
+				    G_GUINT64_FORMAT, path, r->lines, db_count);
+		return vbad(r, path, 0, err, "'%s' and %u rotated files hold events %" G_GUINT64_FORMAT
+			    " to %" G_GUINT64_FORMAT ", the database chain has %" G_GUINT64_FORMAT,
+			    path, r->files - 1, r->first_seq, r->first_seq - 1 + r->lines, db_count);
 	}
+	if (r->lines > 0 && (db_head == NULL || strcmp(db_head, prev) != 0))
+		return vbad(r, prev_file, 0, err, "the last line: the database chain ends in another hash");
 	return VULNID_OK;
+}
+
+vulnid_status
+audit_verify(store *st, const char *path, guint64 *lines, guint64 *bad_line, GError **err)
+{
+	audit_verify_result r;
+	vulnid_status s = audit_verify_chain(st, path, &r, err);
+
+	*lines = r.lines;
+	*bad_line = r.bad_line;
+	audit_verify_result_clear(&r);
+	return s;
+}
+
+/* Every line of the database chain must hash right and follow the one
+ * before: the file is written from it, so it must be sound itself. */
+static vulnid_status
+db_chain_check(store *st, GError **err)
+{
+	g_autofree char *prev = g_strdup(AUDIT_GENESIS);
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+	int rc;
+
+	stmt = store_prepare(st, "SELECT seq, line, hash FROM audit ORDER BY seq", &s, err);
+	if (stmt == NULL)
+		return s;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const char *line = (const char *) sqlite3_column_text(stmt, 1);
+		const char *hash = (const char *) sqlite3_column_text(stmt, 2);
+		gsize len = (gsize) sqlite3_column_bytes(stmt, 1);
+		g_autofree char *want = line != NULL ? audit_line_hash(line, len) : NULL;
+		g_autofree char *pv = g_strdup_printf(",\"prev\":\"%s\"" HASH_KEY, prev);
+
+		if (want == NULL || g_strcmp0(want, hash) != 0 || strstr(line, pv) == NULL) {
+			gint64 seq = sqlite3_column_int64(stmt, 0);
+
+			sqlite3_finalize(stmt);
+			return vulnid_fail(err, VULNID_ERR_CORRUPT, "the database chain is broken at event %"
+					   G_GINT64_FORMAT "; nothing was rewritten", seq);
+		}
+		g_free(prev);
+		prev = g_strdup(hash);
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, rc, "audit", err);
+	return VULNID_OK;
+}
+
+vulnid_status
+audit_repair(store *st, const char *path, guint64 *written, char **saved, GError **err)
+{
+	g_autofree char *start_hash = NULL;
+	g_autofree char *tmp = NULL;
+	g_autofree char *dir = g_path_get_dirname(path);
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(GBytes) old = NULL;
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+	gint64 after = 0;
+	int fd = -1, tfd = -1, dfd, rc;
+
+	*written = 0;
+	*saved = NULL;
+	s = db_chain_check(st, err);
+	if (s != VULNID_OK)
+		return s;
+	/* Block flushes meanwhile; they find the new file when we are done. */
+	s = open_locked(path, &fd, err);
+	if (s != VULNID_OK)
+		return s;
+	s = rotated_last_hash(path, &start_hash, err);
+	if (s != VULNID_OK)
+		goto out;
+	if (*start_hash != '\0') {
+		s = seq_of_hash(st, start_hash, &after, err);
+		if (s == VULNID_OK && after < 0)
+			s = vulnid_fail(err, VULNID_ERR_CORRUPT, "the newest rotated file of '%s' does not end"
+					" in an event of the database chain; nothing was rewritten", path);
+		if (s != VULNID_OK)
+			goto out;
+	}
+	stmt = store_prepare(st, "SELECT line FROM audit WHERE seq > ? ORDER BY seq", &s, err);
+	if (stmt == NULL)
+		goto out;
+	sqlite3_bind_int64(stmt, 1, after);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		g_string_append_len(out, (const char *) sqlite3_column_text(stmt, 0),
+				    sqlite3_column_bytes(stmt, 0));
+		g_string_append_c(out, '\n');
+		(*written)++;
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE) {
+		s = store_fail(st, rc, "audit", err);
+		goto out;
+	}
+	s = read_all(path, &old, err);
+	if (s != VULNID_OK)
+		goto out;
+	if (g_bytes_get_size(old) == out->len && memcmp(g_bytes_get_data(old, NULL), out->str, out->len) == 0)
+		goto out;	/* nothing lost */
+	/* The damaged file is evidence: kept beside, never overwritten. */
+	if (g_bytes_get_size(old) > 0) {
+		g_autoptr(GDateTime) now = store_now_datetime();
+		g_autofree char *ts = g_date_time_format(now, "%Y%m%dT%H%M%SZ");
+
+		int rc2;
+
+		/* A name of its own, even for two repairs in one second. */
+		*saved = g_strdup_printf("%s.damaged-%s", path, ts);
+		for (int k = 1; (rc2 = link(path, *saved)) < 0 && errno == EEXIST && k < 100; k++) {
+			g_free(*saved);
+			*saved = g_strdup_printf("%s.damaged-%s.%d", path, ts, k);
+		}
+		if (rc2 < 0) {
+			s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot keep '%s' as '%s': %s",
+					path, *saved, g_strerror(errno));
+			g_clear_pointer(saved, g_free);
+			goto out;
+		}
+	}
+	tmp = g_strdup_printf("%s.repair.XXXXXX", path);
+	tfd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0600);
+	if (tfd < 0) {
+		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
+				tmp, g_strerror(errno));
+		goto out;
+	}
+	for (gsize off = 0; off < out->len;) {
+		ssize_t n = write(tfd, out->str + off, out->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot write '%s': %s",
+					tmp, g_strerror(errno));
+			goto out;
+		}
+		off += (gsize) n;
+	}
+	if (fsync(tfd) < 0 || rename(tmp, path) < 0) {
+		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot replace '%s': %s",
+				path, g_strerror(errno));
+		goto out;
+	}
+	g_clear_pointer(&tmp, g_free);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+out:
+	if (tfd >= 0)
+		close(tfd);
+	if (tmp != NULL)
+		unlink(tmp);
+	close(fd);
+	return s;
 }

@@ -37,9 +37,33 @@ vulnid_status audit_flush(store *st, const char *path, GError **err);
 
 /* Check audit.log: every line's hash, the prev links, and that the file
  * and the database hold the same chain.  On failure *bad_line is the first
- * line (1-based) found wrong, 0 when the problem is not one line. */
+ * line (1-based) found wrong, 0 when the problem is not one line.  Rotated
+ * files are read too (see audit_verify_chain); *lines counts all. */
 vulnid_status audit_verify(store *st, const char *path, guint64 *lines,
 			   guint64 *bad_line, GError **err);
+
+typedef struct {
+	guint files;		/* files read: rotated ones, then the log itself */
+	guint64 lines;		/* lines in all of them */
+	guint64 first_seq;	/* event of their first line (1 unless old files are gone) */
+	char *bad_file;		/* the file where the chain broke, or NULL */
+	guint64 bad_line;	/* its first bad line, 0 when not one line */
+} audit_verify_result;
+
+void audit_verify_result_clear(audit_verify_result *r);
+
+/* Check the chain across rotated files as logrotate leaves them (PATH.N or
+ * PATH.N.gz, oldest first, then PATH): each line's hash, the prev links
+ * across file boundaries, and that the files end where the database chain
+ * ends.  When the oldest files were removed, the first line left must
+ * follow an event of the database chain. */
+vulnid_status audit_verify_chain(store *st, const char *path, audit_verify_result *r, GError **err);
+
+/* After a crash lost lines of PATH (or the file): check the database
+ * chain, keep the damaged file as PATH.damaged-TIME (*saved, NULL if it was
+ * empty or already right), and write PATH anew from the database, starting
+ * after the newest rotated file.  *written: lines in the new file. */
+vulnid_status audit_repair(store *st, const char *path, guint64 *written, char **saved, GError **err);
 
 /* Hash of one line as stored: SHA-256 of the text before `,"hash":`. */
 char *audit_line_hash(const char *line, gsize len);

@@ -46,5 +46,8 @@ int cmd_vendor(const cli_global *g, int argc, char **argv);
 int cmd_tick(const cli_global *g, int argc, char **argv);
 int cmd_key(const cli_global *g, int argc, char **argv);
 int cmd_keys(const cli_global *g, int argc, char **argv);
+int cmd_export(const cli_global *g, int argc, char **argv);
+int cmd_verify_feed(const cli_global *g, int argc, char **argv);
+int cmd_backup(const cli_global *g, int argc, char **argv);
 
 #endif

@@ -400,8 +400,13 @@ commands_split(const char *text, const char *prefix, guint max_fields)
 		klen = field_name_len(line);
 		if (klen == 5 && g_ascii_strncasecmp(line, "Token", 5) == 0) {
 			char *v = token_value(line, klen);
+			gboolean again = FALSE;
 
-			if (v != NULL && t->tokens->len < COMMANDS_MAX_TOKENS)
+			for (guint k = 0; v != NULL && k < t->tokens->len; k++)
+				again |= strcmp(g_ptr_array_index(t->tokens, k), v) == 0;
+			if (again)
+				g_free(v);	/* the same token twice acts once */
+			else if (v != NULL && t->tokens->len < COMMANDS_MAX_TOKENS)
 				g_ptr_array_add(t->tokens, v);
 			else {
 				g_free(v);
@@ -458,23 +463,55 @@ commands_split(const char *text, const char *prefix, guint max_fields)
 		g_string_erase(rest, 0, (gssize) lead);
 	}
 	t->text = g_strdup(rest->str);
+	t->quote_only = *t->text != '\0' && commands_quote_only(t->text);
 	return t;
+}
+
+gboolean
+commands_quote_only(const char *text)
+{
+	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
+	gboolean quoted = FALSE;
+
+	for (guint i = 0; lines[i] != NULL; i++) {
+		const char *l = lines[i];
+		gsize n = strlen(l);
+
+		if (is_blank(l))
+			continue;
+		if (*l == '>') {
+			quoted = TRUE;
+			continue;
+		}
+		/* "On ..., Alice wrote:" right above the quote */
+		if (n > 0 && l[n - 1] == ':') {
+			guint j = i + 1;
+
+			while (lines[j] != NULL && is_blank(lines[j]))
+				j++;
+			if (lines[j] != NULL && lines[j][0] == '>')
+				continue;
+		}
+		return FALSE;
+	}
+	return quoted;
 }
 
 gboolean
 commands_only(const mail_text *t)
 {
-	gboolean some = t->tokens->len > 0;
-
-	if (t->fields->len > 0 || *t->text != '\0')
+	if (t->fields->len > 0 || (*t->text != '\0' && !t->quote_only) || t->bad_tokens > 0)
 		return FALSE;
-	for (guint i = 0; i < t->commands->len; i++) {
-		const command *c = g_ptr_array_index(t->commands, i);
-
-		if (c->kind == CMD_UNKNOWN)
+	if (t->commands->len == 0)
+		return t->tokens->len > 0;
+	for (guint i = 0; i < t->commands->len; i++)
+		if (((const command *) g_ptr_array_index(t->commands, i))->kind == CMD_UNKNOWN)
 			return FALSE;
-		if (c->kind != CMD_HELP)
-			some = TRUE;
+	/* "help" or "key" alone is the request parser's, as it always was. */
+	if (t->commands->len == 1 && t->tokens->len == 0) {
+		command_kind k = ((const command *) g_ptr_array_index(t->commands, 0))->kind;
+
+		return k != CMD_HELP && k != CMD_KEY;
 	}
-	return some;
+	return TRUE;
 }

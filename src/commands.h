@@ -62,6 +62,7 @@ typedef struct {
 	guint bad_tokens;	/* Token lines that are no token at all, or over the limit */
 	GPtrArray *fields;	/* char*: one field each, "Key: value" with its continuation lines */
 	char *text;		/* the rest: signature removed, trailing white space trimmed */
+	gboolean quote_only;	/* the text only quotes another mail ("> ...") */
 } mail_text;
 
 /* Split the text of a mail (UTF-8, \n line ends) for an instance whose
@@ -72,9 +73,15 @@ void mail_text_free(mail_text *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(mail_text, mail_text_free)
 
 /* Whether the mail consists of commands and tokens only (nothing not
- * understood, no fields, no text), with at least one command other than
- * help or a token: a mail to the request address that is not a request. */
+ * understood, no fields, no text) and is not just "help" or "key" (which
+ * the request parser answers): a mail to the request address that is not
+ * a request. */
 gboolean commands_only(const mail_text *t);
+
+/* Whether text is nothing but a quote of another mail: lines starting
+ * with '>' and the "On ..., X wrote:" line above them.  A reply that only
+ * quotes says nothing new. */
+gboolean commands_quote_only(const char *text);
 
 /* Whether word (any case) is this instance's identifier; *id is then its
  * canonical (upper-case) spelling. */

@@ -273,6 +273,43 @@ crypto_keylist(const char *home, const char *pattern, GPtrArray *out, GError **e
 	return VULNID_OK;
 }
 
+static vulnid_status
+primary_in(const char *home, const char *fpr, char **primary, GError **err)
+{
+	gpgme_ctx_t ctx;
+	gpgme_key_t key = NULL;
+	gpgme_error_t e;
+	vulnid_status s = crypto_ctx(home, &ctx, err);
+
+	if (s != VULNID_OK)
+		return s;
+	e = gpgme_op_keylist_start(ctx, fpr, 0);
+	while (e == 0 && (e = gpgme_op_keylist_next(ctx, &key)) == 0) {
+		for (gpgme_subkey_t sk = key->subkeys; sk != NULL; sk = sk->next)
+			if (sk->fpr != NULL && g_ascii_strcasecmp(sk->fpr, fpr) == 0) {
+				*primary = g_ascii_strup(key->fpr, -1);
+				break;
+			}
+		gpgme_key_unref(key);
+		if (*primary != NULL)
+			break;
+	}
+	gpgme_op_keylist_end(ctx);
+	gpgme_release(ctx);
+	if (*primary == NULL)
+		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no key %s", fpr);
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_primary_fpr(const char *fpr, char **primary, GError **err)
+{
+	*primary = NULL;
+	if (fpr == NULL || strlen(fpr) < 16)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "not a fingerprint");
+	return primary_in(crypto_homedir, fpr, primary, err);
+}
+
 vulnid_status
 crypto_get_key(const char *fpr, crypto_key **out, GError **err)
 {
@@ -429,14 +466,16 @@ crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out, 
 		goto out;
 	}
 	if (required != NULL) {
-		gboolean found = FALSE;
+		/* Trust on first use takes the signer's key and nothing else
+		 * that came along with it. */
+		g_autofree char *primary = NULL;
 
-		for (guint i = 0; i < fprs->len; i++)
-			found |= g_ascii_strcasecmp(g_ptr_array_index(fprs, i), required) == 0;
-		if (!found) {
+		if (primary_in(scratch, required, &primary, NULL) != VULNID_OK) {
 			s = vulnid_fail(err, VULNID_ERR_NOTFOUND, "the key %s is not in the data", required);
 			goto out;
 		}
+		g_ptr_array_set_size(fprs, 0);
+		g_ptr_array_add(fprs, g_steal_pointer(&primary));
 	}
 	if (crypto_robot_fingerprint(&robot, NULL) == VULNID_OK)
 		for (guint i = 0; i < fprs->len; i++)
@@ -553,6 +592,17 @@ crypto_judge(crypto_signature *out, GMimeSignatureList *sigs)
 			return;
 		}
 	}
+	/* A key that signs with a subkey is still that key: the primary
+	 * fingerprint is the identity everywhere else. */
+	{
+		g_autofree char *primary = NULL;
+
+		if (crypto_primary_fpr(out->fpr, &primary, NULL) == VULNID_OK) {
+			g_free(out->fpr);
+			out->fpr = g_steal_pointer(&primary);
+		}
+	}
+	out->created = g_mime_signature_get_created64(g_mime_signature_list_get_signature(sigs, 0));
 	out->valid = TRUE;
 }
 

@@ -45,6 +45,10 @@ typedef struct {
 void crypto_key_free(crypto_key *k);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(crypto_key, crypto_key_free)
 
+/* The primary key's fingerprint of a key or subkey fingerprint in the
+ * keyring (NOTFOUND if none). */
+vulnid_status crypto_primary_fpr(const char *fpr, char **primary, GError **err);
+
 /* One key by fingerprint (NOTFOUND if not in the keyring). */
 vulnid_status crypto_get_key(const char *fpr, crypto_key **out, GError **err);
 /* All public keys. */
@@ -67,7 +71,8 @@ typedef struct {
 	char *fpr;		/* signer, when known */
 	char *reason;		/* why not valid (for the reply), or NULL */
 	GBytes *raw;		/* the signature as received */
-	char *raw_sha256;	/* its digest: the replay key */
+	char *raw_sha256;	/* its digest (where the raw signature is kept) */
+	gint64 created;		/* signature creation time (Unix), 0 if unknown */
 } crypto_signature;
 
 crypto_signature *crypto_signature_new(void);

@@ -10,6 +10,7 @@
 
 #include "export.h"
 #include "ids.h"
+#include "message.h"
 #include "text.h"
 
 /* ---- facts ------------------------------------------------------------- */
@@ -378,6 +379,7 @@ export_set_free(export_set *set)
 	g_ptr_array_unref(set->facts);
 	g_hash_table_unref(set->index);
 	g_hash_table_unref(set->duplicates);
+	g_ptr_array_unref(set->anonymous);
 	g_free(set);
 }
 
@@ -393,6 +395,7 @@ export_set_load(store *st, export_set **out, GError **err)
 	set->index = g_hash_table_new(g_str_hash, g_str_equal);
 	set->duplicates = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 						(GDestroyNotify) g_ptr_array_unref);
+	set->anonymous = g_ptr_array_new_with_free_func(g_free);
 	/* One read transaction: every entry from the same snapshot. */
 	s = store_exec(st, "BEGIN", err);
 	if (s != VULNID_OK)
@@ -416,6 +419,15 @@ export_set_load(store *st, export_set **out, GError **err)
 		const export_facts *f = g_ptr_array_index(set->facts, i);
 		GPtrArray *dups;
 
+		for (guint k = 0; f->anonymous && k < e->records->len; k++) {
+			const entry_record *r = g_ptr_array_index(e->records, k);
+
+			if (r->author != NULL && *r->author != '\0' && g_strcmp0(r->role, "creator") == 0) {
+				g_autofree char *low = g_ascii_strdown(r->author, -1);
+
+				add_distinct(set->anonymous, low);
+			}
+		}
 		if (f->duplicate_of == NULL || !export_entry_listed(f) || strcmp(f->state, "embargoed") == 0)
 			continue;
 		dups = g_hash_table_lookup(set->duplicates, f->duplicate_of);
@@ -824,8 +836,12 @@ mail_cmp(gconstpointer a, gconstpointer b)
 
 	if (c != 0)
 		return c;
-	if (x->message != y->message)
-		return x->message < y->message ? -1 : 1;
+	/* Times have seconds only: a request comes before the announcement
+	 * it caused, and that before the next request. */
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	if ((x->outbox != 0) != (y->outbox != 0))
+		return x->outbox != 0 ? 1 : -1;
 	return x->outbox < y->outbox ? -1 : x->outbox > y->outbox;
 }
 
@@ -861,6 +877,7 @@ export_mail_list(store *st, const export_set *set, GPtrArray **out, GError **err
 				export_mail_free(cur);
 			cur = g_new0(export_mail, 1);
 			cur->message = msg;
+			cur->order = msg;
 			cur->time = g_strdup((const char *) sqlite3_column_text(stmt, 4));
 			cur->sender = g_strdup((const char *) sqlite3_column_text(stmt, 5));
 			cur->entry = g_strdup(id);
@@ -882,7 +899,7 @@ export_mail_list(store *st, const export_set *set, GPtrArray **out, GError **err
 
 	/* Announcements went to lists: public once delivered. */
 	stmt = store_prepare(st,
-		"SELECT id, entry, created, envelope_from FROM outbox"
+		"SELECT id, entry, created, envelope_from, coalesce(cause, 0) FROM outbox"
 		" WHERE kind IN ('announce', 'announce-digest') AND status = 'delivered' ORDER BY id",
 		&s, err);
 	if (stmt == NULL)
@@ -895,6 +912,7 @@ export_mail_list(store *st, const export_set *set, GPtrArray **out, GError **err
 			continue;
 		m = g_new0(export_mail, 1);
 		m->outbox = sqlite3_column_int64(stmt, 0);
+		m->order = sqlite3_column_int64(stmt, 4) > 0 ? sqlite3_column_int64(stmt, 4) : G_MAXINT64;
 		m->entry = g_strdup(id != NULL && *id != '\0' ? id : NULL);
 		m->time = g_strdup((const char *) sqlite3_column_text(stmt, 2));
 		m->sender = g_strdup((const char *) sqlite3_column_text(stmt, 3));
@@ -961,8 +979,40 @@ to_lf(GBytes *b)
 	return g_string_free_to_bytes(o);
 }
 
+/* Every anonymous creator's address, in any case, becomes
+ * anonymous@invalid: in quotes and signatures of any mail. */
+static GBytes *
+scrub(GBytes *b, const GPtrArray *addrs)
+{
+	gsize n;
+	const char *d = g_bytes_get_data(b, &n);
+	GString *o;
+
+	if (addrs == NULL || addrs->len == 0)
+		return g_bytes_ref(b);
+	o = g_string_sized_new(n);
+	for (gsize i = 0; i < n;) {
+		gboolean hit = FALSE;
+
+		for (guint k = 0; k < addrs->len && !hit; k++) {
+			const char *a = g_ptr_array_index(addrs, k);
+			gsize len = strlen(a);
+
+			if (len > 0 && i + len <= n && g_ascii_strncasecmp(d + i, a, len) == 0) {
+				g_string_append(o, "anonymous@invalid");
+				i += len;
+				hit = TRUE;
+			}
+		}
+		if (!hit)
+			g_string_append_c(o, d[i++]);
+	}
+	return g_string_free_to_bytes(o);
+}
+
 vulnid_status
-export_mail_bytes(store *st, const export_mail *m, const char *robot_domain, GBytes **out, GError **err)
+export_mail_bytes(store *st, const export_set *set, const export_mail *m, const char *robot_domain,
+		  GBytes **out, GError **err)
 {
 	g_autoptr(GBytes) raw = NULL;
 	vulnid_status s;
@@ -1012,7 +1062,11 @@ export_mail_bytes(store *st, const export_mail *m, const char *robot_domain, GBy
 		g_bytes_unref(raw);
 		raw = a;
 	}
-	*out = to_lf(raw);
+	{
+		g_autoptr(GBytes) lf = to_lf(raw);
+
+		*out = scrub(lf, set != NULL ? set->anonymous : NULL);
+	}
 	return VULNID_OK;
 }
 
@@ -1095,7 +1149,7 @@ export_mbox(store *st, const char *path, const char *robot_domain, guint *count,
 	for (guint i = 0; s == VULNID_OK && i < mails->len; i++) {
 		g_autoptr(GBytes) b = NULL;
 
-		s = export_mail_bytes(st, g_ptr_array_index(mails, i), robot_domain, &b, err);
+		s = export_mail_bytes(st, set, g_ptr_array_index(mails, i), robot_domain, &b, err);
 		if (s == VULNID_OK) {
 			mbox_append(out, g_ptr_array_index(mails, i), b);
 			(*count)++;

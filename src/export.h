@@ -64,6 +64,7 @@ typedef struct {
 	GPtrArray *facts;	/* export_facts*, same order */
 	GHashTable *index;	/* id -> GUINT_TO_POINTER(position + 1) */
 	GHashTable *duplicates;	/* id -> GPtrArray of ids marked Duplicate-Of it */
+	GPtrArray *anonymous;	/* char*: addresses of anonymous creators, lower case */
 } export_set;
 
 vulnid_status export_set_load(store *st, export_set **out, GError **err);
@@ -110,16 +111,18 @@ typedef struct {
 	gboolean anonymize;	/* the author of a record behind it asked for anonymity */
 	char *entry;		/* first entry it belongs to, or NULL */
 	gint64 seq;		/* first record it made in that entry */
+	gint64 order;		/* within a second: the message, or the one that caused the announcement */
 } export_mail;
 
 void export_mail_free(gpointer p);
 /* Public mails, oldest first. */
 vulnid_status export_mail_list(store *st, const export_set *set, GPtrArray **out, GError **err);
 /* The bytes of a public mail as published (LF line ends; an anonymous
- * author's addresses and traces replaced), robot_domain names the
- * replacement Message-ID. */
-vulnid_status export_mail_bytes(store *st, const export_mail *m, const char *robot_domain,
-				GBytes **out, GError **err);
+ * author's headers and traces replaced, and every anonymous creator's
+ * address replaced wherever it appears, quotes in others' mail too);
+ * robot_domain names the replacement Message-ID. */
+vulnid_status export_mail_bytes(store *st, const export_set *set, const export_mail *m,
+				const char *robot_domain, GBytes **out, GError **err);
 /* Every public mail as an mbox (mboxrd quoting).  *count: mails written. */
 vulnid_status export_mbox(store *st, const char *path, const char *robot_domain,
 			  guint *count, GError **err);

@@ -446,7 +446,13 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 		s = audit_append(c->st, ev, err);
 		if (s != VULNID_OK)
 			return s;
-		s = notify_vendor(c->st, c->cfg, c->msg_row, id, notes, err);
+		{
+			/* Who was told is part of the sealed content, too. */
+			g_autoptr(GString) hidden = g_string_new(NULL);
+
+			s = notify_vendor(c->st, c->cfg, c->msg_row, id,
+					  embargoed && encrypt_key == NULL ? hidden : notes, err);
+		}
 		if (s == VULNID_OK)
 			s = notify_announce(c->st, c->cfg, c->msg_row, id, err);
 		if (s != VULNID_OK)
@@ -649,6 +655,9 @@ auth_json(const message *m, const char **signer)
 			canonjson_member_str(s, &first, "reason", m->sig->reason);
 		else if (m->partial_signature)
 			canonjson_member_str(s, &first, "reason", "a signature covers only part of the mail");
+		else if (m->encrypted)
+			canonjson_member_str(s, &first, "reason",
+					     "an encrypted part inside the mail was not decrypted");
 	}
 	if (m->decrypted) {
 		canonjson_key(s, &first, "encrypted");
@@ -688,7 +697,7 @@ intake_tofu(mail_ctx *c, char **imported)
 
 	*imported = NULL;
 	if (!m->sig->present || m->sig->valid || !m->sig->key_missing || m->sig->fpr == NULL ||
-	    m->pgp_keys == NULL || crypto_home() == NULL)
+	    m->pgp_keys == NULL || crypto_home() == NULL || !message_can_reverify(m))
 		return;
 	if (crypto_import_if_contains(m->pgp_keys, m->sig->fpr, &e) != VULNID_OK)
 		return;
@@ -734,6 +743,23 @@ audit_key_import(mail_ctx *c, const char *fpr, GError **err)
 	return VULNID_OK;
 }
 
+/* What identifies a signature for replay protection: the signing key, the
+ * signature's creation time and the signed text.  Not the armored bytes,
+ * which anyone can vary (an armor Comment line) without breaking the
+ * signature.  Only valid signatures carry authority, so only they count. */
+static char *
+replay_key(const message *m)
+{
+	g_autofree char *text_sha = NULL;
+	g_autofree char *key = NULL;
+
+	if (!m->sig->valid || m->sig->fpr == NULL)
+		return NULL;
+	text_sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, m->text != NULL ? m->text : "", -1);
+	key = g_strdup_printf("%s:%" G_GINT64_FORMAT ":%s", m->sig->fpr, m->sig->created, text_sha);
+	return g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
+}
+
 /* Everything that happens in the transaction. */
 static vulnid_status
 intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
@@ -744,6 +770,7 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	const char *why = NULL, *rcpt;
 	g_autoptr(request) r = NULL;
 	g_autofree char *entry_id = NULL;
+	g_autofree char *replay = NULL;
 	lifecycle_route_kind route = ROUTE_NEW;
 	gboolean automatic, bounce;
 	vulnid_status s;
@@ -762,13 +789,14 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		return audit_append(c->st, ev, err);
 	}
 
-	if (c->m->sig->present && c->m->sig->raw_sha256 != NULL) {
+	replay = replay_key(c->m);
+	if (replay != NULL) {
 		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM signatures WHERE sha256 = ?", &s, err);
 		int rc;
 
 		if (q == NULL)
 			return s;
-		sqlite3_bind_text(q, 1, c->m->sig->raw_sha256, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(q, 1, replay, -1, SQLITE_TRANSIENT);
 		rc = sqlite3_step(q);
 		sqlite3_finalize(q);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -807,9 +835,9 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
 		sm.disposition = r->is_help ? "help" : r->is_key ? "key" : r->errors->len > 0 ? "rejected" : "request";
 	}
-	if (r != NULL && route == ROUTE_NEW && intake_request_embargoed(r) && !c->m->decrypted) {
-		/* An embargoed request that came in clear: from now on it is
-		 * kept only encrypted to the robot. */
+	if (r != NULL && route == ROUTE_NEW && intake_request_embargoed(r)) {
+		/* An embargoed request is kept only encrypted to the robot: its
+		 * text if it came in clear, its header (the Subject) anyway. */
 		g_autofree char *robot = NULL;
 
 		s = crypto_robot_fingerprint(&robot, err);
@@ -846,19 +874,33 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		return s;
 
 	if (c->m->sig->present && c->m->sig->raw != NULL && !c->replay) {
-		char sha[65];
+		/* The raw signature is kept; for an embargoed request it may
+		 * be the whole clearsigned text, so it is sealed like it. */
+		if (r != NULL && intake_request_embargoed(r)) {
+			g_autofree char *robot = NULL;
+
+			s = crypto_robot_fingerprint(&robot, err);
+			if (s == VULNID_OK)
+				s = store_blob_put_sealed_bytes(c->st, c->m->sig->raw, c->m->sig->raw_sha256,
+								robot, err);
+		} else {
+			char sha[65];
+
+			s = store_blob_put_mem(c->st, g_bytes_get_data(c->m->sig->raw, NULL),
+					       g_bytes_get_size(c->m->sig->raw), sha, err);
+		}
+		if (s != VULNID_OK)
+			return s;
+	}
+	if (replay != NULL && !c->replay) {
 		sqlite3_stmt *ins;
 		int rc;
 
-		s = store_blob_put_mem(c->st, g_bytes_get_data(c->m->sig->raw, NULL),
-				       g_bytes_get_size(c->m->sig->raw), sha, err);
-		if (s != VULNID_OK)
-			return s;
 		ins = store_prepare(c->st, "INSERT INTO signatures (sha256, fingerprint, message, created)"
 				    " VALUES (?, ?, ?, ?)", &s, err);
 		if (ins == NULL)
 			return s;
-		sqlite3_bind_text(ins, 1, sha, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(ins, 1, replay, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(ins, 2, c->m->sig->fpr, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(ins, 3, c->msg_row);
 		sqlite3_bind_text(ins, 4, c->now, -1, SQLITE_TRANSIENT);

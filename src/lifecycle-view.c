@@ -128,11 +128,6 @@ set_mark(lifecycle_mark **slot, lifecycle_mark *m)
 	*slot = m;
 }
 
-typedef struct {
-	char *key;
-	int value;
-} rating;
-
 static void
 add_rating(GHashTable *h, const char *key, int value)
 {
@@ -249,6 +244,8 @@ lifecycle_view_new(const entry *e, GDateTime *now)
 				add_rating(by_addr, r->author, n);
 		}
 	}
+	if (v->embargo == NULL && e->embargo != NULL)
+		v->embargo = g_strdup(e->embargo);	/* sealed: the entries row has it */
 	average(by_key, &v->rating_keys, &v->rating_keys_avg);
 	average(by_addr, &v->rating_unsigned, &v->rating_unsigned_avg);
 
@@ -507,6 +504,8 @@ lifecycle_public_text(const entry *e, GDateTime *now)
 			break;
 		}
 		t = lifecycle_record_text(e, r, TRUE);
+		if (i > 0)
+			g_string_append_c(out, '\n');
 		lines = g_strsplit(t, "\n", -1);
 		for (char **l = lines; *l != NULL && (**l != '\0' || l[1] != NULL); l++)
 			g_string_append_printf(out, "%s%s\n", **l ? "  " : "", *l);

@@ -29,6 +29,12 @@ typedef enum {
  * Reads only. */
 vulnid_status lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err);
 
+/* Whether the mail's raw bytes must be archived sealed (store_blob_put_sealed,
+ * no subject in the messages row): it is about an entry under embargo, and
+ * its text becomes a sealed record of it. */
+vulnid_status lifecycle_route_sealed(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id,
+				     gboolean *sealed, GError **err);
+
 /* Handle a routed mail inside the intake transaction: append records,
  * run commands, queue the replies.  Never for ROUTE_NEW. */
 vulnid_status lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id,

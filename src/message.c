@@ -708,22 +708,54 @@ verify_signed(message *m)
 	g_object_unref(sigs);
 }
 
+static void
+restore_content(GMimeObject *part, GBytes *raw)
+{
+	g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
+	GMimeDataWrapper *w;
+
+	g_mime_stream_write(mem, g_bytes_get_data(raw, NULL), g_bytes_get_size(raw));
+	g_mime_stream_reset(mem);
+	w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
+	g_mime_part_set_content(GMIME_PART(part), w);
+	g_object_unref(w);
+}
+
+gboolean
+message_can_reverify(const message *m)
+{
+	return m->signed_object != NULL || m->sealed_object != NULL;
+}
+
 void
 message_reverify(message *m)
 {
+	if (m->sealed_object != NULL) {
+		/* signed inside the encryption: decrypt and verify again */
+		g_autoptr(GError) e = NULL;
+		GMimeDecryptResult *res = NULL;
+		GMimeObject *clear = NULL;
+
+		g_clear_pointer(&m->sig->fpr, g_free);
+		if (GMIME_IS_MULTIPART_ENCRYPTED(m->sealed_object)) {
+			clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(m->sealed_object),
+								   GMIME_DECRYPT_NONE, NULL, &res, &e);
+			g_clear_object(&clear);
+		} else if (GMIME_IS_PART(m->sealed_object) && m->sig->raw != NULL) {
+			restore_content(m->sealed_object, m->sig->raw);
+			res = g_mime_part_openpgp_decrypt(GMIME_PART(m->sealed_object), GMIME_DECRYPT_NONE,
+							  NULL, &e);
+		}
+		if (res != NULL) {
+			crypto_judge(m->sig, g_mime_decrypt_result_get_signatures(res));
+			g_object_unref(res);
+		}
+		return;
+	}
 	if (m->signed_object == NULL)
 		return;
-	if (GMIME_IS_PART(m->signed_object) && m->sig->raw != NULL) {
-		/* The inline verify replaced the content: put the armor back. */
-		g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
-		GMimeDataWrapper *w;
-
-		g_mime_stream_write(mem, g_bytes_get_data(m->sig->raw, NULL), g_bytes_get_size(m->sig->raw));
-		g_mime_stream_reset(mem);
-		w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
-		g_mime_part_set_content(GMIME_PART(m->signed_object), w);
-		g_object_unref(w);
-	}
+	if (GMIME_IS_PART(m->signed_object) && m->sig->raw != NULL)
+		restore_content(m->signed_object, m->sig->raw);	/* the verify replaced it */
 	g_clear_pointer(&m->sig->fpr, g_free);
 	verify_signed(m);
 }
@@ -771,7 +803,9 @@ open_top(message *m, GMimeObject *top)
 			if (sigs != NULL && g_mime_signature_list_length(sigs) > 0) {
 				GMimeObject *enc = g_mime_multipart_get_part(GMIME_MULTIPART(top), 1);
 
+				m->sig->present = TRUE;
 				crypto_judge(m->sig, sigs);
+				m->sealed_object = g_object_ref(top);
 				if (enc != NULL)
 					set_raw_signature(m, part_bytes(enc));
 			}
@@ -835,7 +869,9 @@ open_top(message *m, GMimeObject *top)
 				GMimeSignatureList *sigs = g_mime_decrypt_result_get_signatures(res);
 
 				if (sigs != NULL && g_mime_signature_list_length(sigs) > 0) {
+					m->sig->present = TRUE;
 					crypto_judge(m->sig, sigs);
+					m->sealed_object = g_object_ref(body);
 					set_raw_signature(m, g_bytes_ref(text));
 				}
 			}
@@ -937,6 +973,7 @@ message_free(message *m)
 		return;
 	g_clear_object(&m->mime);
 	g_clear_object(&m->signed_object);
+	g_clear_object(&m->sealed_object);
 	g_clear_object(&m->clear);
 	crypto_signature_free(m->sig);
 	if (m->pgp_keys != NULL)

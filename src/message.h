@@ -82,6 +82,7 @@ typedef struct {
 	gboolean partial_signature;	/* a signature covers only part of the mail */
 	crypto_signature *sig;	/* the signature at the top, judged; never NULL */
 	GMimeObject *signed_object;	/* what carries it, for verifying again */
+	GMimeObject *sealed_object;	/* encrypted and signed in one: decrypt again */
 	GMimeObject *clear;	/* the decrypted body, when decrypted */
 	GBytes *pgp_keys;	/* the first application/pgp-keys attachment */
 	GPtrArray *attachments;	/* message_attachment* */
@@ -100,6 +101,7 @@ void message_free(message *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(message, message_free)
 
 /* Verify the top-level signature again (after its key was imported). */
+gboolean message_can_reverify(const message *m);
 void message_reverify(message *m);
 
 /* The key under which a delivery is recognised when it comes again. */

@@ -514,9 +514,7 @@ store_blob_put_sealed(store *st, int fd, gint64 size, const char *sha256, const 
 {
 	g_autofree char *buf = NULL;
 	g_autoptr(GBytes) clear = NULL;
-	g_autoptr(GBytes) sealed = NULL;
 	gboolean exists = FALSE;
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 	gint64 off = 0;
 
@@ -535,6 +533,21 @@ store_blob_put_sealed(store *st, int fd, gint64 size, const char *sha256, const 
 		off += n;
 	}
 	clear = g_bytes_new_take(g_steal_pointer(&buf), (gsize) size);
+	return store_blob_put_sealed_bytes(st, clear, sha256, robot_fpr, err);
+}
+
+vulnid_status
+store_blob_put_sealed_bytes(store *st, GBytes *clear, const char *sha256, const char *robot_fpr,
+			    GError **err)
+{
+	g_autoptr(GBytes) sealed = NULL;
+	gboolean exists = FALSE;
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+
+	s = store_blob_exists(st, sha256, &exists, err);
+	if (s != VULNID_OK || exists)
+		return s;
 	s = crypto_seal(clear, robot_fpr, &sealed, err);
 	if (s != VULNID_OK)
 		return s;
@@ -542,7 +555,7 @@ store_blob_put_sealed(store *st, int fd, gint64 size, const char *sha256, const 
 	if (stmt == NULL)
 		return s;
 	bind_text(stmt, 1, sha256);
-	sqlite3_bind_int64(stmt, 2, size);
+	sqlite3_bind_int64(stmt, 2, (sqlite3_int64) g_bytes_get_size(clear));
 	sqlite3_bind_blob64(stmt, 3, g_bytes_get_data(sealed, NULL), g_bytes_get_size(sealed), SQLITE_TRANSIENT);
 	return store_step_done(st, stmt, "blobs", err);
 }

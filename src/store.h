@@ -52,6 +52,8 @@ vulnid_status store_blob_put_mem(store *st, const void *data, gsize len,
  * (embargoed mail that arrived in clear). */
 vulnid_status store_blob_put_sealed(store *st, int fd, gint64 size, const char *sha256,
 				    const char *robot_fpr, GError **err);
+vulnid_status store_blob_put_sealed_bytes(store *st, GBytes *clear, const char *sha256,
+					  const char *robot_fpr, GError **err);
 vulnid_status store_blob_get(store *st, const char *sha256, GBytes **out, GError **err);
 
 typedef struct {

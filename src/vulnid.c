@@ -15,11 +15,14 @@ static const cli_command commands[] = {
 	{ "list", cmd_list, "list entries: vulnid list [--year Y] [--json]" },
 	{ "queue", cmd_queue, "outgoing mail: vulnid queue list [--json] | run [--force]" },
 	{ "quarantine", cmd_quarantine, "set-aside mail: vulnid quarantine list [--json] | show N [--raw]" },
-	{ "audit", cmd_audit, "audit log: vulnid audit verify | flush" },
+	{ "audit", cmd_audit, "audit log: vulnid audit verify | flush | repair" },
 	{ "vendor", cmd_vendor, "vendors directory: vulnid vendor add|list|show|alias|domain|contact|remove-contact|import-securitytxt" },
 	{ "tick", cmd_tick, "time-based work for cron or a timer: vulnid tick" },
 	{ "key", cmd_key, "the robot's OpenPGP key: vulnid key export" },
 	{ "keys", cmd_keys, "contributors' keys: vulnid keys import FILE | list" },
+	{ "export", cmd_export, "publish: vulnid export feed DIR | osv DIR | mbox FILE | html DIR" },
+	{ "verify-feed", cmd_verify_feed, "check a published feed: vulnid verify-feed DIR --key robot.asc" },
+	{ "backup", cmd_backup, "online copy of the database: vulnid backup [--force] FILE" },
 };
 
 static void

@@ -84,7 +84,15 @@ pf_stop() {
 	done
 	return 0
 }
-trap 'pf_stop; test_cleanup' EXIT
+# The filter runs as $PIPE_USER, and so does any gpg-agent it starts for
+# the instance's keyring: stop that one as that user (gpgconf finds the
+# agent's socket by the uid that runs it).
+agent_stop() {
+	[ -d "${INST:-/nonexistent}/gnupg" ] || return 0
+	as_user gpgconf --homedir "$INST/gnupg" --kill all 2>/dev/null
+	return 0
+}
+trap 'pf_stop; agent_stop; test_cleanup' EXIT
 
 # The vulnid instance, owned by the user the pipe transport runs as.
 make_instance inst

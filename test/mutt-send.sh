@@ -20,6 +20,8 @@ session=send
 
 cleanup() {
 	tmux -L "$sock" kill-server 2>/dev/null
+	# kill-server leaves the socket file behind
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"
 	rm -rf "$work"
 }
 trap cleanup EXIT

@@ -1,0 +1,131 @@
+/* cmd-export.c - vulnid export feed|osv|mbox|html */
+#include "autoconfig.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "crypto.h"
+#include "export.h"
+#include "feed.h"
+#include "html.h"
+
+/* A value of [export] in vulnid.conf, or NULL. */
+static char *
+conf_export(const vulnid_config *cfg, const char *key)
+{
+	char *v = cfg->keyfile != NULL ? g_key_file_get_string(cfg->keyfile, "export", key, NULL) : NULL;
+
+	if (v != NULL)
+		g_strstrip(v);
+	if (v != NULL && *v == '\0')
+		g_clear_pointer(&v, g_free);
+	return v;
+}
+
+/* The OSV id prefix becomes part of file names: letters, digits, '_'
+ * and '-' only. */
+static gboolean
+osv_prefix_ok(const char *p)
+{
+	if (strlen(p) > 32)
+		return FALSE;
+	for (; *p; p++)
+		if (!g_ascii_isalnum(*p) && *p != '_' && *p != '-')
+			return FALSE;
+	return TRUE;
+}
+
+static int
+usage(void)
+{
+	fprintf(stderr, "vulnid: usage: vulnid export feed DIR | osv DIR | mbox FILE | html DIR\n");
+	return EX_USAGE;
+}
+
+int
+cmd_export(const cli_global *g, int argc, char **argv)
+{
+	g_autofree char *id_prefix = NULL;
+	g_autofree char *base_url = NULL;
+	g_autofree char *title = NULL;
+	GOptionEntry entries[] = {
+		{ "id-prefix", 0, 0, G_OPTION_ARG_STRING, &id_prefix,
+		  "OSV id prefix (default [export] osv_id_prefix, else x_)", "P" },
+		{ "base-url", 0, 0, G_OPTION_ARG_STRING, &base_url,
+		  "where the web archive is published (default [export] base_url)", "URL" },
+		{ "title", 0, 0, G_OPTION_ARG_STRING, &title, "title of the web archive", "T" },
+		{ NULL }
+	};
+	g_autoptr(vulnid_config) cfg = NULL;
+	g_autoptr(store) st = NULL;
+	g_autoptr(GError) err = NULL;
+	const char *what, *target;
+	vulnid_status s;
+	int rc;
+
+	if (!cli_parse("feed DIR | osv DIR | mbox FILE | html DIR",
+		       "Publish the public archive: the signed, hash-chained feed (vulnid-feed(5)),\n"
+		       "OSV records, an mbox of the public mail, or a static web site.", entries, &argc, &argv))
+		return EX_USAGE;
+	if (argc != 3)
+		return usage();
+	what = argv[1];
+	target = argv[2];
+	if (strcmp(what, "feed") != 0 && strcmp(what, "osv") != 0 && strcmp(what, "mbox") != 0 &&
+	    strcmp(what, "html") != 0)
+		return usage();
+	rc = cli_open(g, STORE_OPEN_READONLY, &cfg, &st);
+	if (rc != EX_OK)
+		return rc;
+	if (id_prefix == NULL)
+		id_prefix = conf_export(cfg, "osv_id_prefix");
+	if (id_prefix == NULL)
+		id_prefix = g_strdup("x_");
+	if (!osv_prefix_ok(id_prefix)) {
+		fprintf(stderr, "vulnid: OSV id prefix '%s' may hold only letters, digits, '_' and '-'\n", id_prefix);
+		return EX_USAGE;
+	}
+	if (base_url == NULL)
+		base_url = conf_export(cfg, "base_url");
+
+	if (strcmp(what, "feed") == 0) {
+		feed_export_result res;
+
+		/* Signing needs the robot's keyring, whatever cli_open found. */
+		s = crypto_set_home(cfg->gnupg_home, &err);
+		if (s == VULNID_OK)
+			s = feed_export(st, target, &res, &err);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
+		printf("%s: %" G_GUINT64_FORMAT " new lines, %u years, complete up to pos %" G_GINT64_FORMAT "%s\n",
+		       target, res.appended, res.years, res.pos, res.head_written ? ", HEAD signed" : "");
+	} else if (strcmp(what, "osv") == 0) {
+		export_osv_opts o = { id_prefix, base_url };
+		guint n = 0;
+
+		s = export_osv(st, target, &o, &n, &err);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
+		printf("%s: %u OSV records\n", target, n);
+	} else if (strcmp(what, "mbox") == 0) {
+		guint n = 0;
+
+		s = export_mbox(st, target, cfg->domain, &n, &err);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
+		printf("%s: %u mails\n", target, n);
+	} else {
+		g_autofree char *conf_title = conf_export(cfg, "title");
+		g_autofree char *def_title = g_strdup_printf("%s vulnerability identifiers", cfg->prefix);
+		html_opts o = { title != NULL ? title : conf_title != NULL ? conf_title : def_title,
+				cfg->domain, { id_prefix, base_url } };
+		html_result res;
+
+		s = html_export(st, target, &o, &res, &err);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
+		printf("%s: %u entry pages, %u OSV records, %u mails\n", target, res.entries, res.osv, res.mails);
+	}
+	return EX_OK;
+}
