@@ -88,6 +88,19 @@ static const config_key config_keys[] = {
 	{ "announce", "digest", "none",
 	  "none: one announcement per entry; daily: one mail a day listing the\n"
 	  "day's entries, sent by vulnid tick." },
+	{ "lifecycle", "moderators", "",
+	  "Fingerprints of the moderators' OpenPGP keys (comma-separated): mail\n"
+	  "signed by them may run duplicate-of, spam and link." },
+	{ "lifecycle", "rate_requests_per_hour", "300",
+	  "Most new requests one sender address or key may make in an hour;\n"
+	  "more are archived and quarantined (one notice an hour).  0: no limit." },
+	{ "lifecycle", "rate_additions_per_hour", "300",
+	  "Most mails to entries one sender address or key may send in an hour.\n"
+	  "0: no limit.  Vendor and moderator keys are never limited." },
+	{ "lifecycle", "confirm_unsigned", "no",
+	  "yes: an unsigned request gets its identifier at once, but the vendor\n"
+	  "is told and the entry announced only after the sender sends back the\n"
+	  "token from the acknowledgement (this proves a working mailbox)." },
 	{ "crypto", "sign", "pgpmime",
 	  "How the robot signs what it sends: pgpmime (RFC 3156), inline\n"
 	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/." },

@@ -351,6 +351,33 @@ entry_is_anonymous(const entry *e)
 	return a != NULL && g_ascii_strcasecmp(a, "yes") == 0;
 }
 
+/* How a record was authenticated, in a few words: "signed by FPR",
+ * "token", "unverified: domain", "unauthenticated". */
+static char *
+auth_summary(const char *auth_json)
+{
+	g_autoptr(JsonParser) p = json_parser_new();
+	JsonObject *o;
+	const char *method, *how;
+
+	if (auth_json == NULL || !json_parser_load_from_data(p, auth_json, -1, NULL) ||
+	    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+		return g_strdup("unauthenticated");
+	o = json_node_get_object(json_parser_get_root(p));
+	method = json_object_get_string_member_with_default(o, "method", "none");
+	how = json_object_get_string_member_with_default(o, "how", NULL);
+	if (strcmp(method, "pgp") == 0)
+		return g_strdup_printf("signed by %s",
+				       json_object_get_string_member_with_default(o, "fingerprint", "?"));
+	if (strcmp(method, "robot") == 0)
+		return g_strdup("the robot");
+	if (how != NULL && strcmp(how, "token") == 0)
+		return g_strdup("token");
+	if (how != NULL && strcmp(how, "none") != 0)
+		return g_strdup_printf("unverified: %s", how);
+	return g_strdup("unauthenticated");
+}
+
 /* Text for a terminal: keep \n and \t, show other controls as \xNN. */
 static void
 append_safe(GString *out, const char *s)
@@ -421,10 +448,10 @@ entry_to_text_view(const entry *e, gboolean public)
 		const entry_record *r = g_ptr_array_index(e->records, i);
 		g_autoptr(JsonArray) f = record_fields(r);
 
+		g_autofree char *how = auth_summary(r->auth);
+
 		g_string_append_printf(out, "\nrecord %" G_GINT64_FORMAT ": %s by %s (%s), %s\n",
-				       r->seq, r->kind, r->role,
-				       strstr(r->auth, "\"pgp\"") != NULL ? "signed" : "unauthenticated",
-				       r->created);
+				       r->seq, r->kind, r->role, how, r->created);
 		append_line(out, "  from:", public && anonymous && strcmp(r->role, "creator") == 0
 			    ? "(anonymous)" : r->author != NULL ? r->author : "(unknown)");
 		append_line(out, "  subject:", r->subject);

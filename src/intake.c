@@ -36,6 +36,8 @@ intake_outcome_str(intake_outcome o)
 	case INTAKE_HELP: return "help";
 	case INTAKE_QUARANTINED: return "quarantined";
 	case INTAKE_BOUNCE: return "bounce";
+	case INTAKE_ENTRY: return "entry";
+	case INTAKE_COMMANDS: return "commands";
 	}
 	return "unknown";
 }
@@ -359,6 +361,7 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	const char *auth = c->auth_json;
 	g_autofree char *reply_to = NULL;
 	gboolean sealed_mail = intake_request_embargoed(r);
+	gboolean confirm = FALSE;
 	const char *encrypt_key = sealed_mail ? ack_encryption_key(c) : NULL;
 	int year = g_date_time_get_year(c->now_dt);
 	vulnid_status s;
@@ -450,11 +453,17 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 			/* Who was told is part of the sealed content, too. */
 			g_autoptr(GString) hidden = g_string_new(NULL);
 
-			s = notify_vendor(c->st, c->cfg, c->msg_row, id,
-					  embargoed && encrypt_key == NULL ? hidden : notes, err);
+			if (lifecycle_confirm_unsigned(c->cfg) && c->signer == NULL) {
+				/* Told only once the sender proves a working mailbox. */
+				s = lifecycle_defer_notify(c, id, err);
+				confirm = TRUE;
+			} else {
+				s = notify_vendor(c->st, c->cfg, c->msg_row, id,
+						  embargoed && encrypt_key == NULL ? hidden : notes, err);
+				if (s == VULNID_OK)
+					s = notify_announce(c->st, c->cfg, c->msg_row, id, err);
+			}
 		}
-		if (s == VULNID_OK)
-			s = notify_announce(c->st, c->cfg, c->msg_row, id, err);
 		if (s != VULNID_OK)
 			return s;
 		{
@@ -486,6 +495,10 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 					       : request_block_title(g_ptr_array_index(r->blocks, 0), c->m->subject)));
 	g_hash_table_insert(vars, "identifiers",
 			    g_strdup(c->res->ids->len == 1 ? "identifier was" : "identifiers were"));
+	if (confirm)
+		g_string_append(notes, "The vendor will be told and the entry announced once you confirm that\n"
+				"this mailbox works: send a mail with the line \"Token: ...\" (the token\n"
+				"above) to the entry's address.\n");
 	if (notes->len > 0)
 		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", notes->str));
 	{
@@ -771,6 +784,7 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	g_autoptr(request) r = NULL;
 	g_autofree char *entry_id = NULL;
 	g_autofree char *replay = NULL;
+	gboolean sealed = FALSE;
 	lifecycle_route_kind route = ROUTE_NEW;
 	gboolean automatic, bounce;
 	vulnid_status s;
@@ -821,7 +835,7 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	}
 	if (bounce)
 		sm.disposition = "bounce";
-	else if (automatic || c->m->problem != NULL || c->replay)
+	else if (automatic || c->m->problem != NULL || c->replay || route == ROUTE_LIMITED)
 		sm.disposition = "quarantined";
 	else if (route == ROUTE_ENTRY)
 		sm.disposition = "entry";
@@ -835,7 +849,18 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
 		sm.disposition = r->is_help ? "help" : r->is_key ? "key" : r->errors->len > 0 ? "rejected" : "request";
 	}
-	if (r != NULL && route == ROUTE_NEW && intake_request_embargoed(r)) {
+	if (route == ROUTE_ENTRY || route == ROUTE_COMMANDS) {
+		/* mail to an embargoed entry is sealed like the entry */
+		s = lifecycle_route_sealed(c, route, entry_id, &sealed, err);
+		if (s != VULNID_OK)
+			return s;
+	} else if (route == ROUTE_LIMITED && c->m->text != NULL) {
+		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
+		g_autoptr(request) lr = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
+
+		sealed = intake_request_embargoed(lr);
+	}
+	if ((r != NULL && route == ROUTE_NEW && intake_request_embargoed(r)) || sealed) {
 		/* An embargoed request is kept only encrypted to the robot: its
 		 * text if it came in clear, its header (the Subject) anyway. */
 		g_autofree char *robot = NULL;
@@ -923,8 +948,11 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		return mail_quarantine(c, "automatic", why, err);
 	if (c->m->problem != NULL)
 		return intake_malformed(c, err);
-	if (route != ROUTE_NEW)
+	if (route != ROUTE_NEW) {
+		c->res->outcome = route == ROUTE_COMMANDS ? INTAKE_COMMANDS
+				: route == ROUTE_LIMITED ? INTAKE_QUARANTINED : INTAKE_ENTRY;
 		return lifecycle_handle(c, route, entry_id, err);
+	}
 	if (r->is_help)
 		return intake_help(c, err);
 	if (r->is_key)

@@ -19,6 +19,8 @@ typedef enum {
 	INTAKE_HELP,		/* help reply */
 	INTAKE_QUARANTINED,	/* malformed or automatic: archived, set aside */
 	INTAKE_BOUNCE,		/* a bounce of our own mail, recorded */
+	INTAKE_ENTRY,		/* mail to an entry: records appended, replies queued */
+	INTAKE_COMMANDS,	/* commands only */
 } intake_outcome;
 
 typedef struct {

@@ -26,7 +26,6 @@
 #include "text.h"
 #include "vendor.h"
 
-
 #define TOKEN_BYTES 16		/* 32 hex digits: 128 bits */
 #define MAX_SCRUB 100		/* hex runs checked against the tokens per text */
 #define MAX_SUBSCRIBERS 200	/* mails queued per record */
@@ -978,12 +977,15 @@ static vulnid_status after_record(lc_mail *l, const char *entry_id, gint64 seq, 
  * encrypted to the robot, like the entry's first record, until the
  * release discloses it; its hash is the commitment to the content. */
 static vulnid_status
-append_record(lc_mail *l, const char *entry_id, const char *kind, const role_info *ri,
+append_record(lc_mail *l, const entry *e, const char *kind, const role_info *ri,
 	      const char *fields, const char *body, const GPtrArray *attachments,
 	      gboolean seal, gint64 *seq_out, GError **err)
 {
 	mail_ctx *c = l->c;
+	const char *entry_id = e->id;
 	g_autofree char *auth = record_auth(c, ri->role, ri->how);
+	g_autoptr(GPtrArray) hide = entry_is_anonymous(e) ? researcher_addresses(l, e, ri) : NULL;
+	g_autofree char *subject = hide != NULL ? redact(l->subject, hide) : g_strdup(l->subject);
 	g_autofree char *canon = NULL;
 	g_autofree char *sha = NULL;
 	g_autofree char *sealed = NULL;
@@ -1003,7 +1005,7 @@ append_record(lc_mail *l, const char *entry_id, const char *kind, const role_inf
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_ROW)
 		return store_fail(c->st, rc, "records", err);
-	canon = entry_record_canonical(entry_id, seq, c->now, kind, auth, l->subject, fields, body, attachments);
+	canon = entry_record_canonical(entry_id, seq, c->now, kind, auth, subject, fields, body, attachments);
 	sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
 	if (seal) {
 		g_autofree char *robot = NULL;
@@ -1026,7 +1028,7 @@ append_record(lc_mail *l, const char *entry_id, const char *kind, const role_inf
 	rec.author_name = c->m->from_name;
 	rec.role = ri->role;
 	rec.auth = auth;
-	rec.subject = seal ? NULL : l->subject;
+	rec.subject = seal ? NULL : subject;
 	rec.fields = seal ? "[]" : fields;
 	rec.body = seal ? "" : body;
 	rec.sha256 = sha;
@@ -1059,12 +1061,12 @@ append_record(lc_mail *l, const char *entry_id, const char *kind, const role_inf
 }
 
 static vulnid_status
-append_command_record(lc_mail *l, const char *entry_id, const role_info *ri, const char *const *kv,
+append_command_record(lc_mail *l, const entry *e, const role_info *ri, const char *const *kv,
 		      gint64 *seq, GError **err)
 {
 	g_autofree char *f = fields_json(kv);
 
-	return append_record(l, entry_id, "command", ri, f, "", NULL, FALSE, seq, err);
+	return append_record(l, e, "command", ri, f, "", NULL, FALSE, seq, err);
 }
 
 /* ---- mails to others ------------------------------------------------------------ */
@@ -1430,13 +1432,13 @@ confirm_if_pending(lc_mail *l, const char *entry_id, const role_info *ri, GError
 		       &pending, err);
 	if (s != VULNID_OK || !pending)
 		return s;
-	s = entry_load(c->st, entry_id, &e, err);
+	s = load_entry(c->st, entry_id, TRUE, &e, err);
 	if (s != VULNID_OK)
 		return s;
 	v = lifecycle_view_new(e, c->now_dt);
 	if (v->confirmed != NULL)
 		return VULNID_OK;
-	s = append_command_record(l, entry_id, ri, kv, NULL, err);
+	s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s == VULNID_OK)
 		s = notify_vendor(c->st, c->cfg, c->msg_row, entry_id, note, err);
 	if (s == VULNID_OK)
@@ -1580,7 +1582,7 @@ handle_addition(lc_mail *l, const entry *e, const role_info *ri, GError **err)
 	s = store_attachments(l, !sealed, err);
 	if (s != VULNID_OK)
 		return s;
-	s = append_record(l, e->id, kind, ri, fields->str, body, l->attachments, sealed, &seq, err);
+	s = append_record(l, e, kind, ri, fields->str, body, l->attachments, sealed, &seq, err);
 	if (s != VULNID_OK)
 		return s;
 	g_string_append_printf(l->out, "Your mail was recorded as record %" G_GINT64_FORMAT " of %s: %s by the %s\n"
@@ -1790,7 +1792,7 @@ cmd_release(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GErro
 		 * decision is the record. */
 		const char *kv[] = { "Embargo", "no", NULL };
 
-		s = append_command_record(l, e->id, ri, kv, NULL, err);
+		s = append_command_record(l, e, ri, kv, NULL, err);
 	}
 	if (s != VULNID_OK)
 		return s;
@@ -1818,7 +1820,7 @@ cmd_embargo(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GErro
 	}
 	if (strcmp(cmd->arg, today) <= 0)
 		return refuse(l, cmd, e->id, "refused: the date is not in the future", err);
-	s = append_command_record(l, e->id, ri, kv, NULL, err);
+	s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s != VULNID_OK)
 		return s;
 	what = g_strdup_printf("the embargo on %s now ends on %s", e->id, cmd->arg);
@@ -1842,7 +1844,7 @@ cmd_withdraw(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GErr
 
 		return refuse(l, cmd, e->id, w, err);
 	}
-	s = append_command_record(l, e->id, ri, kv, NULL, err);
+	s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s != VULNID_OK)
 		return s;
 	what = g_strdup_printf("%s is withdrawn; it stays, marked as withdrawn with your reason", e->id);
@@ -1867,7 +1869,7 @@ cmd_alias(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError 
 			return done(l, cmd, e->id, what, err);
 		}
 	}
-	s = append_command_record(l, e->id, ri, kv, &seq, err);
+	s = append_command_record(l, e, ri, kv, &seq, err);
 	if (s != VULNID_OK)
 		return s;
 	what = g_strdup_printf("%s is recorded as an alias of %s (record %" G_GINT64_FORMAT "), with you as its author",
@@ -1883,7 +1885,7 @@ cmd_rate(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError *
 	g_autofree char *what = NULL;
 	vulnid_status s;
 
-	s = append_command_record(l, e->id, ri, kv, NULL, err);
+	s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s != VULNID_OK)
 		return s;
 	if (l->c->signer != NULL)
@@ -1930,7 +1932,7 @@ cmd_duplicate_of(lc_mail *l, const command *cmd, entry *e, const role_info *ri, 
 		g_free(cur);
 		cur = cv->duplicate_of != NULL ? g_strdup(cv->duplicate_of->value) : NULL;
 	}
-	s = append_command_record(l, e->id, ri, kv, NULL, err);
+	s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s != VULNID_OK)
 		return s;
 	what = g_strdup_printf("%s is recorded as a duplicate of %s", e->id, cmd->arg);
@@ -1949,7 +1951,7 @@ cmd_spam(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError *
 	if (why != NULL)
 		return refuse(l, cmd, e->id, why, err);
 	if (v->spam == NULL) {
-		s = append_command_record(l, e->id, ri, kv, NULL, err);
+		s = append_command_record(l, e, ri, kv, NULL, err);
 		if (s != VULNID_OK)
 			return s;
 	}
@@ -1986,9 +1988,9 @@ cmd_link(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError *
 		const char *kv1[] = { "Link", other->id, NULL };
 		const char *kv2[] = { "Link", e->id, NULL };
 
-		s = append_command_record(l, e->id, ri, kv1, NULL, err);
+		s = append_command_record(l, e, ri, kv1, NULL, err);
 		if (s == VULNID_OK)
-			s = append_command_record(l, other->id, &ri2, kv2, NULL, err);
+			s = append_command_record(l, other, &ri2, kv2, NULL, err);
 	}
 	if (s != VULNID_OK)
 		return s;

@@ -639,7 +639,8 @@ collect_headers(message *m)
 			g_ptr_array_add(m->x_loop, text_clean_line(g_mime_header_get_value(h), 320));
 		else if (m->delivered_to == NULL &&
 			 (g_ascii_strcasecmp(name, "Delivered-To") == 0 ||
-			  g_ascii_strcasecmp(name, "X-Original-To") == 0))
+			  g_ascii_strcasecmp(name, "X-Original-To") == 0 ||
+			  g_ascii_strcasecmp(name, "Envelope-To") == 0))
 			m->delivered_to = text_clean_line(g_mime_header_get_value(h), 320);
 	}
 	if (m->delivered_to == NULL)

@@ -258,8 +258,8 @@ notify_announce(store *st, const vulnid_config *cfg, gint64 cause, const char *e
 	s = entry_load(st, entry_id, &e, err);
 	if (s != VULNID_OK)
 		return s;
-	if (strcmp(entry_state(e), "public") != 0)
-		return VULNID_OK;	/* reserved: nothing to say; embargoed: not yet */
+	if (strcmp(entry_state(e), "public") != 0 || lifecycle_entry_withheld(e))
+		return VULNID_OK;	/* reserved: nothing to say; embargoed: not yet; spam: never */
 	if (strcmp(cfg->announce_digest, "daily") == 0) {
 		g_autofree char *now = store_now();
 		sqlite3_stmt *stmt = store_prepare(st, "INSERT OR IGNORE INTO announce_pending (entry, created)"
@@ -331,6 +331,8 @@ notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err
 		s = entry_load(st, g_ptr_array_index(ids, i), &e, err);
 		if (s != VULNID_OK)
 			goto fail;
+		if (lifecycle_entry_withheld(e))
+			continue;
 		ev = notify_entry_vars(cfg, e);
 		g_string_append_printf(list, "[%s] %s\n  digest %s\n  %s\n\n", e->id,
 				       (const char *) g_hash_table_lookup(ev, "headline"), e->digest,

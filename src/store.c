@@ -62,6 +62,9 @@ static const char *const migrations[] = {
 	"CREATE INDEX outbox_due ON outbox(status, next_attempt);"
 	"CREATE INDEX outbox_cause ON outbox(cause);"
 	"CREATE INDEX records_message ON records(message);"
+	/* rate limits count a sender's recent mail */
+	"CREATE INDEX messages_from_received ON messages(from_addr COLLATE NOCASE, received);"
+	"CREATE INDEX messages_envfrom_received ON messages(envelope_from COLLATE NOCASE, received);"
 	"CREATE TABLE audit (seq INTEGER PRIMARY KEY, line TEXT NOT NULL, hash TEXT NOT NULL UNIQUE);"
 	/* An outbox item's message never changes; only its delivery state does. */
 	"CREATE TRIGGER outbox_no_delete BEFORE DELETE ON outbox"

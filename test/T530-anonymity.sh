@@ -124,12 +124,14 @@ test_expect_success 'the public view, lookups and subscribers never show her add
 	printf "Token: %s\n" "$tok" | write_mail "$TMP/l2.eml" "Message-ID: <anon-l2@example.net>" "From: zed@example.org" &&
 	deliver_ok "$TMP/l2.eml" -r "request+$ID@example.org" &&
 	printf "Token: %s\n\nOne more detail from me, %s.\n" "$(cat "$TMP/ctok")" "$SECRET" |
-		write_mail "$TMP/a3.eml" "Message-ID: <anon-a3@example.net>" "From: $SECRET" &&
+		write_mail "$TMP/a3.eml" "Message-ID: <anon-a3@example.net>" "From: Alice Secret <$SECRET>" \
+			"Subject: more from Alice Secret" &&
 	deliver_ok "$TMP/a3.eml" -f "$SECRET" -r "request+$ID@example.org" &&
 	s=$(mail_to_subject zed@example.org "New record") &&
 	mail_body "$s" | grep -q "One more detail from me, \[the researcher\]." &&
-	sql "SELECT body FROM records WHERE entry = '\''$ID'\'' ORDER BY seq DESC LIMIT 1" >"$TMP/lastbody" &&
-	expect_no_match "alice.secret" "$TMP/lastbody" &&
+	sql "SELECT body, subject, fields FROM records WHERE entry = '\''$ID'\'' ORDER BY seq DESC LIMIT 1" >"$TMP/lastbody" &&
+	expect_no_match "alice.secret|Alice Secret" "$TMP/lastbody" &&
+	expect_match "more from \[the researcher\]" "$TMP/lastbody" &&
 	nobody_else_knows
 '
 

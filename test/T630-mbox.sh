@@ -47,7 +47,10 @@ dbtool sealed "TEST-$Y-0009" "Hidden thing" '[["Vendor","Hidden"]]' "hidden body
 test_expect_success 'the public mails, and only those, are in the mbox' '
 	"$VULNID" -c "$CONF" export mbox "$TMP/archive.mbox" >"$TMP/out" &&
 	expect_match "5 mails" "$TMP/out" &&
-	expect_eq 5 "$(formail -s echo x <"$TMP/archive.mbox" | wc -l | tr -d " ")" &&
+	if command -v formail >/dev/null; then
+		expect_eq 5 "$(formail -s echo x <"$TMP/archive.mbox" | wc -l | tr -d " ")"
+	fi &&
+	expect_eq 5 "$($PYTHON -c "import mailbox, sys; print(len(mailbox.mbox(sys.argv[1])))" "$TMP/archive.mbox")" &&
 	expect_eq 5 "$(grep -c "^From " "$TMP/archive.mbox")" &&
 	expect_no_match "Buy now|hidden body|Hidden thing" "$TMP/archive.mbox"
 '
