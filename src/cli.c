@@ -66,3 +66,15 @@ cli_parse(const char *usage, const char *summary, GOptionEntry *entries, int *ar
 	}
 	return TRUE;
 }
+
+void
+cli_print_json(JsonNode *node)
+{
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+	g_autofree char *text = NULL;
+
+	json_generator_set_pretty(gen, TRUE);
+	json_generator_set_root(gen, node);
+	text = json_generator_to_data(gen, NULL);
+	printf("%s\n", text);
+}

@@ -3,6 +3,7 @@
 #define VULNID_CLI_H
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <sysexits.h>
 
 #include "config.h"
@@ -27,6 +28,9 @@ int cli_fail(vulnid_status s, GError *err);
 
 /* Load the configuration and open the database. */
 int cli_open(const cli_global *g, store_open_mode mode, vulnid_config **cfg, store **st);
+
+/* Print a JSON node, pretty, with a newline. */
+void cli_print_json(JsonNode *node);
 
 /* Parse options with GOptionContext; returns FALSE (message printed) on
  * a usage error. */

@@ -87,14 +87,9 @@ keys_list(gboolean json)
 	}
 	json_builder_end_array(b);
 	if (json) {
-		g_autoptr(JsonGenerator) gen = json_generator_new();
 		g_autoptr(JsonNode) root = json_builder_get_root(b);
-		g_autofree char *text = NULL;
 
-		json_generator_set_pretty(gen, TRUE);
-		json_generator_set_root(gen, root);
-		text = json_generator_to_data(gen, NULL);
-		printf("%s\n", text);
+		cli_print_json(root);
 	}
 	return EX_OK;
 }

@@ -8,18 +8,6 @@
 #include "entry.h"
 #include "ids.h"
 
-static void
-print_json(JsonNode *node)
-{
-	g_autoptr(JsonGenerator) gen = json_generator_new();
-	g_autofree char *text = NULL;
-
-	json_generator_set_pretty(gen, TRUE);
-	json_generator_set_root(gen, node);
-	text = json_generator_to_data(gen, NULL);
-	printf("%s\n", text);
-}
-
 int
 cmd_show(const cli_global *g, int argc, char **argv)
 {
@@ -59,7 +47,7 @@ cmd_show(const cli_global *g, int argc, char **argv)
 	if (json) {
 		g_autoptr(JsonNode) n = private ? entry_to_json(e) : entry_to_public_json(e);
 
-		print_json(n);
+		cli_print_json(n);
 	} else {
 		g_autofree char *text = entry_to_text_view(e, !private);
 
@@ -138,7 +126,7 @@ cmd_list(const cli_global *g, int argc, char **argv)
 		g_autoptr(JsonNode) n = json_node_new(JSON_NODE_ARRAY);
 
 		json_node_set_array(n, arr);
-		print_json(n);
+		cli_print_json(n);
 	}
 	return EX_OK;
 }

@@ -192,6 +192,16 @@ crypto_robot_fingerprint(char **fpr, GError **err)
 	return VULNID_OK;
 }
 
+char *
+crypto_robot_label(void)
+{
+	g_autofree char *fpr = NULL;
+
+	if (crypto_homedir == NULL || crypto_robot_fingerprint(&fpr, NULL) != VULNID_OK)
+		return NULL;
+	return g_strdup_printf("OpenPGP key %s", fpr);
+}
+
 vulnid_status
 crypto_export_public(const char *fpr, GBytes **out, GError **err)
 {

@@ -29,6 +29,10 @@ vulnid_status crypto_generate_robot_key(const char *home, const char *address,
 /* The robot's fingerprint: the secret key in the keyring. */
 vulnid_status crypto_robot_fingerprint(char **fpr, GError **err);
 
+/* "OpenPGP key FPR" for the signature line of mail, or NULL without a
+ * keyring. */
+char *crypto_robot_label(void);
+
 /* ASCII-armored public key of fpr. */
 vulnid_status crypto_export_public(const char *fpr, GBytes **out, GError **err);
 

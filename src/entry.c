@@ -93,14 +93,6 @@ entry_free(entry *e)
 	g_free(e);
 }
 
-static char *
-col_text(sqlite3_stmt *stmt, int i)
-{
-	const unsigned char *t = sqlite3_column_text(stmt, i);
-
-	return t != NULL ? g_strdup((const char *) t) : NULL;
-}
-
 /* A release record discloses a sealed record: the view shows the sealed
  * record with the disclosed content (whose hash is the sealed record's
  * commitment), so that everything derived from records reads it. */
@@ -155,12 +147,12 @@ entry_load(store *st, const char *id, entry **out, GError **err)
 	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW) {
-		e->id = col_text(stmt, 0);
+		e->id = store_col_text(stmt, 0);
 		e->year = sqlite3_column_int(stmt, 1);
 		e->number = sqlite3_column_int64(stmt, 2);
-		e->digest = col_text(stmt, 3);
-		e->created = col_text(stmt, 4);
-		e->embargo = col_text(stmt, 5);
+		e->digest = store_col_text(stmt, 3);
+		e->created = store_col_text(stmt, 4);
+		e->embargo = store_col_text(stmt, 5);
 	}
 	sqlite3_finalize(stmt);
 	if (rc == SQLITE_DONE)
@@ -179,17 +171,17 @@ entry_load(store *st, const char *id, entry **out, GError **err)
 
 		r->rowid = sqlite3_column_int64(stmt, 0);
 		r->seq = sqlite3_column_int64(stmt, 1);
-		r->created = col_text(stmt, 2);
-		r->kind = col_text(stmt, 3);
-		r->author = col_text(stmt, 4);
-		r->author_name = col_text(stmt, 5);
-		r->role = col_text(stmt, 6);
-		r->auth = col_text(stmt, 7);
-		r->subject = col_text(stmt, 8);
-		r->fields = col_text(stmt, 9);
-		r->body = col_text(stmt, 10);
-		r->sha256 = col_text(stmt, 11);
-		r->sealed = col_text(stmt, 12);
+		r->created = store_col_text(stmt, 2);
+		r->kind = store_col_text(stmt, 3);
+		r->author = store_col_text(stmt, 4);
+		r->author_name = store_col_text(stmt, 5);
+		r->role = store_col_text(stmt, 6);
+		r->auth = store_col_text(stmt, 7);
+		r->subject = store_col_text(stmt, 8);
+		r->fields = store_col_text(stmt, 9);
+		r->body = store_col_text(stmt, 10);
+		r->sha256 = store_col_text(stmt, 11);
+		r->sealed = store_col_text(stmt, 12);
 		r->opens = sqlite3_column_int64(stmt, 13);
 		r->attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
 		g_ptr_array_add(e->records, r);
@@ -210,9 +202,9 @@ entry_load(store *st, const char *id, entry **out, GError **err)
 		while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 			entry_attachment *a = g_new0(entry_attachment, 1);
 
-			a->sha256 = col_text(stmt, 0);
-			a->filename = col_text(stmt, 1);
-			a->content_type = col_text(stmt, 2);
+			a->sha256 = store_col_text(stmt, 0);
+			a->filename = store_col_text(stmt, 1);
+			a->content_type = store_col_text(stmt, 2);
 			a->size = sqlite3_column_int64(stmt, 3);
 			g_ptr_array_add(r->attachments, a);
 		}
@@ -625,7 +617,7 @@ entry_list_ids(store *st, int year, GPtrArray **ids, GError **err)
 	*ids = g_ptr_array_new_with_free_func(g_free);
 	sqlite3_bind_int(stmt, 1, year);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(*ids, col_text(stmt, 0));
+		g_ptr_array_add(*ids, store_col_text(stmt, 0));
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE) {
 		g_clear_pointer(ids, g_ptr_array_unref);

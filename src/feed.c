@@ -607,7 +607,10 @@ gen_entry(const entry *e, feed_year *y, GError **err)
 		gboolean anonymous;
 
 		if (q != NULL) {
-			if (stub_seq != q->seq) {
+			/* One stub per embargo, for the record that began it:
+			 * sealed records added meanwhile, or released one by
+			 * one in the transaction that ends it, add none. */
+			if (stub_seq == 0) {
 				stub_seq = q->seq;
 				if (after_cursor(pos, q->seq, y)) {
 					feed_item *it = g_new0(feed_item, 1);

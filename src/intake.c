@@ -67,12 +67,7 @@ mail_template_vars(const mail_ctx *c)
 	g_hash_table_insert(v, "subject", g_strdup(c->m->subject != NULL ? c->m->subject : ""));
 	g_hash_table_insert(v, "message_id", g_strdup(c->m->message_id != NULL ? c->m->message_id : "(none)"));
 	g_hash_table_insert(v, "auth", auth_sentence(c->m));
-	{
-		g_autofree char *fpr = NULL;
-
-		if (crypto_home() != NULL && crypto_robot_fingerprint(&fpr, NULL) == VULNID_OK)
-			g_hash_table_insert(v, "robot_fpr", g_strdup_printf("OpenPGP key %s", fpr));
-	}
+	g_hash_table_insert(v, "robot_fpr", crypto_robot_label());
 	return v;
 }
 

@@ -97,12 +97,7 @@ notify_entry_vars(const vulnid_config *cfg, const entry *e)
 	put(v, "description", g_strdup(first != NULL && first->body != NULL ? first->body : ""));
 	put(v, "entry_address", g_strdup_printf("%s+%s@%s", cfg->request_local, e->id, cfg->domain));
 	put(v, "state", g_strdup(entry_state(e)));
-	{
-		g_autofree char *fpr = NULL;
-
-		if (crypto_home() != NULL && crypto_robot_fingerprint(&fpr, NULL) == VULNID_OK)
-			put(v, "robot_fpr", g_strdup_printf("OpenPGP key %s", fpr));
-	}
+	put(v, "robot_fpr", crypto_robot_label());
 	/* The researcher is never named to the vendor or a list when the
 	 * request asked for anonymity. */
 	if (anon != NULL && g_ascii_strcasecmp(anon, "yes") == 0)
@@ -344,12 +339,7 @@ notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err
 	put(vars, "entries", g_strdup(list->str));
 	put(vars, "request_address", g_strdup(cfg->request_address));
 	put(vars, "domain", g_strdup(cfg->domain));
-	{
-		g_autofree char *fpr = NULL;
-
-		if (crypto_home() != NULL && crypto_robot_fingerprint(&fpr, NULL) == VULNID_OK)
-			put(vars, "robot_fpr", g_strdup_printf("OpenPGP key %s", fpr));
-	}
+	put(vars, "robot_fpr", crypto_robot_label());
 	mail.kind = "announce-digest";
 	mail.to_list = (const char *const *) cfg->announce_to;
 	mail.message_id = msgid;

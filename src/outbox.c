@@ -412,14 +412,6 @@ item_result(outbox_item *it, const char *address, smtp_result result, const char
 	g_ptr_array_add(it->results, r);
 }
 
-static char *
-col_dup(sqlite3_stmt *stmt, int i)
-{
-	const unsigned char *t = sqlite3_column_text(stmt, i);
-
-	return t != NULL ? g_strdup((const char *) t) : NULL;
-}
-
 /* Count recipients of item id by state. */
 static vulnid_status
 outbox_tally(store *st, gint64 id, int *pending, int *failed, int *delivered, GError **err)
@@ -613,11 +605,11 @@ outbox_load_due(store *st, gint64 cause, gboolean force, GPtrArray *items, GErro
 		outbox_item *it = g_new0(outbox_item, 1);
 
 		it->id = sqlite3_column_int64(stmt, 0);
-		it->created = col_dup(stmt, 1);
-		it->msgid = col_dup(stmt, 2);
-		it->entry = col_dup(stmt, 3);
-		it->kind = col_dup(stmt, 4);
-		it->envelope_from = col_dup(stmt, 5);
+		it->created = store_col_text(stmt, 1);
+		it->msgid = store_col_text(stmt, 2);
+		it->entry = store_col_text(stmt, 3);
+		it->kind = store_col_text(stmt, 4);
+		it->envelope_from = store_col_text(stmt, 5);
 		it->attempts = sqlite3_column_int64(stmt, 6);
 		it->pending = g_ptr_array_new_with_free_func(g_free);
 		it->results = g_ptr_array_new_with_free_func(rcpt_result_free);
@@ -636,7 +628,7 @@ outbox_load_due(store *st, gint64 cause, gboolean force, GPtrArray *items, GErro
 		sqlite3_reset(rs);
 		sqlite3_bind_int64(rs, 1, it->id);
 		while ((rc = sqlite3_step(rs)) == SQLITE_ROW)
-			g_ptr_array_add(it->pending, col_dup(rs, 0));
+			g_ptr_array_add(it->pending, store_col_text(rs, 0));
 		if (rc != SQLITE_DONE) {
 			sqlite3_finalize(rs);
 			return store_fail(st, rc, "outbox", err);
@@ -929,9 +921,9 @@ outbox_find(store *st, const char *column, const char *value, outbox_ref **out, 
 		outbox_ref *r = g_new0(outbox_ref, 1);
 
 		r->id = sqlite3_column_int64(stmt, 0);
-		r->kind = col_dup(stmt, 1);
-		r->entry = col_dup(stmt, 2);
-		r->message_id = col_dup(stmt, 3);
+		r->kind = store_col_text(stmt, 1);
+		r->entry = store_col_text(stmt, 2);
+		r->message_id = store_col_text(stmt, 3);
 		r->cause = sqlite3_column_int64(stmt, 4);
 		*out = r;
 	}

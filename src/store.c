@@ -413,9 +413,8 @@ store_close(store *st)
 	g_free(st);
 }
 
-/* Bind a string or NULL. */
-static void
-bind_text(sqlite3_stmt *stmt, int i, const char *v)
+void
+store_bind_text(sqlite3_stmt *stmt, int i, const char *v)
 {
 	if (v == NULL)
 		sqlite3_bind_null(stmt, i);
@@ -423,8 +422,7 @@ bind_text(sqlite3_stmt *stmt, int i, const char *v)
 		sqlite3_bind_text(stmt, i, v, -1, SQLITE_TRANSIENT);
 }
 
-/* Run a statement that returns no rows, then finalize it. */
-static vulnid_status
+vulnid_status
 store_step_done(store *st, sqlite3_stmt *stmt, const char *what, GError **err)
 {
 	int rc = sqlite3_step(stmt);
@@ -433,6 +431,14 @@ store_step_done(store *st, sqlite3_stmt *stmt, const char *what, GError **err)
 	if (rc != SQLITE_DONE)
 		return store_fail(st, rc, what, err);
 	return VULNID_OK;
+}
+
+char *
+store_col_text(sqlite3_stmt *stmt, int i)
+{
+	const unsigned char *t = sqlite3_column_text(stmt, i);
+
+	return t != NULL ? g_strdup((const char *) t) : NULL;
 }
 
 static vulnid_status
@@ -444,7 +450,7 @@ store_blob_exists(store *st, const char *sha256, gboolean *exists, GError **err)
 
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, sha256);
+	store_bind_text(stmt, 1, sha256);
 	rc = sqlite3_step(stmt);
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -471,7 +477,7 @@ store_blob_put_fd(store *st, int fd, gint64 size, const char *sha256, GError **e
 			     &s, err);
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, sha256);
+	store_bind_text(stmt, 1, sha256);
 	sqlite3_bind_int64(stmt, 2, size);
 	sqlite3_bind_int64(stmt, 3, size);
 	s = store_step_done(st, stmt, "blobs", err);
@@ -557,7 +563,7 @@ store_blob_put_sealed_bytes(store *st, GBytes *clear, const char *sha256, const 
 	stmt = store_prepare(st, "INSERT INTO blobs (sha256, size, data, sealed) VALUES (?, ?, ?, 1)", &s, err);
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, sha256);
+	store_bind_text(stmt, 1, sha256);
 	sqlite3_bind_int64(stmt, 2, (sqlite3_int64) g_bytes_get_size(clear));
 	sqlite3_bind_blob64(stmt, 3, g_bytes_get_data(sealed, NULL), g_bytes_get_size(sealed), SQLITE_TRANSIENT);
 	return store_step_done(st, stmt, "blobs", err);
@@ -578,7 +584,7 @@ store_blob_put_mem(store *st, const void *data, gsize len, char sha256_out[65], 
 	stmt = store_prepare(st, "INSERT INTO blobs (sha256, size, data) VALUES (?, ?, ?)", &s, err);
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, sha);
+	store_bind_text(stmt, 1, sha);
 	sqlite3_bind_int64(stmt, 2, (sqlite3_int64) len);
 	sqlite3_bind_blob64(stmt, 3, len ? data : "", len, SQLITE_STATIC);
 	return store_step_done(st, stmt, "blobs", err);
@@ -593,7 +599,7 @@ store_blob_get(store *st, const char *sha256, GBytes **out, GError **err)
 
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, sha256);
+	store_bind_text(stmt, 1, sha256);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW) {
 		*out = g_bytes_new(sqlite3_column_blob(stmt, 0),
@@ -616,7 +622,7 @@ store_message_find(store *st, const char *dedup_key, gint64 *id, GError **err)
 
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, dedup_key);
+	store_bind_text(stmt, 1, dedup_key);
 	rc = sqlite3_step(stmt);
 	*id = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
 	sqlite3_finalize(stmt);
@@ -636,15 +642,15 @@ store_message_insert(store *st, const store_message *m, gint64 *id, GError **err
 
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, m->received);
-	bind_text(stmt, 2, m->raw_sha256);
-	bind_text(stmt, 3, m->dedup_key);
-	bind_text(stmt, 4, m->message_id);
-	bind_text(stmt, 5, m->envelope_from);
-	bind_text(stmt, 6, m->envelope_to);
-	bind_text(stmt, 7, m->from_addr);
-	bind_text(stmt, 8, m->subject);
-	bind_text(stmt, 9, m->disposition);
+	store_bind_text(stmt, 1, m->received);
+	store_bind_text(stmt, 2, m->raw_sha256);
+	store_bind_text(stmt, 3, m->dedup_key);
+	store_bind_text(stmt, 4, m->message_id);
+	store_bind_text(stmt, 5, m->envelope_from);
+	store_bind_text(stmt, 6, m->envelope_to);
+	store_bind_text(stmt, 7, m->from_addr);
+	store_bind_text(stmt, 8, m->subject);
+	store_bind_text(stmt, 9, m->disposition);
 	s = store_step_done(st, stmt, "messages", err);
 	if (s == VULNID_OK)
 		*id = sqlite3_last_insert_rowid(st->db);
@@ -688,12 +694,12 @@ store_entry_insert(store *st, const char *id, int year, gint64 number,
 
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, id);
+	store_bind_text(stmt, 1, id);
 	sqlite3_bind_int(stmt, 2, year);
 	sqlite3_bind_int64(stmt, 3, number);
-	bind_text(stmt, 4, digest);
-	bind_text(stmt, 5, created);
-	bind_text(stmt, 6, embargo);
+	store_bind_text(stmt, 4, digest);
+	store_bind_text(stmt, 5, created);
+	store_bind_text(stmt, 6, embargo);
 	sqlite3_bind_int64(stmt, 7, message);
 	return store_step_done(st, stmt, "entries", err);
 }
@@ -710,23 +716,23 @@ store_record_insert(store *st, const store_record *r, gint64 *id, GError **err)
 
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, r->entry);
+	store_bind_text(stmt, 1, r->entry);
 	sqlite3_bind_int64(stmt, 2, r->seq);
-	bind_text(stmt, 3, r->created);
-	bind_text(stmt, 4, r->kind);
+	store_bind_text(stmt, 3, r->created);
+	store_bind_text(stmt, 4, r->kind);
 	if (r->message > 0)
 		sqlite3_bind_int64(stmt, 5, r->message);
 	else
 		sqlite3_bind_null(stmt, 5);
-	bind_text(stmt, 6, r->author);
-	bind_text(stmt, 7, r->author_name);
-	bind_text(stmt, 8, r->role);
-	bind_text(stmt, 9, r->auth);
-	bind_text(stmt, 10, r->subject);
-	bind_text(stmt, 11, r->fields);
-	bind_text(stmt, 12, r->body);
-	bind_text(stmt, 13, r->sha256);
-	bind_text(stmt, 14, r->sealed);
+	store_bind_text(stmt, 6, r->author);
+	store_bind_text(stmt, 7, r->author_name);
+	store_bind_text(stmt, 8, r->role);
+	store_bind_text(stmt, 9, r->auth);
+	store_bind_text(stmt, 10, r->subject);
+	store_bind_text(stmt, 11, r->fields);
+	store_bind_text(stmt, 12, r->body);
+	store_bind_text(stmt, 13, r->sha256);
+	store_bind_text(stmt, 14, r->sealed);
 	if (r->opens > 0)
 		sqlite3_bind_int64(stmt, 15, r->opens);
 	else
@@ -750,10 +756,10 @@ store_attachment_insert(store *st, gint64 record, int idx, const char *filename,
 		return s;
 	sqlite3_bind_int64(stmt, 1, record);
 	sqlite3_bind_int(stmt, 2, idx);
-	bind_text(stmt, 3, filename);
-	bind_text(stmt, 4, content_type);
+	store_bind_text(stmt, 3, filename);
+	store_bind_text(stmt, 4, content_type);
 	sqlite3_bind_int64(stmt, 5, size);
-	bind_text(stmt, 6, sha256);
+	store_bind_text(stmt, 6, sha256);
 	return store_step_done(st, stmt, "attachments", err);
 }
 
@@ -769,9 +775,9 @@ store_quarantine_insert(store *st, gint64 message, const char *created,
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_int64(stmt, 1, message);
-	bind_text(stmt, 2, created);
-	bind_text(stmt, 3, reason);
-	bind_text(stmt, 4, detail);
+	store_bind_text(stmt, 2, created);
+	store_bind_text(stmt, 3, reason);
+	store_bind_text(stmt, 4, detail);
 	s = store_step_done(st, stmt, "quarantine", err);
 	if (s == VULNID_OK && id != NULL)
 		*id = sqlite3_last_insert_rowid(st->db);

@@ -38,6 +38,13 @@ vulnid_status store_exec(store *st, const char *sql, GError **err);
 /* Prepared statement or NULL (err set, *status set). */
 sqlite3_stmt *store_prepare(store *st, const char *sql, vulnid_status *status, GError **err);
 
+/* Bind a string, NULL as SQL NULL. */
+void store_bind_text(sqlite3_stmt *stmt, int i, const char *v);
+/* Run a statement that returns no rows, then finalize it. */
+vulnid_status store_step_done(store *st, sqlite3_stmt *stmt, const char *what, GError **err);
+/* A text column as a new string, or NULL. */
+char *store_col_text(sqlite3_stmt *stmt, int i);
+
 /* Current time as RFC 3339 UTC with seconds (VULNID_TEST_NOW, an RFC 3339
  * time, overrides the clock for the test suite). */
 char *store_now(void);

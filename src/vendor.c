@@ -198,35 +198,6 @@ vendor_free(vendor *v)
 	g_free(v);
 }
 
-static char *
-col_dup(sqlite3_stmt *stmt, int i)
-{
-	const unsigned char *t = sqlite3_column_text(stmt, i);
-
-	return t != NULL ? g_strdup((const char *) t) : NULL;
-}
-
-static void
-bind_text(sqlite3_stmt *stmt, int i, const char *v)
-{
-	if (v == NULL)
-		sqlite3_bind_null(stmt, i);
-	else
-		sqlite3_bind_text(stmt, i, v, -1, SQLITE_TRANSIENT);
-}
-
-/* Run a statement that returns no rows, then finalize it. */
-static vulnid_status
-step_done(store *st, sqlite3_stmt *stmt, const char *what, GError **err)
-{
-	int rc = sqlite3_step(stmt);
-
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, what, err);
-	return VULNID_OK;
-}
-
 /* The first column of every row of sql (one int64 parameter) as strings. */
 static vulnid_status
 load_strings(store *st, const char *sql, gint64 id, GPtrArray *out, GError **err)
@@ -239,7 +210,7 @@ load_strings(store *st, const char *sql, gint64 id, GPtrArray *out, GError **err
 		return s;
 	sqlite3_bind_int64(stmt, 1, id);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, col_dup(stmt, 0));
+		g_ptr_array_add(out, store_col_text(stmt, 0));
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE)
 		return store_fail(st, rc, "vendors", err);
@@ -262,14 +233,14 @@ vendor_load(store *st, gint64 id, vendor **out, GError **err)
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW) {
 		v->id = sqlite3_column_int64(stmt, 0);
-		v->name = col_dup(stmt, 1);
-		v->notes = col_dup(stmt, 2);
-		v->key_fpr = col_dup(stmt, 3);
-		v->encryption = col_dup(stmt, 4);
-		v->languages = col_dup(stmt, 5);
-		v->expires = col_dup(stmt, 6);
-		v->created = col_dup(stmt, 7);
-		v->updated = col_dup(stmt, 8);
+		v->name = store_col_text(stmt, 1);
+		v->notes = store_col_text(stmt, 2);
+		v->key_fpr = store_col_text(stmt, 3);
+		v->encryption = store_col_text(stmt, 4);
+		v->languages = store_col_text(stmt, 5);
+		v->expires = store_col_text(stmt, 6);
+		v->created = store_col_text(stmt, 7);
+		v->updated = store_col_text(stmt, 8);
 	}
 	sqlite3_finalize(stmt);
 	if (rc == SQLITE_DONE)
@@ -309,7 +280,7 @@ find_id(store *st, const char *name, gint64 *id, GError **err)
 
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, name);
+	store_bind_text(stmt, 1, name);
 	rc = sqlite3_step(stmt);
 	*id = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
 	sqlite3_finalize(stmt);
@@ -330,7 +301,7 @@ vendor_name_of(store *st, gint64 id, char **name, GError **err)
 	sqlite3_bind_int64(stmt, 1, id);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
-		*name = col_dup(stmt, 0);
+		*name = store_col_text(stmt, 0);
 	sqlite3_finalize(stmt);
 	if (rc == SQLITE_DONE)
 		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no vendor with id %" G_GINT64_FORMAT, id);
@@ -368,7 +339,7 @@ vendor_find_by_domain(store *st, const char *domain, vendor **out, GError **err)
 
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, d);
+	store_bind_text(stmt, 1, d);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
 		id = sqlite3_column_int64(stmt, 0);
@@ -435,9 +406,9 @@ touch(store *st, gint64 id, const char *now, GError **err)
 
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, now);
+	store_bind_text(stmt, 1, now);
 	sqlite3_bind_int64(stmt, 2, id);
-	return step_done(st, stmt, "vendors", err);
+	return store_step_done(st, stmt, "vendors", err);
 }
 
 /* One audit event: vendor=NAME plus up to two more string members. */
@@ -495,11 +466,11 @@ vendor_add(store *st, const char *name, const char *notes, gint64 *id, GError **
 			     " VALUES (?, ?, ?, ?)", &s, err);
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, clean);
-	bind_text(stmt, 2, note);
-	bind_text(stmt, 3, now);
-	bind_text(stmt, 4, now);
-	s = step_done(st, stmt, "vendors", err);
+	store_bind_text(stmt, 1, clean);
+	store_bind_text(stmt, 2, note);
+	store_bind_text(stmt, 3, now);
+	store_bind_text(stmt, 4, now);
+	s = store_step_done(st, stmt, "vendors", err);
 	if (s != VULNID_OK)
 		return s;
 	if (id != NULL)
@@ -538,8 +509,8 @@ vendor_add_alias(store *st, gint64 vendor_id, const char *alias, GError **err)
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_int64(stmt, 1, vendor_id);
-	bind_text(stmt, 2, clean);
-	if ((s = step_done(st, stmt, "vendor_aliases", err)) != VULNID_OK ||
+	store_bind_text(stmt, 2, clean);
+	if ((s = store_step_done(st, stmt, "vendor_aliases", err)) != VULNID_OK ||
 	    (s = touch(st, vendor_id, now, err)) != VULNID_OK)
 		return s;
 	return audit_vendor(st, "vendor-alias", vname, "alias", clean, NULL, NULL, err);
@@ -568,7 +539,7 @@ vendor_add_domain(store *st, gint64 vendor_id, const char *domain, GError **err)
 	stmt = store_prepare(st, "SELECT vendor FROM vendor_domains WHERE domain = ?", &s, err);
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, d);
+	store_bind_text(stmt, 1, d);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
 		owner = sqlite3_column_int64(stmt, 0);
@@ -587,8 +558,8 @@ vendor_add_domain(store *st, gint64 vendor_id, const char *domain, GError **err)
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_int64(stmt, 1, vendor_id);
-	bind_text(stmt, 2, d);
-	if ((s = step_done(st, stmt, "vendor_domains", err)) != VULNID_OK ||
+	store_bind_text(stmt, 2, d);
+	if ((s = store_step_done(st, stmt, "vendor_domains", err)) != VULNID_OK ||
 	    (s = touch(st, vendor_id, now, err)) != VULNID_OK)
 		return s;
 	return audit_vendor(st, "vendor-domain", vname, "domain", d, NULL, NULL, err);
@@ -608,10 +579,10 @@ contact_lookup(store *st, gint64 vendor_id, const char *address, char **stored, 
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_int64(stmt, 1, vendor_id);
-	bind_text(stmt, 2, address);
+	store_bind_text(stmt, 2, address);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
-		*stored = col_dup(stmt, 0);
+		*stored = store_col_text(stmt, 0);
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_fail(st, rc, "vendor_contacts", err);
@@ -652,10 +623,10 @@ vendor_add_contact(store *st, gint64 vendor_id, const char *address, const char 
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_int64(stmt, 1, vendor_id);
-	bind_text(stmt, 2, a);
-	bind_text(stmt, 3, src);
-	bind_text(stmt, 4, now);
-	if ((s = step_done(st, stmt, "vendor_contacts", err)) != VULNID_OK ||
+	store_bind_text(stmt, 2, a);
+	store_bind_text(stmt, 3, src);
+	store_bind_text(stmt, 4, now);
+	if ((s = store_step_done(st, stmt, "vendor_contacts", err)) != VULNID_OK ||
 	    (s = touch(st, vendor_id, now, err)) != VULNID_OK)
 		return s;
 	return audit_vendor(st, "vendor-contact-added", vname, "address", a, "source", src, err);
@@ -684,8 +655,8 @@ vendor_remove_contact(store *st, gint64 vendor_id, const char *address, GError *
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_int64(stmt, 1, vendor_id);
-	bind_text(stmt, 2, have);
-	if ((s = step_done(st, stmt, "vendor_contacts", err)) != VULNID_OK ||
+	store_bind_text(stmt, 2, have);
+	if ((s = store_step_done(st, stmt, "vendor_contacts", err)) != VULNID_OK ||
 	    (s = touch(st, vendor_id, now, err)) != VULNID_OK)
 		return s;
 	return audit_vendor(st, "vendor-contact-removed", vname, "address", have, NULL, NULL, err);
@@ -716,12 +687,12 @@ vendor_set_securitytxt(store *st, gint64 vendor_id, const char *encryption,
 			     " updated = ? WHERE id = ?", &s, err);
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, enc);
-	bind_text(stmt, 2, lang);
-	bind_text(stmt, 3, exp);
-	bind_text(stmt, 4, now);
+	store_bind_text(stmt, 1, enc);
+	store_bind_text(stmt, 2, lang);
+	store_bind_text(stmt, 3, exp);
+	store_bind_text(stmt, 4, now);
 	sqlite3_bind_int64(stmt, 5, vendor_id);
-	if ((s = step_done(st, stmt, "vendors", err)) != VULNID_OK)
+	if ((s = store_step_done(st, stmt, "vendors", err)) != VULNID_OK)
 		return s;
 	ev = audit_event_new("vendor-updated", NULL, NULL);
 	audit_event_str(ev, "vendor", vname);
@@ -746,10 +717,10 @@ vendor_set_key(store *st, gint64 vendor_id, const char *fpr, GError **err)
 	stmt = store_prepare(st, "UPDATE vendors SET key_fpr = ?, updated = ? WHERE id = ?", &s, err);
 	if (stmt == NULL)
 		return s;
-	bind_text(stmt, 1, fpr);
-	bind_text(stmt, 2, now);
+	store_bind_text(stmt, 1, fpr);
+	store_bind_text(stmt, 2, now);
 	sqlite3_bind_int64(stmt, 3, vendor_id);
-	if ((s = step_done(st, stmt, "vendors", err)) != VULNID_OK)
+	if ((s = store_step_done(st, stmt, "vendors", err)) != VULNID_OK)
 		return s;
 	ev = audit_event_new("vendor-key", NULL, NULL);
 	audit_event_str(ev, "vendor", vname);
