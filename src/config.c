@@ -101,6 +101,14 @@ static const config_key config_keys[] = {
 	  "yes: an unsigned request gets its identifier at once, but the vendor\n"
 	  "is told and the entry announced only after the sender sends back the\n"
 	  "token from the acknowledgement (this proves a working mailbox)." },
+	{ "export", "osv_id_prefix", "x_",
+	  "Prefix of OSV record ids (vulnid export osv): x_ for a database not\n"
+	  "registered with OSV, giving x_PREFIX-YYYY-NNNN." },
+	{ "export", "base_url", "",
+	  "Public URL where vulnid export html is published, for absolute links;\n"
+	  "empty means relative links only." },
+	{ "export", "title", "",
+	  "Title of the static web archive; empty means \"vulnid at DOMAIN\"." },
 	{ "crypto", "sign", "pgpmime",
 	  "How the robot signs what it sends: pgpmime (RFC 3156), inline\n"
 	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/." },

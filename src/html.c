@@ -193,6 +193,8 @@ auth_describe(GString *out, const char *auth)
 		}
 	} else if (strcmp(method, "token") == 0)
 		g_string_append(out, "capability token");
+	else if (strcmp(method, "robot") == 0)
+		g_string_append(out, "written by the robot itself");
 	else {
 		g_string_append(out, "authenticated by ");
 		t(out, method);

@@ -113,4 +113,41 @@ test_expect_success 'records published while the entry is still under embargo ar
 	verify_fails "$TMP/t" "record $E/2 published while the entry is under embargo"
 '
 
+test_expect_success 'an embargo made by mail, with a sealed addition, released by vulnid tick' '
+	export_instance real && robot_key "$TMP/real.asc" &&
+	request "$TMP/e1.eml" alice@example.net "Secret bug" <<-EOF &&
+	Vendor: Foo
+	Embargo: 2099-01-01
+
+	secret details
+	EOF
+	id=$(sql "SELECT id FROM entries") &&
+	write_mail "$TMP/e2.eml" "From: alice@example.net" "To: request+$id@example.org" "Subject: more" <<-EOF &&
+	Version: 1.2
+
+	more secret details
+	EOF
+	deliver_ok "$TMP/e2.eml" -f alice@example.net -r "request+$id@example.org" &&
+	"$VULNID" -c "$CONF" export feed "$TMP/real-feed" >/dev/null &&
+	expect_eq 1 "$(wc -l <"$TMP/real-feed/$Y.jsonl")" &&
+	expect_no_match "secret details" "$TMP/real-feed/$Y.jsonl" &&
+	VULNID_TEST_NOW=2099-01-02T00:00:00Z "$VULNID" -c "$CONF" tick >/dev/null &&
+	"$VULNID" -c "$CONF" export feed "$TMP/real-feed" >/dev/null &&
+	"$VULNID" verify-feed "$TMP/real-feed" --key "$TMP/real.asc" >"$TMP/out" &&
+	expect_match "0 under embargo, 1 released and matching" "$TMP/out" &&
+	expect_match "more secret details" "$TMP/real-feed/$Y.jsonl" &&
+	$PYTHON "$TMP/docverify.py" "$TMP/real-feed" >/dev/null
+'
+
+test_expect_success 'the robot never publishes a release that does not match its commitment' '
+	export_instance bad && robot_key "$TMP/bad.asc" &&
+	dbtool sealed "TEST-$Y-0200" "Vault bypass" "$FIELDS" "$BODY" 2099-01-31 >/dev/null &&
+	"$VULNID" -c "$CONF" export feed "$TMP/bad-feed" >/dev/null &&
+	cp "$TMP/bad-feed/$Y.jsonl" "$TMP/bad-before" &&
+	dbtool release "TEST-$Y-0200" "Vault bypass" "$FIELDS" "Something else entirely." >/dev/null &&
+	rc=0; "$VULNID" -c "$CONF" export feed "$TMP/bad-feed" 2>"$TMP/err" || rc=$?
+	expect_eq 65 "$rc" && expect_match "TEST-$Y-0200/1: its stored sha256 does not match" "$TMP/err" &&
+	cmp "$TMP/bad-before" "$TMP/bad-feed/$Y.jsonl"
+'
+
 test_done

@@ -11,6 +11,7 @@
  *                 on (from /proc/self/fd; an unlinked file ends in
  *                 " (deleted)"), or the socket path for connect, or the
  *                 target of rename and link; default "*"
+ *   FAULT_EXCLUDE fnmatch(3) pattern of files never to fail (e.g. a keyring)
  *   FAULT_ERRNO   ENOSPC (default), EIO, EDQUOT, ECONNREFUSED, ... or a number
  *   FAULT_AFTER   let this many matching calls through first (default 0)
  *   FAULT_COUNT   then fail this many (default: all that follow)
@@ -44,6 +45,7 @@ enum { OP_WRITE = 1, OP_PWRITE = 2, OP_FSYNC = 4, OP_FDATASYNC = 8, OP_CONNECT =
 static int configured;
 static unsigned ops;
 static const char *pattern = "*";
+static const char *exclude;
 static int fail_errno = ENOSPC;
 static long after;
 static long count = -1;
@@ -85,6 +87,8 @@ configure(void)
 	}
 	if ((v = getenv("FAULT_PATH")) != NULL && *v != '\0')
 		pattern = v;
+	if ((v = getenv("FAULT_EXCLUDE")) != NULL && *v != '\0')
+		exclude = v;
 	if ((v = getenv("FAULT_ERRNO")) != NULL && *v != '\0') {
 		static const struct { const char *name; int e; } names[] = {
 			{ "ENOSPC", ENOSPC }, { "EIO", EIO }, { "EDQUOT", EDQUOT },
@@ -148,7 +152,7 @@ fd_matches(int fd, int regular_only, char *path, size_t size)
 	if (n < 0)
 		return 0;
 	path[n] = '\0';
-	return fnmatch(pattern, path, 0) == 0;
+	return fnmatch(pattern, path, 0) == 0 && (exclude == NULL || fnmatch(exclude, path, 0) != 0);
 }
 
 /* Whether this matching call is one to fail. */
@@ -190,7 +194,7 @@ should_fail_path(unsigned op, const char *path, const char *opname)
 	if (!(ops & op) || busy || path == NULL)
 		return 0;
 	busy = 1;
-	r = fnmatch(pattern, path, 0) == 0 && take();
+	r = fnmatch(pattern, path, 0) == 0 && (exclude == NULL || fnmatch(exclude, path, 0) != 0) && take();
 	if (r)
 		note(opname, path);
 	busy = 0;

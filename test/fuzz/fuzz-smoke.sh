@@ -11,10 +11,17 @@ jobs=${FUZZ_JOBS:-2}
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
+export FUZZ_KNOWN_OPEN="$src/regressions/KNOWN-OPEN"
+
 run_one() {
-	local name=$1 work="$build/work/$1" extra=()
-	rm -rf "$work/artifacts"
-	mkdir -p "$work/corpus" "$work/artifacts"
+	local name=$1 work="$build/work/$1" extra=() f
+	rm -rf "$work/artifacts" "$work/regressions"
+	mkdir -p "$work/corpus" "$work/artifacts" "$work/regressions"
+	# the regression inputs, less those of bugs still open
+	for f in "$src/regressions/$name"/*; do
+		[ -f "$f" ] || continue
+		grep -q "^$name/$(basename "$f")[[:space:]]" "$FUZZ_KNOWN_OPEN" 2>/dev/null || cp "$f" "$work/regressions/"
+	done
 	[ -f "$src/dict/$name.dict" ] && extra+=("-dict=$src/dict/$name.dict")
 	case $name in
 	intake | dsn) extra+=(-max_len=65536) ;;
@@ -23,7 +30,7 @@ run_one() {
 	esac
 	"$build/fuzz-$name" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$work/artifacts/" "${extra[@]}" \
-		"$work/corpus" "$src/corpus/$name" "$src/regressions/$name" \
+		"$work/corpus" "$src/corpus/$name" "$work/regressions" \
 		>"$work/log" 2>&1
 	echo $? >"$work/status"
 }
@@ -31,7 +38,6 @@ run_one() {
 pids=()
 for name in "$@"; do
 	[ -x "$build/fuzz-$name" ] || { echo "fuzz-smoke: no $build/fuzz-$name" >&2; exit 2; }
-	mkdir -p "$src/regressions/$name" 2>/dev/null || true
 	run_one "$name" &
 	pids+=($!)
 	if [ "${#pids[@]}" -ge "$jobs" ]; then

@@ -200,8 +200,11 @@ build_and_check(const char *subject, const char *body, const char *to_name, cons
 			ascii &= (unsigned char) *p < 0x80;
 		/* GMime 3.2.13 loses the text after a padded base64 word that
 		 * is followed by another word in the same charset, and writes
-		 * such words itself: so only ASCII Subjects must come back
-		 * exactly (test/fuzz/README, "Known"). */
+		 * such words itself; and it writes ASCII text that looks like
+		 * an encoded word as it is, to be decoded by the reader.  So
+		 * only ASCII Subjects without "=?" must come back exactly
+		 * (test/fuzz/README, "Known"). */
+		ascii &= strstr(clean_subject, "=?") == NULL;
 		if (ascii ? strcmp(got, clean_subject) != 0
 			  : strpbrk(got, "\r\n") != NULL || !g_utf8_validate(got, -1, NULL))
 			fuzz_fail("Subject '%s' came back as '%s'", clean_subject, got);

@@ -39,6 +39,12 @@ char *fuzz_text(const uint8_t *data, size_t size);
  * fails at once with "invalid engine", as on a host without GnuPG. */
 void fuzz_no_gpg(void);
 
+/* Whether a bug is listed as known and open: the file named by
+ * $FUZZ_KNOWN_OPEN (fuzz-smoke sets it to regressions/KNOWN-OPEN) names
+ * an input containing key.  A target then skips that one check, so that
+ * the fuzzer looks for new bugs instead of finding the known one again. */
+gboolean fuzz_known_open(const char *key);
+
 /* abort() with a message: a property the code promises does not hold. */
 void fuzz_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2) G_GNUC_NORETURN;
 

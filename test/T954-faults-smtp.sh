@@ -1,0 +1,3 @@
+#!/bin/bash
+. "$(dirname "$0")/test-lib.sh"
+test_done
