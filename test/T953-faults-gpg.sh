@@ -1,3 +1,107 @@
 #!/bin/bash
+# T953-faults-gpg: gpg-agent unavailable (stopped, and not allowed to start:
+# no-autostart in the instance's gpg.conf).  What needs the robot's secret
+# key cannot be done now but can later: the filter exits 75 with nothing
+# written, or records the mail and keeps its reply queued; once the agent
+# is back, the retry completes the job exactly once.
 . "$(dirname "$0")/test-lib.sh"
+. "$(dirname "$0")/faults/fault-lib.sh"
+
+make_instance inst || { echo "Bail out! cannot create an instance"; exit 1; }
+GNUPG="$INST/gnupg"
+ROBOT=$(gpg --homedir "$GNUPG" --batch --list-secret-keys --with-colons 2>/dev/null | awk -F: '/^fpr/ { print $10; exit }')
+
+agent_down() {
+	gpgconf --homedir "$GNUPG" --kill gpg-agent
+	echo no-autostart >>"$GNUPG/gpg.conf"
+}
+agent_up() { sed -i '/^no-autostart$/d' "$GNUPG/gpg.conf"; }
+
+request_mail "$TMP/plain.eml" plain
+printf 'Product: Sealed\nEmbargo: 2099-01-31\n\nUnder embargo.\n' |
+	write_mail "$TMP/embargo.eml" "Message-ID: <embargo@example.net>" "Subject: embargo"
+# A request encrypted to the robot (PGP/MIME), made while the agent runs.
+{
+	printf 'From: Alice <alice@example.net>\nTo: request@example.org\nSubject: encrypted\n'
+	printf 'Message-ID: <encrypted@example.net>\nMIME-Version: 1.0\n'
+	printf 'Content-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="enc"\n\n'
+	printf -- '--enc\nContent-Type: application/pgp-encrypted\n\nVersion: 1\n\n'
+	printf -- '--enc\nContent-Type: application/octet-stream; name="encrypted.asc"\n\n'
+	printf 'Content-Type: text/plain; charset=utf-8\n\nProduct: Encrypted\n' |
+		gpg --homedir "$GNUPG" --batch --trust-model always --armor --encrypt --recipient "$ROBOT" 2>/dev/null
+	printf -- '\n--enc--\n'
+} >"$TMP/encrypted.eml"
+
+test_expect_success 'setup: the robot key and an encrypted request' '
+	test -n "$ROBOT" && expect_match "BEGIN PGP MESSAGE" "$TMP/encrypted.eml"
+'
+
+agent_down
+
+test_expect_success 'agent down, plain request: 0, recorded, the signed ack stays queued' '
+	before=$(sent_count) &&
+	deliver_ok "$TMP/plain.eml" &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''plain@example.net'\''") &&
+	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" &&
+	expect_eq deferred "$(sql "SELECT status FROM outbox WHERE cause = $msg")" &&
+	sql "SELECT last_error FROM outbox WHERE cause = $msg" | grep -qi "secret key" &&
+	expect_eq "$before" "$(sent_count)" "nothing sent unsigned" &&
+	expect_consistent
+'
+
+test_expect_success 'agent down, embargoed request: 75 (it must be sealed), nothing written' '
+	before=$(state) &&
+	deliver "$TMP/embargo.eml" &&
+	expect_eq 75 "$rc" &&
+	expect_eq 1 "$(wc -l <"$TMP/.filter.err" | tr -d " ")" &&
+	expect_eq "$before" "$(state)" &&
+	expect_consistent
+'
+
+test_expect_todo 'agent down, request encrypted to the robot: 75, nothing written' '
+	before=$(state) &&
+	deliver "$TMP/encrypted.eml" &&
+	expect_eq 75 "$rc" "exit status (it is quarantined as undecryptable instead)" &&
+	expect_eq "$before" "$(state)"
+' 'src/message.c: open_top() turns every decryption failure into the problem "decrypt-failed" (quarantine and an error reply, exit 0), also when the robot key is there but gpg-agent is not: a temporary failure'
+
+agent_up
+
+test_expect_success 'agent back: queue run sends the signed ack exactly once' '
+	VULNID_TEST_NOW=$(minutes_from_now 2) "$VULNID" -c "$CONF" queue run >/dev/null &&
+	expect_once plain &&
+	f=$(grep -l "^In-Reply-To: <plain@example.net>" "$INST"/sent/new/*) &&
+	expect_match "^Content-Type: multipart/signed" "$f" &&
+	VULNID_TEST_NOW=$(minutes_from_now 30) "$VULNID" -c "$CONF" queue run >/dev/null &&
+	expect_once plain && expect_consistent
+'
+
+test_expect_success 'agent back: the embargoed request is sealed and assigned exactly once' '
+	deliver_ok "$TMP/embargo.eml" && deliver_ok "$TMP/embargo.eml" &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''embargo@example.net'\''") &&
+	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg AND embargo IS NOT NULL")" &&
+	expect_eq 1 "$(sql "SELECT count(*) FROM outbox WHERE cause = $msg AND kind = '\''ack'\''")" &&
+	expect_consistent
+'
+
+test_expect_todo 'agent back: the encrypted request gets its identifier exactly once' '
+	deliver_ok "$TMP/encrypted.eml" &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''encrypted@example.net'\''") &&
+	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" "entries (the first try quarantined it for good)"
+' 'follows from the case above: the redelivery is a duplicate of the quarantined mail'
+
+test_expect_success 'the agent unreachable through its socket (connect refused): same outcome' '
+	request_mail "$TMP/sock.eml" sock &&
+	gpgconf --homedir "$GNUPG" --kill gpg-agent &&
+	echo no-autostart >>"$GNUPG/gpg.conf" &&
+	deliver_fault "$TMP/sock.eml" FAULT_OPS=connect FAULT_PATH="*S.gpg-agent*" FAULT_ERRNO=ECONNREFUSED &&
+	agent_up &&
+	test "$injected" -gt 0 &&
+	expect_eq 0 "$rc" &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''sock@example.net'\''") &&
+	expect_eq deferred "$(sql "SELECT status FROM outbox WHERE cause = $msg")" &&
+	VULNID_TEST_NOW=$(minutes_from_now 2) "$VULNID" -c "$CONF" queue run >/dev/null &&
+	expect_once sock && expect_consistent
+'
+
 test_done

@@ -16,7 +16,7 @@ unset VULNID_CONF VULNID_TEST_NOW
 VULNID="$VULNID_BUILDDIR/src/vulnid"
 FILTER="$VULNID_BUILDDIR/src/vulnid-filter"
 CORPORA="$VULNID_SRCDIR/test/corpora"
-SHARED="$VULNID_SRCDIR/../shared"
+SHARED="${VULNID_SHARED:-$VULNID_SRCDIR/../shared}"
 PYTHON=/usr/bin/python3
 TEST_NAME=$(basename "$0" .sh)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/vulnid-$TEST_NAME.XXXXXX")
