@@ -41,8 +41,7 @@ cli_open(const cli_global *g, store_open_mode mode, vulnid_config **cfg, store *
 	s = config_load(conf, cfg, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
-	if (g_file_test((*cfg)->gnupg_home, G_FILE_TEST_IS_DIR))
-		crypto_set_home((*cfg)->gnupg_home, NULL);
+	crypto_set_home((*cfg)->gnupg_home, NULL);
 	s = store_open((*cfg)->db_path, (*cfg)->busy_timeout, mode, st, &err);
 	if (s != VULNID_OK) {
 		g_clear_pointer(cfg, config_free);

@@ -412,6 +412,40 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	if (strcmp(cfg->announce_digest, "none") != 0 && strcmp(cfg->announce_digest, "daily") != 0)
 		return vulnid_fail(err, VULNID_ERR_CONFIG,
 				   "[announce] digest must be none or daily, not '%s'", cfg->announce_digest);
+	{
+		/* [lifecycle] is read where it is used; refuse nonsense here. */
+		gint64 rate;
+		gboolean b;
+		g_autofree char *mods = NULL;
+		g_auto(GStrv) list = NULL;
+
+		st = config_get_int(kf, "lifecycle", "rate_requests_per_hour", 0, 1000000, &rate, err);
+		if (st == VULNID_OK)
+			st = config_get_int(kf, "lifecycle", "rate_additions_per_hour", 0, 1000000, &rate, err);
+		if (st == VULNID_OK)
+			st = config_get_bool(kf, "lifecycle", "confirm_unsigned", &b, err);
+		if (st == VULNID_OK)
+			st = config_get_string(kf, "lifecycle", "moderators", &mods, err);
+		if (st != VULNID_OK)
+			return st;
+		list = g_strsplit_set(mods, ",;", -1);
+		for (char **f = list; *f; f++) {
+			gsize n = 0;
+			gboolean ok = TRUE;
+
+			for (const char *p = *f; *p; p++) {
+				if (*p == ' ' || *p == '\t')
+					continue;
+				ok = ok && g_ascii_isxdigit(*p);
+				n++;
+			}
+			if (n == 0)
+				continue;
+			if (!ok || (n != 40 && n != 64))
+				return vulnid_fail(err, VULNID_ERR_CONFIG,
+						   "[lifecycle] moderators: '%s' is not an OpenPGP fingerprint", *f);
+		}
+	}
 	if (strcmp(cfg->sign, "pgpmime") != 0 && strcmp(cfg->sign, "inline") != 0 &&
 	    strcmp(cfg->sign, "none") != 0)
 		return vulnid_fail(err, VULNID_ERR_CONFIG,

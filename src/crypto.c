@@ -68,8 +68,11 @@ crypto_set_home(const char *home, GError **err)
 {
 	gpgme_error_t e;
 
-	if (!g_file_test(home, G_FILE_TEST_IS_DIR))
-		return vulnid_fail(err, VULNID_ERR_CONFIG, "no OpenPGP home '%s' (run vulnid init)", home);
+	/* Never gpg's default home: an instance without a key still gets a
+	 * keyring of its own (where contributors' keys go). */
+	if (g_mkdir_with_parents(home, 0700) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
+				   home, g_strerror(errno));
 	/* gpg and gpg-agent find their home this way; gpgme gets it too. */
 	g_setenv("GNUPGHOME", home, TRUE);
 	e = gpgme_set_engine_info(GPGME_PROTOCOL_OpenPGP, NULL, home);

@@ -505,8 +505,10 @@ entry_json(const entry *e, gboolean public)
 	if (public && strcmp(entry_state(e), "embargoed") == 0) {
 		/* The stub: what may be known before the embargo ends.  The
 		 * commitment is the digest: SHA-256 of the sealed record. */
+		g_autofree char *until = entry_embargo(e);
+
 		json_builder_set_member_name(b, "embargo");
-		json_builder_add_string_value(b, e->embargo != NULL ? e->embargo : "yes");
+		json_builder_add_string_value(b, until != NULL ? until : "yes");
 		json_builder_set_member_name(b, "commitment");
 		json_builder_add_string_value(b, e->digest);
 		json_builder_end_object(b);

@@ -481,7 +481,16 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	c->res->outcome = INTAKE_ASSIGNED;
 
 	vars = mail_template_vars(c);
-	g_hash_table_insert(vars, "ids", g_strdup(idlist->str));
+	{
+		/* "[A] [B] title": a reply to a multi-ID ack still routes by its
+		 * first tag instead of becoming a new request. */
+		g_autoptr(GString) tags = g_string_new(NULL);
+
+		for (guint i = 0; i < c->res->ids->len; i++)
+			g_string_append_printf(tags, "%s%s", i ? "] [" : "",
+					       (const char *) g_ptr_array_index(c->res->ids, i));
+		g_hash_table_insert(vars, "ids", g_string_free(g_steal_pointer(&tags), FALSE));
+	}
 	g_hash_table_insert(vars, "entries", g_strdup(entries->str));
 	g_hash_table_insert(vars, "count", g_strdup_printf("%u", c->res->ids->len));
 	/* A Subject travels in clear even in an encrypted mail. */
@@ -818,8 +827,9 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address, &why);
 	if (c->m->encrypted && c->m->problem == NULL) {
 		c->m->problem = g_strdup("encrypted");
-		g_ptr_array_add(c->m->problems, g_strdup("the mail is encrypted, and this robot does not "
-							 "read encrypted requests yet: send it in clear"));
+		g_ptr_array_add(c->m->problems, g_strdup("the mail holds encrypted content that is not one "
+							 "OpenPGP block at the top addressed to this robot, so it "
+							 "cannot be read: encrypt the whole mail to the robot's key"));
 	}
 	/* Classify before anything is written: the disposition is part of
 	 * the append-only message row. */
@@ -896,7 +906,7 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	if (c->m->sig->present && c->m->sig->raw != NULL && !c->replay) {
 		/* The raw signature is kept; for an embargoed request it may
 		 * be the whole clearsigned text, so it is sealed like it. */
-		if (r != NULL && intake_request_embargoed(r)) {
+		if ((r != NULL && intake_request_embargoed(r)) || sealed) {
 			g_autofree char *robot = NULL;
 
 			s = crypto_robot_fingerprint(&robot, err);
@@ -928,6 +938,26 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		sqlite3_finalize(ins);
 		if (rc != SQLITE_DONE)
 			return store_fail(c->st, rc, "signatures", err);
+	}
+	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
+		/* A retry after 75 finds the key imported on the first try: the
+		 * event is still owed if it was never committed. */
+		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM audit WHERE line LIKE ?1"
+						" AND line LIKE '%\"event\":\"key-imported\"%'", &s, err);
+		g_autofree char *like = g_strdup_printf("%%\"fingerprint\":\"%s\"%%", c->m->sig->fpr);
+		int rc;
+
+		if (q == NULL)
+			return s;
+		sqlite3_bind_text(q, 1, like, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(q);
+		sqlite3_finalize(q);
+		if (rc == SQLITE_DONE)
+			s = audit_key_import(c, c->m->sig->fpr, err);
+		else if (rc != SQLITE_ROW)
+			s = store_fail(c->st, rc, "audit", err);
+		if (s != VULNID_OK)
+			return s;
 	}
 	if (c->imported_key != NULL) {
 		s = audit_key_import(c, c->imported_key, err);

@@ -1065,8 +1065,12 @@ append_command_record(lc_mail *l, const entry *e, const role_info *ri, const cha
 		      gint64 *seq, GError **err)
 {
 	g_autofree char *f = fields_json(kv);
+	/* On an embargoed entry what a command says (reasons, aliases) is
+	 * sealed too; only a moved embargo date is public, like the first. */
+	gboolean seal = strcmp(entry_state(e), "embargoed") == 0 &&
+			!(kv != NULL && kv[0] != NULL && g_ascii_strcasecmp(kv[0], "Embargo") == 0);
 
-	return append_record(l, e, "command", ri, f, "", NULL, FALSE, seq, err);
+	return append_record(l, e, "command", ri, f, "", NULL, seal, seq, err);
 }
 
 /* ---- mails to others ------------------------------------------------------------ */

@@ -92,8 +92,7 @@ main(int argc, char **argv)
 	env.recipient = recipient;
 	crypto_preinit();
 	message_init();
-	if (g_file_test(cfg->gnupg_home, G_FILE_TEST_IS_DIR))
-		crypto_set_home(cfg->gnupg_home, NULL);
+	crypto_set_home(cfg->gnupg_home, NULL);
 	s = intake_message(cfg, STDIN_FILENO, &env, &res, &err);
 	if (s != VULNID_OK) {
 		g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));

@@ -22,7 +22,7 @@ test_expect_success 'several blocks separated by --- get consecutive IDs' '
 	expect_eq "TEST-$Y-0001 TEST-$Y-0002 TEST-$Y-0003" "$(sql "SELECT group_concat(id, \" \") FROM (SELECT id FROM entries ORDER BY number)")" &&
 	expect_eq 1 "$(sent_count)" "one ack for the mail" &&
 	ack=$(sent_files) &&
-	expect_eq "[TEST-$Y-0001, TEST-$Y-0002, TEST-$Y-0003] first bug" "$(mail_header "$ack" Subject)" &&
+	expect_eq "[TEST-$Y-0001] [TEST-$Y-0002] [TEST-$Y-0003] first bug" "$(mail_header "$ack" Subject)" &&
 	mail_body "$ack" >"$TMP/body" &&
 	expect_match "title: +second bug" "$TMP/body" &&
 	expect_match "request\+TEST-$Y-0003@example.org" "$TMP/body" &&
@@ -31,6 +31,15 @@ test_expect_success 'several blocks separated by --- get consecutive IDs' '
 
 test_expect_success 'each entry of a multi-ID mail has its own digest' '
 	expect_eq 3 "$(sql "SELECT count(DISTINCT digest) FROM entries")"
+'
+
+test_expect_success 'a reply to a multi-ID ack adds to its first entry, it is no new request' '
+	ack=$(sent_files | head -n 1) &&
+	printf "Version: 2.0\n" | write_mail "$TMP/re.eml" "Subject: Re: $(mail_header "$ack" Subject)" \
+		"In-Reply-To: $(mail_header "$ack" Message-ID)" &&
+	deliver_ok "$TMP/re.eml" &&
+	expect_eq 3 "$(sql "SELECT count(*) FROM entries")" &&
+	expect_eq 2 "$(sql "SELECT count(*) FROM records WHERE entry = '\''TEST-$Y-0001'\''")"
 '
 
 test_expect_success 'an empty request still gets an ID: a reserved entry' '

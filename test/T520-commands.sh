@@ -186,7 +186,8 @@ spam $E4" "Message-ID: <m1@example.net>" "From: mod@example.org" &&
 	mail_body "$(sent_to mod@example.org)" >"$TMP/m" &&
 	expect_match "done: $E1 and $E2 are linked" "$TMP/m" &&
 	expect_match "done: $E4 is marked as spam" "$TMP/m" &&
-	expect_eq "[[\"Link\",\"$E1\"]]" "$(sql "SELECT fields FROM records WHERE entry = '\''$E2'\'' ORDER BY seq DESC LIMIT 1")" &&
+	expect_eq "[[\"Link\",\"$E2\"]]" "$(sql "SELECT fields FROM records WHERE entry = '\''$E1'\'' ORDER BY seq DESC LIMIT 1")" &&
+	expect_eq "[] 1" "$(sql "SELECT fields || '\'' '\'' || (sealed IS NOT NULL) FROM records WHERE entry = '\''$E2'\'' ORDER BY seq DESC LIMIT 1")" "the command on the embargoed entry is sealed" &&
 	cmd zed@example.org request@example.org "lookup $E4" &&
 	expect_match "withheld: a moderator marked it as spam" "$TMP/reply" &&
 	expect_no_match "Buy things" "$TMP/reply"

@@ -146,8 +146,8 @@ for i in signed signednosign; do
 done
 mkdir -p "$W/msig"
 for i in $(seq 1 $((N * 2))); do
-	part=$(printf 'Content-Type: text/plain; charset=utf-8\r\n\r\nProduct: Signed %s\r\nVersion: 1.%s\r\n\r\nA signed request.\r\n' "$i" "$i")
-	printf '%s' "$part" >"$W/msig/part$i"
+	printf 'Content-Type: text/plain; charset=utf-8\r\n\r\nProduct: Signed %s\r\nVersion: 1.%s\r\n\r\nA signed request.\r\n' \
+		"$i" "$i" >"$W/msig/part$i"
 	gpg --homedir "$ALICE" --batch --armor --detach-sign -o "$W/msig/sig$i" "$W/msig/part$i" 2>/dev/null
 	{
 		printf 'From: Alice Researcher <alice@example.net>\nTo: request@example.org\nSubject: signed %s\n' "$i"
