@@ -34,6 +34,7 @@ intake_outcome_str(intake_outcome o)
 	case INTAKE_DUPLICATE: return "duplicate";
 	case INTAKE_REJECTED: return "rejected";
 	case INTAKE_HELP: return "help";
+	case INTAKE_KEY: return "key";
 	case INTAKE_QUARANTINED: return "quarantined";
 	case INTAKE_BOUNCE: return "bounce";
 	case INTAKE_ENTRY: return "entry";
@@ -202,7 +203,7 @@ intake_key(intake_ctx *c, GError **err)
 	vulnid_status s;
 	gint64 id;
 
-	c->res->outcome = INTAKE_HELP;
+	c->res->outcome = INTAKE_KEY;
 	if (to == NULL || !config_address_valid(to))
 		return VULNID_OK;
 	s = crypto_robot_fingerprint(&fpr, err);

@@ -17,6 +17,7 @@ typedef enum {
 	INTAKE_DUPLICATE,	/* seen before: nothing new */
 	INTAKE_REJECTED,	/* request with errors: error reply, nothing assigned */
 	INTAKE_HELP,		/* help reply */
+	INTAKE_KEY,		/* the robot's key sent back */
 	INTAKE_QUARANTINED,	/* malformed or automatic: archived, set aside */
 	INTAKE_BOUNCE,		/* a bounce of our own mail, recorded */
 	INTAKE_ENTRY,		/* mail to an entry: records appended, replies queued */

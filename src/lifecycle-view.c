@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 
 #include "lifecycle.h"
+#include "store.h"
 #include "text.h"
 
 /* Bounds on the text of a lookup reply. */
@@ -264,7 +265,7 @@ lifecycle_view_new(const entry *e, GDateTime *now)
 gboolean
 lifecycle_entry_withheld(const entry *e)
 {
-	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autoptr(GDateTime) now = store_now_datetime();
 	g_autoptr(lifecycle_view) v = lifecycle_view_new(e, now);
 
 	return v->spam != NULL;

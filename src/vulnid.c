@@ -10,16 +10,16 @@
 #include "message.h"
 
 static const cli_command commands[] = {
-	{ "init", cmd_init, "create an instance: vulnid init [--prefix P] [--domain D] DIR" },
-	{ "show", cmd_show, "show an entry: vulnid show ID [--json]" },
+	{ "init", cmd_init, "create an instance: vulnid init [--prefix P] [--domain D] [--key-algo A] DIR" },
+	{ "show", cmd_show, "show an entry: vulnid show ID [--json] [--private]" },
 	{ "list", cmd_list, "list entries: vulnid list [--year Y] [--json]" },
-	{ "queue", cmd_queue, "outgoing mail: vulnid queue list [--json] | run [--force]" },
+	{ "queue", cmd_queue, "outgoing mail: vulnid queue list [--json] | run [--force] | retry N" },
 	{ "quarantine", cmd_quarantine, "set-aside mail: vulnid quarantine list [--json] | show N [--raw]" },
 	{ "audit", cmd_audit, "audit log: vulnid audit verify | flush | repair" },
-	{ "vendor", cmd_vendor, "vendors directory: vulnid vendor add|list|show|alias|domain|contact|remove-contact|import-securitytxt" },
+	{ "vendor", cmd_vendor, "vendors directory: vulnid vendor add|list|show|alias|domain|contact|remove-contact|key|import-securitytxt" },
 	{ "tick", cmd_tick, "time-based work for cron or a timer: vulnid tick" },
-	{ "key", cmd_key, "the robot's OpenPGP key: vulnid key export" },
-	{ "keys", cmd_keys, "contributors' keys: vulnid keys import FILE | list" },
+	{ "key", cmd_key, "the robot's OpenPGP key: vulnid key export [--fingerprint]" },
+	{ "keys", cmd_keys, "contributors' keys: vulnid keys import FILE | list [--json]" },
 	{ "export", cmd_export, "publish: vulnid export feed DIR | osv DIR | mbox FILE | html DIR" },
 	{ "verify-feed", cmd_verify_feed, "check a published feed: vulnid verify-feed DIR --key robot.asc" },
 	{ "backup", cmd_backup, "online copy of the database: vulnid backup [--force] FILE" },
