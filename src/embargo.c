@@ -9,6 +9,7 @@
 #include "audit.h"
 #include "crypto.h"
 #include "embargo.h"
+#include "lifecycle.h"
 #include "entry.h"
 #include "message.h"
 #include "notify.h"
@@ -236,6 +237,19 @@ embargo_release_due(store *st, const vulnid_config *cfg, guint *released, GError
 		if (s != VULNID_OK)
 			return s;
 		s = embargo_release(st, cfg, e->id, 0, "date", err);
+		if (s == VULNID_OK) {
+			/* what was sealed now reaches the entry's subscribers */
+			g_autoptr(entry) after = NULL;
+
+			s = entry_load(st, e->id, &after, err);
+			for (guint k = 0; s == VULNID_OK && k < after->records->len; k++) {
+				entry_record *r = g_ptr_array_index(after->records, k);
+
+				if (r->opens > 0 && r->seq > ((entry_record *) g_ptr_array_index(e->records,
+									e->records->len - 1))->seq)
+					s = lifecycle_tell_subscribers(st, cfg, now, 0, e->id, r->seq, err);
+			}
+		}
 		if (s != VULNID_OK) {
 			store_rollback(st);
 			return s;

@@ -1140,21 +1140,27 @@ is_subscribed(store *st, const char *entry_id, const char *address, gboolean *ye
 static vulnid_status
 after_record(lc_mail *l, const char *entry_id, gint64 seq, GError **err)
 {
-	mail_ctx *c = l->c;
+	return lifecycle_tell_subscribers(l->c->st, l->c->cfg, l->c->now_dt, l->c->msg_row, entry_id, seq, err);
+}
+
+vulnid_status
+lifecycle_tell_subscribers(store *st, const vulnid_config *cfg, GDateTime *now, gint64 cause,
+			   const char *entry_id, gint64 seq, GError **err)
+{
 	g_autoptr(entry) e = NULL;
 	g_autoptr(lifecycle_view) v = NULL;
 	g_autoptr(GPtrArray) subs = NULL;
-	g_autofree char *addr = entry_address(c->cfg, entry_id);
+	g_autofree char *addr = entry_address(cfg, entry_id);
 	const entry_record *r = NULL;
 	vulnid_status s;
 
-	s = subscribers(c->st, entry_id, &subs, err);
+	s = subscribers(st, entry_id, &subs, err);
 	if (s != VULNID_OK || subs->len == 0)
 		return s;
-	s = entry_load(c->st, entry_id, &e, err);
+	s = entry_load(st, entry_id, &e, err);
 	if (s != VULNID_OK)
 		return s;
-	v = lifecycle_view_new(e, c->now_dt);
+	v = lifecycle_view_new(e, now);
 	if (v->embargoed || v->spam != NULL || strcmp(entry_state(e), "embargoed") == 0)
 		return VULNID_OK;	/* only public records reach subscribers */
 	for (guint i = 0; i < e->records->len; i++)
@@ -1169,7 +1175,7 @@ after_record(lc_mail *l, const char *entry_id, gint64 seq, GError **err)
 
 		if (addr_equal(to, r->author) || !config_address_valid(to))
 			continue;	/* they know what they wrote */
-		vars = notify_entry_vars(c->cfg, e);
+		vars = notify_entry_vars(cfg, e);
 		g_hash_table_insert(vars, "seq", g_strdup_printf("%" G_GINT64_FORMAT, seq));
 		g_hash_table_insert(vars, "record", lifecycle_record_text(e, r, TRUE));
 		mail.kind = "subscription";
@@ -1178,7 +1184,7 @@ after_record(lc_mail *l, const char *entry_id, gint64 seq, GError **err)
 		mail.reply_to = addr;
 		mail.bulk = TRUE;
 		mail.auto_submitted = "auto-generated";
-		s = notify_queue_template(c->st, c->cfg, c->msg_row, "subscription.txt", vars, &mail, NULL, err);
+		s = notify_queue_template(st, cfg, cause, "subscription.txt", vars, &mail, NULL, err);
 		if (s != VULNID_OK)
 			return s;
 	}

@@ -98,6 +98,11 @@ gboolean lifecycle_entry_withheld(const entry *e);
  * never shown.  Bounded in size. */
 char *lifecycle_public_text(const entry *e, GDateTime *now);
 
+/* Mail record seq of entry_id to the entry's subscribers (public records
+ * only), in the caller's transaction. */
+vulnid_status lifecycle_tell_subscribers(store *st, const vulnid_config *cfg, GDateTime *now,
+					 gint64 cause, const char *entry_id, gint64 seq, GError **err);
+
 /* One record as text for subscribers and relays (public rules). */
 char *lifecycle_record_text(const entry *e, const entry_record *r, gboolean with_body);
 
