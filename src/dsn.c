@@ -89,7 +89,7 @@ parse_block(dsn_report *r, char **lines, gsize from, gsize to, gboolean per_mess
 				} else if (g_ascii_strcasecmp(name, "Original-Recipient") == 0 && d->recipient == NULL) {
 					d->recipient = address_value(value);
 				} else if (g_ascii_strcasecmp(name, "Action") == 0 && d->action == NULL) {
-					g_autofree char *v = g_strstrip(g_strdup(value));
+					g_autofree char *v = text_clean_line(value, 40);
 
 					d->action = g_ascii_strdown(v, -1);
 				} else if (g_ascii_strcasecmp(name, "Status") == 0 && d->status == NULL) {
@@ -174,7 +174,8 @@ find_status(dsn_report *r, GMimeObject *o, int depth)
 			return;
 		b = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
 		r->is_report = TRUE;
-		dsn_parse_status_text(r, (const char *) b->data, b->len);
+		if (b->len > 0)
+			dsn_parse_status_text(r, (const char *) b->data, b->len);
 	}
 	if (GMIME_IS_PART(o) && ct != NULL && g_mime_content_type_is_type(ct, "text", "rfc822-headers") &&
 	    r->original_message_id == NULL) {
@@ -186,6 +187,8 @@ find_status(dsn_report *r, GMimeObject *o, int depth)
 		if (w == NULL || g_mime_data_wrapper_write_to_stream(w, mem) < 0)
 			return;
 		b = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+		if (b->len == 0)
+			return;
 		{
 			g_autofree char *t = g_strndup((const char *) b->data, MIN(b->len, DSN_MAX_TEXT));
 			g_autofree char *n = text_normalize_newlines(t);

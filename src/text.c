@@ -115,7 +115,11 @@ text_mask_controls(const char *s)
 char *
 text_normalize_newlines(const char *s)
 {
-	GString *out = g_string_sized_new(strlen(s));
+	GString *out;
+
+	if (s == NULL)
+		return g_strdup("");
+	out = g_string_sized_new(strlen(s));
 
 	for (const char *p = s; *p; p++) {
 		if (*p == '\r') {

@@ -10,6 +10,10 @@
 FUZZ_SRC="$VULNID_SRCDIR/test/fuzz"
 KNOWN="$FUZZ_SRC/regressions/KNOWN-OPEN"
 export TMPDIR="$TMP"
+# leaks inside libraries that the inputs show (see the file)
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$FUZZ_SRC/lsan.supp"
+# whole stacks through the libraries, so that the suppressions match
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 
 known_open() { grep -q "^$1[[:space:]]" "$KNOWN" 2>/dev/null; }
 

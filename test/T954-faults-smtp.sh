@@ -1,7 +1,7 @@
 #!/bin/bash
 # T954-faults-smtp: an SMTP server that hangs (after the greeting, after the
-# whole message was sent but before the reply to the final dot, in the
-# middle of the body).  The filter gives up after [delivery] timeout,
+# whole message was sent but before the reply to the final dot, after the
+# first bytes of the message).  The filter gives up after [delivery] timeout,
 # exits 0 with the reply still queued, the database stays consistent, and
 # the next queue run against a working server delivers it exactly once.
 # Also: the per-message time limit bounds a hanging delivery after the
@@ -51,9 +51,7 @@ hang_case() {
 test_expect_success 'server hangs after the whole message (no reply to the dot): deferred in time' \
 	'hang_case data hang-data && expect_match "message received, not answering" "$TMP/hang.port.log"'
 test_expect_success 'server never greets: deferred in time' 'hang_case greeting hang-greeting'
-test_expect_success 'server stops reading in the middle of a 3 MB body: deferred in time' '
-	printf "Product: Big\n\n%s\n" "$(head -c 3000000 /dev/zero | tr "\\0" x | fold -w 76)" |
-		write_mail "$TMP/hang-body.eml" "Message-ID: <hang-body@example.net>" &&
+test_expect_success 'server stops reading after the first bytes of the message: deferred in time' '
 	hang_case midbody hang-body && expect_match "stopped reading" "$TMP/hang.port.log"
 '
 
@@ -72,10 +70,10 @@ test_expect_success 'a working server again: queue run delivers each reply exact
 '
 
 # The time limit while the server hangs after DATA: the filter must end
-# within time_limit (2 s) plus a little, not after [delivery] timeout (30 s).
+# within time_limit (2 s) plus a little, not after [delivery] timeout (8 s).
 hang_late() {
 	hang_server data &&
-	set_conf delivery timeout 30 &&
+	set_conf delivery timeout 8 &&
 	set_conf limits time_limit 2 &&
 	request_mail "$TMP/late.eml" late &&
 	start=$(date +%s) && deliver "$TMP/late.eml" && end=$(date +%s)

@@ -6,11 +6,13 @@
  *
  *   FAULT_OPS     comma-separated calls to fail: write (also writev),
  *                 pwrite (pwrite, pwrite64, pwritev), fsync, fdatasync,
- *                 connect, rename, link
+ *                 connect, rename, link, exec (execv, execve: a program
+ *                 that is not there)
  *   FAULT_PATH    fnmatch(3) pattern for the file the descriptor is open
  *                 on (from /proc/self/fd; an unlinked file ends in
  *                 " (deleted)"), or the socket path for connect, or the
- *                 target of rename and link; default "*"
+ *                 target of rename and link, or the program for exec;
+ *                 default "*"
  *   FAULT_EXCLUDE fnmatch(3) pattern of files never to fail (e.g. a keyring)
  *   FAULT_ERRNO   ENOSPC (default), EIO, EDQUOT, ECONNREFUSED, ... or a number
  *   FAULT_AFTER   let this many matching calls through first (default 0)
@@ -40,7 +42,7 @@
 #include <unistd.h>
 
 enum { OP_WRITE = 1, OP_PWRITE = 2, OP_FSYNC = 4, OP_FDATASYNC = 8, OP_CONNECT = 16,
-       OP_RENAME = 32, OP_LINK = 64 };
+       OP_RENAME = 32, OP_LINK = 64, OP_EXEC = 128 };
 
 static int configured;
 static unsigned ops;
@@ -70,7 +72,7 @@ configure(void)
 		static const struct { const char *name; unsigned op; } names[] = {
 			{ "write", OP_WRITE }, { "pwrite", OP_PWRITE }, { "fsync", OP_FSYNC },
 			{ "fdatasync", OP_FDATASYNC }, { "connect", OP_CONNECT }, { "rename", OP_RENAME },
-			{ "link", OP_LINK },
+			{ "link", OP_LINK }, { "exec", OP_EXEC },
 		};
 		const char *p = v;
 
@@ -320,4 +322,26 @@ link(const char *from, const char *to)
 		return -1;
 	}
 	return real_link(from, to);
+}
+
+int
+execv(const char *path, char *const argv[])
+{
+	REAL(int, execv, (const char *, char *const[]));
+	if (should_fail_path(OP_EXEC, path, "exec")) {
+		errno = fail_errno;
+		return -1;
+	}
+	return real_execv(path, argv);
+}
+
+int
+execve(const char *path, char *const argv[], char *const envp[])
+{
+	REAL(int, execve, (const char *, char *const[], char *const[]));
+	if (should_fail_path(OP_EXEC, path, "exec")) {
+		errno = fail_errno;
+		return -1;
+	}
+	return real_execve(path, argv, envp);
 }

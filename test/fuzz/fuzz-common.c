@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <gpgme.h>
+#include <gmime/gmime.h>
 
 #include "fuzz.h"
 #include "text.h"
@@ -132,4 +133,52 @@ fuzz_known_open(const char *key)
 			g_file_get_contents(path, &known, NULL, NULL);
 	}
 	return known != NULL && strstr(known, key) != NULL;
+}
+
+static gboolean
+empty_status_part(GMimeObject *o, int depth)
+{
+	GMimeContentType *ct;
+
+	if (o == NULL || depth > 8)
+		return FALSE;
+	if (GMIME_IS_MULTIPART(o)) {
+		for (int i = 0; i < g_mime_multipart_get_count(GMIME_MULTIPART(o)) && i < 20; i++)
+			if (empty_status_part(g_mime_multipart_get_part(GMIME_MULTIPART(o), i), depth + 1))
+				return TRUE;
+		return FALSE;
+	}
+	ct = g_mime_object_get_content_type(o);
+	if (GMIME_IS_PART(o) && ct != NULL &&
+	    (g_mime_content_type_is_type(ct, "message", "delivery-status") ||
+	     g_mime_content_type_is_type(ct, "message", "global-delivery-status") ||
+	     g_mime_content_type_is_type(ct, "text", "rfc822-headers"))) {
+		GMimeDataWrapper *w = g_mime_part_get_content(GMIME_PART(o));
+		GMimeStream *mem = g_mime_stream_mem_new();
+		gboolean empty = w == NULL || g_mime_data_wrapper_write_to_stream(w, mem) < 0 ||
+				 g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem))->len == 0;
+
+		g_object_unref(mem);
+		return empty;
+	}
+	return FALSE;
+}
+
+gboolean
+fuzz_has_empty_dsn_part(const uint8_t *data, size_t size)
+{
+	GMimeStream *mem = g_mime_stream_mem_new_with_buffer((const char *) data, size);
+	GMimeParser *parser = g_mime_parser_new_with_stream(mem);
+	GMimeMessage *msg;
+	gboolean r = FALSE;
+
+	g_mime_parser_set_format(parser, GMIME_FORMAT_MESSAGE);
+	msg = g_mime_parser_construct_message(parser, NULL);
+	if (msg != NULL) {
+		r = empty_status_part(g_mime_message_get_mime_part(msg), 0);
+		g_object_unref(msg);
+	}
+	g_object_unref(parser);
+	g_object_unref(mem);
+	return r;
 }

@@ -11,7 +11,13 @@ jobs=${FUZZ_JOBS:-2}
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
+# the targets' scratch instances: in memory where possible, and removed
+# even when a crash skipped their own clean-up
+scratch=$(mktemp -d "$( [ -w /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")/vulnid-fuzz-smoke.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export TMPDIR="$scratch"
 export FUZZ_KNOWN_OPEN="$src/regressions/KNOWN-OPEN"
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$src/lsan.supp"
 
 run_one() {
 	local name=$1 work="$build/work/$1" extra=() f
@@ -28,7 +34,11 @@ run_one() {
 	feed | template) extra+=(-max_len=16384) ;;
 	*) extra+=(-max_len=8192) ;;
 	esac
-	"$build/fuzz-$name" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
+	# a full malloc stack (through libraries built without frame
+	# pointers) where lsan.supp must match one
+	local asan=$ASAN_OPTIONS
+	[ "$name" != securitytxt ] || asan="$asan:fast_unwind_on_malloc=0"
+	ASAN_OPTIONS=$asan "$build/fuzz-$name" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$work/artifacts/" "${extra[@]}" \
 		"$work/corpus" "$src/corpus/$name" "$work/regressions" \
 		>"$work/log" 2>&1

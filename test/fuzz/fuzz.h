@@ -45,6 +45,11 @@ void fuzz_no_gpg(void);
  * the fuzzer looks for new bugs instead of finding the known one again. */
 gboolean fuzz_known_open(const char *key);
 
+/* Whether data, parsed as a mail, has an empty message/delivery-status or
+ * text/rfc822-headers part where dsn_parse() looks (a known crash while it
+ * is open). */
+gboolean fuzz_has_empty_dsn_part(const uint8_t *data, size_t size);
+
 /* abort() with a message: a property the code promises does not hold. */
 void fuzz_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2) G_GNUC_NORETURN;
 

@@ -80,8 +80,8 @@ put("intake", "12-pgp-mime-encrypted", hdr(mid="seed12@example.net",
     extra='Content-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="enc"\n') +
     "\n--enc\nContent-Type: application/pgp-encrypted\n\nVersion: 1\n\n--enc\nContent-Type: application/octet-stream; name=\"encrypted.asc\"\n\n"
     "-----BEGIN PGP MESSAGE-----\n\nhF4DAAAAAAAAAAASAQdA\n=abcd\n-----END PGP MESSAGE-----\n\n--enc--\n")
-put("intake", "13-postfix-dsn-to-verp", "Return-Path: <>\nDelivered-To: request-bounces+0123456789abcdef01234567@example.org\n"
-    "From: MAILER-DAEMON@mx.example.net (Mail Delivery System)\nTo: request-bounces+0123456789abcdef01234567@example.org\n"
+put("intake", "13-postfix-dsn-to-verp", "Return-Path: <>\nDelivered-To: request-bounces+000000000000000000000000@example.org\n"
+    "From: MAILER-DAEMON@mx.example.net (Mail Delivery System)\nTo: request-bounces+000000000000000000000000@example.org\n"
     "Subject: Undelivered Mail Returned to Sender\nDate: Mon, 01 Jun 2026 10:00:00 +0000\nMessage-Id: <dsn1@mx.example.net>\n"
     "Auto-Submitted: auto-replied\nMIME-Version: 1.0\nContent-Type: multipart/report; report-type=delivery-status;\n boundary=\"B1\"\n\n"
     "--B1\nContent-Description: Notification\nContent-Type: text/plain; charset=us-ascii\n\nI'm sorry to have to inform you...\n\n"
@@ -91,6 +91,17 @@ put("intake", "13-postfix-dsn-to-verp", "Return-Path: <>\nDelivered-To: request-
     "Diagnostic-Code: smtp; 550 5.1.1 <security@example.com>: Recipient address\n    rejected: User unknown\n\n"
     "--B1\nContent-Description: Undelivered Message Headers\nContent-Type: text/rfc822-headers\n\n"
     "From: vulnid <request@example.org>\nMessage-Id: <vendor-notify.0123@example.org>\nSubject: [FUZZ-2026-0001]\n\n--B1--\n")
+put("intake", "13b-exim-dsn-delayed-and-failed", "Delivered-To: request-bounces+000000000000000000000000@example.org\n"
+    "From: Mail Delivery System <Mailer-Daemon@mx.example.net>\nTo: request-bounces+000000000000000000000000@example.org\n"
+    "Subject: Warning: message delayed\nMessage-Id: <dsn2@mx.example.net>\nAuto-Submitted: auto-replied\nMIME-Version: 1.0\n"
+    "Content-Type: multipart/report; report-type=delivery-status; boundary=X\n\n--X\nContent-Type: text/plain\n\ndelayed\n"
+    "--X\nContent-Type: message/delivery-status\n\nReporting-MTA: dns; mx.example.net\n\nAction: delayed\n"
+    "Final-Recipient: rfc822;security@example.com\nStatus: 4.4.1\n\nAction: failed\nFinal-Recipient: rfc822;other@example.com\n"
+    "Status: 5.1.1\nDiagnostic-Code: smtp; 550 unknown\n\n--X\nContent-Type: message/rfc822\n\n"
+    "From: vulnid <request@example.org>\nMessage-ID: <vendor-notify.0123@example.org>\nSubject: x\n\nbody\n--X--\n")
+put("intake", "13c-non-standard-bounce", "Delivered-To: request-bounces+000000000000000000000000@example.org\n"
+    "From: postmaster@example.com\nTo: request-bounces+000000000000000000000000@example.org\nSubject: Returned mail: see transcript\n\n"
+    "The mail to security@example.com could not be delivered.\n")
 put("intake", "14-vacation", hdr(subject="Out of office: Heap overflow", mid="seed14@example.net",
     extra="Auto-Submitted: auto-replied (vacation)\nPrecedence: bulk\nContent-Type: text/plain\n") + "\nI am away until Monday.\n")
 put("intake", "15-list-traffic", hdr(mid="seed15@example.net", to="oss-security@lists.example.org",
