@@ -184,9 +184,23 @@ crypto_robot_fingerprint(char **fpr, GError **err)
 	gpgme_op_keylist_end(ctx);
 	gpgme_release(ctx);
 	if (e != 0 || key == NULL) {
-		if (gpgme_err_code(e) == GPG_ERR_EOF)
+		if (gpgme_err_code(e) == GPG_ERR_EOF) {
+			/* Secret keys are listed through gpg-agent: none listed
+			 * while key files are there means the agent is the
+			 * trouble, which passes. */
+			g_autofree char *keys = crypto_homedir != NULL
+				? g_build_filename(crypto_homedir, "private-keys-v1.d", NULL) : NULL;
+			GDir *d = keys != NULL ? g_dir_open(keys, 0, NULL) : NULL;
+			gboolean have = d != NULL && g_dir_read_name(d) != NULL;
+
+			if (d != NULL)
+				g_dir_close(d);
+			if (have)
+				return vulnid_fail(err, VULNID_ERR_TEMP, "the robot's secret key cannot be "
+						   "used now (is gpg-agent running?)");
 			return vulnid_fail(err, VULNID_ERR_CONFIG, "the robot has no secret key in '%s'",
 					   crypto_homedir != NULL ? crypto_homedir : "(unset)");
+		}
 		return gpg_fail(err, e, "cannot list the robot key");
 	}
 	crypto_robot_fpr = g_strdup(key->fpr);

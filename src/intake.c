@@ -1045,6 +1045,9 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	s = message_parse(sp, &lim, &m, err);
 	if (s != VULNID_OK)
 		return s;
+	if (m->crypto_unavailable)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "the mail is encrypted to the robot, whose key "
+				   "cannot be used now (is gpg-agent running?)");
 	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_EXISTING, &st, err);
 	if (s != VULNID_OK)
 		return s;

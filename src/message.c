@@ -761,6 +761,17 @@ message_reverify(message *m)
 	verify_signed(m);
 }
 
+/* Whether a decryption failed because the robot's key cannot be used just
+ * now (gpg-agent down): then the mail must wait, not be refused. */
+static gboolean
+key_unusable_now(void)
+{
+	g_autofree char *fpr = NULL;
+	g_autoptr(GError) e = NULL;
+
+	return crypto_robot_fingerprint(&fpr, &e) == VULNID_ERR_TEMP;
+}
+
 /* Check and open what sits at the top of the message: a PGP/MIME
  * encrypted or signed body, or one inline OpenPGP block.  Only this is
  * ever decrypted or counted as signed.  Returns the entity to read the
@@ -787,6 +798,7 @@ open_top(message *m, GMimeObject *top)
 		clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(top), GMIME_DECRYPT_NONE,
 							   NULL, &res, &e);
 		if (clear == NULL) {
+			m->crypto_unavailable = key_unusable_now();
 			message_add_problem(m, "decrypt-failed",
 					    "the mail could not be decrypted (%s): encrypt it to this robot's "
 					    "key (mail the word \"key\" to get it), with integrity protection",
@@ -859,6 +871,7 @@ open_top(message *m, GMimeObject *top)
 			}
 			res = g_mime_part_openpgp_decrypt(GMIME_PART(body), GMIME_DECRYPT_NONE, NULL, &e);
 			if (res == NULL) {
+				m->crypto_unavailable = key_unusable_now();
 				message_add_problem(m, "decrypt-failed",
 						    "the mail could not be decrypted (%s): encrypt it to this robot's "
 						    "key (mail the word \"key\" to get it), with integrity protection",

@@ -85,6 +85,7 @@ typedef struct {
 	GMimeObject *sealed_object;	/* encrypted and signed in one: decrypt again */
 	GMimeObject *clear;	/* the decrypted body, when decrypted */
 	GBytes *pgp_keys;	/* the first application/pgp-keys attachment */
+	gboolean crypto_unavailable;	/* decryption failed because gpg could not work */
 	GPtrArray *attachments;	/* message_attachment* */
 	guint part_count;
 	guint depth;

@@ -685,11 +685,15 @@ outbox_sign(const vulnid_config *cfg, GBytes *data, GBytes **out, GError **err)
 		*out = g_bytes_ref(data);
 		return VULNID_OK;
 	}
-	if (crypto_robot_fingerprint(&robot, NULL) != VULNID_OK) {
+	s = crypto_robot_fingerprint(&robot, err);
+	if (s == VULNID_ERR_CONFIG) {
 		/* an instance without a key of its own sends unsigned mail */
+		g_clear_error(err);
 		*out = g_bytes_ref(data);
 		return VULNID_OK;
 	}
+	if (s != VULNID_OK)
+		return s;	/* the key is there but cannot be used now: wait */
 	in = g_mime_stream_mem_new_with_buffer(g_bytes_get_data(data, NULL), g_bytes_get_size(data));
 	parser = g_mime_parser_new_with_stream(in);
 	msg = g_mime_parser_construct_message(parser, NULL);
