@@ -117,10 +117,9 @@ audit_append(store *st, audit_event *ev, GError **err)
 		return s;
 	sqlite3_bind_text(stmt, 1, line->str, (int) line->len, SQLITE_TRANSIENT);
 	sqlite3_bind_text(stmt, 2, hash, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "audit", err);
+	s = store_step_done(st, stmt, "audit", err);
+	if (s != VULNID_OK)
+		return s;
 	return VULNID_OK;
 }
 

@@ -220,6 +220,9 @@ typedef struct {
 	char **contacts;
 	const securitytxt *stxt;
 	GString *report;
+	/* the one-argument changes: what to do, and what to report */
+	vulnid_status (*op)(store *st, gint64 vendor_id, const char *arg, GError **err);
+	const char *done;
 } change;
 
 typedef vulnid_status (*change_fn)(store *st, change *c, GError **err);
@@ -306,44 +309,23 @@ do_add(store *st, change *c, GError **err)
 }
 
 static vulnid_status
-do_alias(store *st, change *c, GError **err)
+add_operator_contact(store *st, gint64 vendor_id, const char *address, GError **err)
 {
-	g_autofree char *name = NULL;
-	gint64 id = 0;
-	vulnid_status s;
-
-	if ((s = lookup(st, c->name, &id, &name, err)) != VULNID_OK ||
-	    (s = vendor_add_alias(st, id, c->arg, err)) != VULNID_OK)
-		return s;
-	report(c, "added an alias to '", name, "'");
-	return VULNID_OK;
+	return vendor_add_contact(st, vendor_id, address, "operator", err);
 }
 
+/* alias, domain, contact, remove-contact: look the vendor up, apply. */
 static vulnid_status
-do_domain(store *st, change *c, GError **err)
+do_vendor_op(store *st, change *c, GError **err)
 {
 	g_autofree char *name = NULL;
 	gint64 id = 0;
 	vulnid_status s;
 
 	if ((s = lookup(st, c->name, &id, &name, err)) != VULNID_OK ||
-	    (s = vendor_add_domain(st, id, c->arg, err)) != VULNID_OK)
+	    (s = c->op(st, id, c->arg, err)) != VULNID_OK)
 		return s;
-	report(c, "added a domain to '", name, "'");
-	return VULNID_OK;
-}
-
-static vulnid_status
-do_contact(store *st, change *c, GError **err)
-{
-	g_autofree char *name = NULL;
-	gint64 id = 0;
-	vulnid_status s;
-
-	if ((s = lookup(st, c->name, &id, &name, err)) != VULNID_OK ||
-	    (s = vendor_add_contact(st, id, c->arg, "operator", err)) != VULNID_OK)
-		return s;
-	report(c, "added a contact to '", name, "'");
+	report(c, c->done, name, "'");
 	return VULNID_OK;
 }
 
@@ -370,20 +352,6 @@ do_key(store *st, change *c, GError **err)
 	if ((s = vendor_set_key(st, id, g_ptr_array_index(fprs, 0), err)) != VULNID_OK)
 		return s;
 	report(c, "set the OpenPGP key of '", name, "'");
-	return VULNID_OK;
-}
-
-static vulnid_status
-do_remove_contact(store *st, change *c, GError **err)
-{
-	g_autofree char *name = NULL;
-	gint64 id = 0;
-	vulnid_status s;
-
-	if ((s = lookup(st, c->name, &id, &name, err)) != VULNID_OK ||
-	    (s = vendor_remove_contact(st, id, c->arg, err)) != VULNID_OK)
-		return s;
-	report(c, "removed a contact from '", name, "'");
 	return VULNID_OK;
 }
 
@@ -608,12 +576,16 @@ cmd_vendor(const cli_global *g, int argc, char **argv)
 		int nargs;		/* after the subcommand */
 		const char *args;
 		change_fn fn;
+		vulnid_status (*op)(store *st, gint64 vendor_id, const char *arg, GError **err);
+		const char *done;
 	} simple[] = {
-		{ "alias", 2, "alias NAME ALIAS", do_alias },
-		{ "domain", 2, "domain NAME DOMAIN", do_domain },
-		{ "contact", 2, "contact NAME ADDR", do_contact },
-		{ "remove-contact", 2, "remove-contact NAME ADDR", do_remove_contact },
-		{ "key", 2, "key NAME FILE", do_key },
+		{ "alias", 2, "alias NAME ALIAS", do_vendor_op, vendor_add_alias, "added an alias to '" },
+		{ "domain", 2, "domain NAME DOMAIN", do_vendor_op, vendor_add_domain, "added a domain to '" },
+		{ "contact", 2, "contact NAME ADDR", do_vendor_op, add_operator_contact,
+		  "added a contact to '" },
+		{ "remove-contact", 2, "remove-contact NAME ADDR", do_vendor_op, vendor_remove_contact,
+		  "removed a contact from '" },
+		{ "key", 2, "key NAME FILE", do_key, NULL, NULL },
 	};
 	g_autoptr(GString) rep = g_string_new(NULL);
 	const char *sub;
@@ -674,6 +646,8 @@ cmd_vendor(const cli_global *g, int argc, char **argv)
 			return usage();
 		c.name = sargv[1];
 		c.arg = sargv[2];
+		c.op = simple[i].op;
+		c.done = simple[i].done;
 		c.report = rep;
 		return run_change(g, simple[i].fn, &c);
 	}

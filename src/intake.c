@@ -925,7 +925,6 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	}
 	if (replay != NULL && !c->replay) {
 		sqlite3_stmt *ins;
-		int rc;
 
 		ins = store_prepare(c->st, "INSERT INTO signatures (sha256, fingerprint, message, created)"
 				    " VALUES (?, ?, ?, ?)", &s, err);
@@ -935,10 +934,9 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		sqlite3_bind_text(ins, 2, c->m->sig->fpr, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(ins, 3, c->msg_row);
 		sqlite3_bind_text(ins, 4, c->now, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(ins);
-		sqlite3_finalize(ins);
-		if (rc != SQLITE_DONE)
-			return store_fail(c->st, rc, "signatures", err);
+		s = store_step_done(c->st, ins, "signatures", err);
+		if (s != VULNID_OK)
+			return s;
 	}
 	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
 		/* A retry after 75 finds the key imported on the first try: the

@@ -353,12 +353,9 @@ notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err
 		goto fail;
 	sqlite3_bind_int64(stmt, 1, id);
 	sqlite3_bind_text(stmt, 2, today, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		s = store_fail(st, rc, "announce_pending", err);
+	s = store_step_done(st, stmt, "announce_pending", err);
+	if (s != VULNID_OK)
 		goto fail;
-	}
 	s = store_commit(st, err);
 	if (s == VULNID_OK)
 		*sent = 1;

@@ -228,10 +228,9 @@ outbox_queue(store *st, const vulnid_config *cfg, gint64 cause, const outbox_mai
 	sqlite3_bind_blob(stmt, 8, data->data, (int) data->len, SQLITE_TRANSIENT);
 	sqlite3_bind_text(stmt, 9, now, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(stmt, 10, now, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "outbox", err);
+	s = store_step_done(st, stmt, "outbox", err);
+	if (s != VULNID_OK)
+		return s;
 	id = sqlite3_last_insert_rowid(store_db(st));
 	stmt = store_prepare(st, "INSERT OR IGNORE INTO outbox_recipients (outbox, address, updated)"
 			     " VALUES (?, ?, ?)", &s, err);
@@ -529,12 +528,9 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 	else
 		sqlite3_bind_null(stmt, 4);
 	sqlite3_bind_int64(stmt, 5, it->id);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		s = store_fail(st, rc, "outbox", err);
+	s = store_step_done(st, stmt, "outbox", err);
+	if (s != VULNID_OK)
 		goto fail;
-	}
 	if (ev == NULL) {
 		ev = audit_event_new(state, it->entry, it->msgid);
 		if (reply != NULL && strcmp(state, "delivered") != 0)
@@ -854,7 +850,6 @@ outbox_retry(store *st, gint64 id, GError **err)
 	g_autoptr(audit_event) ev = NULL;
 	sqlite3_stmt *stmt;
 	vulnid_status s;
-	int rc;
 
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
@@ -865,12 +860,9 @@ outbox_retry(store *st, gint64 id, GError **err)
 		goto fail;
 	sqlite3_bind_text(stmt, 1, now, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(stmt, 2, id);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		s = store_fail(st, rc, "outbox", err);
+	s = store_step_done(st, stmt, "outbox", err);
+	if (s != VULNID_OK)
 		goto fail;
-	}
 	if (sqlite3_changes(store_db(st)) != 1) {
 		s = vulnid_fail(err, VULNID_ERR_NOTFOUND,
 				"no undelivered outbox item %" G_GINT64_FORMAT, id);
@@ -882,12 +874,9 @@ outbox_retry(store *st, gint64 id, GError **err)
 		goto fail;
 	sqlite3_bind_text(stmt, 1, now, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(stmt, 2, id);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		s = store_fail(st, rc, "outbox", err);
+	s = store_step_done(st, stmt, "outbox", err);
+	if (s != VULNID_OK)
 		goto fail;
-	}
 	ev = audit_event_new("retry", NULL, NULL);
 	audit_event_int(ev, "outbox", id);
 	s = audit_append(st, ev, err);
@@ -959,7 +948,7 @@ outbox_mark_bounced(store *st, gint64 id, const char *recipient, const char *rea
 	g_autofree char *now = store_now();
 	sqlite3_stmt *stmt;
 	vulnid_status s;
-	int rc, changed, pending, failed, delivered;
+	int changed, pending, failed, delivered;
 
 	/* The DSN's recipient is matched when it can be; a relay that
 	 * rewrote it (aliases, forwarding) still names the item by VERP,
@@ -973,10 +962,9 @@ outbox_mark_bounced(store *st, gint64 id, const char *recipient, const char *rea
 	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(stmt, 3, id);
 	sqlite3_bind_text(stmt, 4, recipient != NULL ? recipient : "", -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "outbox", err);
+	s = store_step_done(st, stmt, "outbox", err);
+	if (s != VULNID_OK)
+		return s;
 	changed = sqlite3_changes(store_db(st));
 	s = outbox_tally(st, id, &pending, &failed, &delivered, err);
 	if (s != VULNID_OK)
@@ -989,10 +977,9 @@ outbox_mark_bounced(store *st, gint64 id, const char *recipient, const char *rea
 		sqlite3_bind_text(stmt, 1, reason, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(stmt, 3, id);
-		rc = sqlite3_step(stmt);
-		sqlite3_finalize(stmt);
-		if (rc != SQLITE_DONE)
-			return store_fail(st, rc, "outbox", err);
+		s = store_step_done(st, stmt, "outbox", err);
+		if (s != VULNID_OK)
+			return s;
 	}
 	return VULNID_OK;
 }
