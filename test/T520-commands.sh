@@ -261,6 +261,15 @@ test_expect_success 'at most 20 commands a mail' '
 	expect_match "refused: at most 5 lookups per mail" "$TMP/reply"
 '
 
+test_expect_success 'vulnid tick releases the embargoed entry on its date: its subscriber gets what was sealed' '
+	before=$(sent_count) &&
+	VULNID_TEST_NOW=2099-02-01T00:00:00Z vulnid tick >/dev/null &&
+	expect_match "\"event\":\"released\",\"id\":\"$E2\"" "$INST/audit.log" &&
+	test "$(sent_count)" -gt "$before" &&
+	grep -l "Secret details of the Bar bug" $(sent_files | tail -n +$((before + 1))) >"$TMP/got" &&
+	for f in $(cat "$TMP/got"); do mail_header "$f" To; done | grep -qx "sub2@example.net"
+'
+
 test_expect_success 'the audit chain verifies' '
 	vulnid audit verify >/dev/null
 '
