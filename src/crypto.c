@@ -2,6 +2,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,24 +64,97 @@ gpg_fail(GError **err, gpgme_error_t e, const char *what)
 	return vulnid_fail(err, s, "%s: %s", what, buf);
 }
 
+/* Keys looked up in this process, by primary fingerprint, and subkey
+ * fingerprints to their primary: a signed request asks for its signer's
+ * key several times (primary fingerprint, user IDs), and each listing is a
+ * gpg process.  Anything imported into the keyring empties it. */
+static GHashTable *key_cache;		/* primary fpr -> crypto_key */
+static GHashTable *key_cache_primary;	/* any (sub)key fpr -> primary fpr */
+
+static void
+key_cache_clear(void)
+{
+	g_clear_pointer(&key_cache, g_hash_table_unref);
+	g_clear_pointer(&key_cache_primary, g_hash_table_unref);
+}
+
+static crypto_key *
+key_copy(const crypto_key *k)
+{
+	crypto_key *c = g_new0(crypto_key, 1);
+
+	*c = *k;
+	c->fpr = g_strdup(k->fpr);
+	c->emails = g_ptr_array_copy(k->emails, (GCopyFunc) (void (*)(void)) g_strdup, NULL);
+	g_ptr_array_set_free_func(c->emails, g_free);
+	c->uids = g_ptr_array_copy(k->uids, (GCopyFunc) (void (*)(void)) g_strdup, NULL);
+	g_ptr_array_set_free_func(c->uids, g_free);
+	return c;
+}
+
+static crypto_key *key_from_gpgme(gpgme_key_t key);
+
+static void
+key_cache_init(void)
+{
+	if (key_cache != NULL)
+		return;
+	key_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) crypto_key_free);
+	key_cache_primary = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+}
+
+static void
+key_cache_put(gpgme_key_t key)
+{
+	char *primary;
+
+	if (key->fpr == NULL)
+		return;
+	key_cache_init();
+	primary = g_ascii_strup(key->fpr, -1);
+	for (gpgme_subkey_t sk = key->subkeys; sk != NULL; sk = sk->next)
+		if (sk->fpr != NULL)
+			g_hash_table_replace(key_cache_primary, g_ascii_strup(sk->fpr, -1), g_strdup(primary));
+	g_hash_table_replace(key_cache_primary, g_strdup(primary), g_strdup(primary));
+	g_hash_table_replace(key_cache, primary, key_from_gpgme(key));
+}
+
+static void
+key_cache_put_copy(const crypto_key *k)
+{
+	key_cache_init();
+	if (g_hash_table_contains(key_cache_primary, k->fpr))
+		return;
+	g_hash_table_replace(key_cache_primary, g_ascii_strup(k->fpr, -1), g_ascii_strup(k->fpr, -1));
+	g_hash_table_replace(key_cache, g_ascii_strup(k->fpr, -1), key_copy(k));
+}
+
+static const crypto_key *
+key_cache_get(const char *fpr)
+{
+	g_autofree char *up = g_ascii_strup(fpr, -1);
+	const char *primary = key_cache_primary != NULL ? g_hash_table_lookup(key_cache_primary, up) : NULL;
+
+	return primary != NULL ? g_hash_table_lookup(key_cache, primary) : NULL;
+}
+
 vulnid_status
 crypto_set_home(const char *home, GError **err)
 {
-	gpgme_error_t e;
-
 	/* Never gpg's default home: an instance without a key still gets a
 	 * keyring of its own (where contributors' keys go). */
 	if (g_mkdir_with_parents(home, 0700) < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
 				   home, g_strerror(errno));
-	/* gpg and gpg-agent find their home this way; gpgme gets it too. */
+	/* gpg and gpg-agent find their home this way, and so do gpgme and
+	 * GMime's contexts.  Not gpgme_set_engine_info(): every call of it
+	 * (and of gpgme_ctx_set_engine_info()) runs `gpg --version` again,
+	 * a process each. */
 	g_setenv("GNUPGHOME", home, TRUE);
-	e = gpgme_set_engine_info(GPGME_PROTOCOL_OpenPGP, NULL, home);
-	if (e != 0)
-		return gpg_fail(err, e, "gpgme");
 	g_free(crypto_homedir);
 	crypto_homedir = g_strdup(home);
 	g_clear_pointer(&crypto_robot_fpr, g_free);
+	key_cache_clear();
 	return VULNID_OK;
 }
 
@@ -98,7 +172,9 @@ crypto_ctx(const char *home, gpgme_ctx_t *out, GError **err)
 	gpgme_set_protocol(ctx, GPGME_PROTOCOL_OpenPGP);
 	gpgme_set_armor(ctx, 1);
 	gpgme_set_offline(ctx, 1);	/* never a keyserver or dirmngr */
-	if (home != NULL) {
+	/* The instance's keyring is GNUPGHOME already; only scratch keyrings
+	 * need the engine told (which costs a `gpg --version`). */
+	if (home != NULL && g_strcmp0(home, crypto_homedir) != 0) {
 		e = gpgme_ctx_set_engine_info(ctx, GPGME_PROTOCOL_OpenPGP, NULL, home);
 		if (e != 0) {
 			gpgme_release(ctx);
@@ -163,6 +239,73 @@ crypto_generate_robot_key(const char *home, const char *address, const char *alg
 	return VULNID_OK;
 }
 
+/* Every reply names the robot's key and is signed with it, and listing
+ * the secret keys costs a gpg process and a gpg-agent round trip.  The
+ * answer is remembered in the keyring directory, stamped with the
+ * identity and modification time of the files that hold keys: any change
+ * to them (a key imported, created or deleted, by vulnid or by hand with
+ * gpg) makes the next process list again. */
+static char *
+keyring_stamp(void)
+{
+	static const char *const files[] = { "private-keys-v1.d", "pubring.kbx", "pubring.gpg" };
+	GString *stamp = g_string_new(NULL);
+
+	for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
+		g_autofree char *path = g_build_filename(crypto_homedir, files[i], NULL);
+		struct stat sb;
+
+		if (stat(path, &sb) < 0)
+			g_string_append(stamp, " -");
+		else
+			g_string_append_printf(stamp, " %ju:%ju:%jd:%jd.%09ld", (uintmax_t) sb.st_dev,
+					       (uintmax_t) sb.st_ino, (intmax_t) sb.st_size,
+					       (intmax_t) sb.st_mtim.tv_sec, (long) sb.st_mtim.tv_nsec);
+	}
+	return g_string_free(stamp, FALSE);
+}
+
+static char *
+robot_cache_path(void)
+{
+	return g_build_filename(crypto_homedir, "vulnid-robot-key", NULL);
+}
+
+static gboolean is_fingerprint(const char *f);
+
+static char *
+robot_cache_read(void)
+{
+	g_autofree char *path = NULL, *text = NULL, *stamp = NULL;
+	char *sp;
+
+	if (crypto_homedir == NULL)
+		return NULL;
+	path = robot_cache_path();
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return NULL;
+	g_strchomp(text);
+	sp = strchr(text, ' ');
+	if (sp == NULL)
+		return NULL;
+	*sp = '\0';
+	stamp = keyring_stamp();
+	if (!is_fingerprint(text) || strcmp(sp + 1, stamp + 1) != 0)
+		return NULL;
+	return g_ascii_strup(text, -1);
+}
+
+static void
+robot_cache_write(const char *fpr)
+{
+	g_autofree char *path = robot_cache_path();
+	g_autofree char *stamp = keyring_stamp();
+	g_autofree char *text = g_strdup_printf("%s%s\n", fpr, stamp);
+
+	/* only a cache: losing it costs one listing */
+	g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_NONE, 0600, NULL);
+}
+
 vulnid_status
 crypto_robot_fingerprint(char **fpr, GError **err)
 {
@@ -171,6 +314,8 @@ crypto_robot_fingerprint(char **fpr, GError **err)
 	gpgme_error_t e;
 	vulnid_status s;
 
+	if (crypto_robot_fpr == NULL)
+		crypto_robot_fpr = robot_cache_read();
 	if (crypto_robot_fpr != NULL) {
 		*fpr = g_strdup(crypto_robot_fpr);
 		return VULNID_OK;
@@ -203,8 +348,9 @@ crypto_robot_fingerprint(char **fpr, GError **err)
 		}
 		return gpg_fail(err, e, "cannot list the robot key");
 	}
-	crypto_robot_fpr = g_strdup(key->fpr);
+	crypto_robot_fpr = g_ascii_strup(key->fpr, -1);
 	gpgme_key_unref(key);
+	robot_cache_write(crypto_robot_fpr);
 	*fpr = g_strdup(crypto_robot_fpr);
 	return VULNID_OK;
 }
@@ -306,8 +452,18 @@ primary_in(const char *home, const char *fpr, char **primary, GError **err)
 	gpgme_ctx_t ctx;
 	gpgme_key_t key = NULL;
 	gpgme_error_t e;
-	vulnid_status s = crypto_ctx(home, &ctx, err);
+	gboolean ours = home != NULL && g_strcmp0(home, crypto_homedir) == 0;
+	vulnid_status s;
 
+	if (ours) {
+		const crypto_key *k = key_cache_get(fpr);
+
+		if (k != NULL) {
+			*primary = g_strdup(k->fpr);
+			return VULNID_OK;
+		}
+	}
+	s = crypto_ctx(home, &ctx, err);
 	if (s != VULNID_OK)
 		return s;
 	e = gpgme_op_keylist_start(ctx, fpr, 0);
@@ -315,6 +471,8 @@ primary_in(const char *home, const char *fpr, char **primary, GError **err)
 		for (gpgme_subkey_t sk = key->subkeys; sk != NULL; sk = sk->next)
 			if (sk->fpr != NULL && g_ascii_strcasecmp(sk->fpr, fpr) == 0) {
 				*primary = g_ascii_strup(key->fpr, -1);
+				if (ours)
+					key_cache_put(key);
 				break;
 			}
 		gpgme_key_unref(key);
@@ -345,6 +503,14 @@ crypto_get_key(const char *fpr, crypto_key **out, GError **err)
 
 	if (fpr == NULL || strlen(fpr) < 16)
 		return vulnid_fail(err, VULNID_ERR_INVALID, "not a fingerprint");
+	{
+		const crypto_key *k = key_cache_get(fpr);
+
+		if (k != NULL && g_ascii_strcasecmp(k->fpr, fpr) == 0) {
+			*out = key_copy(k);
+			return VULNID_OK;
+		}
+	}
 	s = crypto_keylist(crypto_homedir, fpr, keys, err);
 	if (s != VULNID_OK)
 		return s;
@@ -353,6 +519,7 @@ crypto_get_key(const char *fpr, crypto_key **out, GError **err)
 
 		if (g_ascii_strcasecmp(k->fpr, fpr) == 0) {
 			*out = g_ptr_array_steal_index(keys, i);
+			key_cache_put_copy(*out);
 			return VULNID_OK;
 		}
 	}
@@ -433,6 +600,8 @@ import_into(const char *home, GBytes *data, GPtrArray *fprs, GError **err)
 
 	if (s != VULNID_OK)
 		return s;
+	if (g_strcmp0(home, crypto_homedir) == 0)
+		key_cache_clear();
 	gpgme_data_new_from_mem(&d, g_bytes_get_data(data, NULL), g_bytes_get_size(data), 0);
 	e = gpgme_op_import(ctx, d);
 	gpgme_data_release(d);
@@ -688,12 +857,107 @@ crypto_verify_detached(const char *home, GBytes *data, GBytes *sig, char **fpr, 
 	return verify_in(home != NULL ? home : crypto_homedir, data, sig, fpr, err);
 }
 
+static vulnid_status sign_data(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **out,
+				char **micalg, GError **err);
+
+/* Parts that are not base64 already go quoted-printable: nothing in the
+ * signed content may be changed by a 7-bit relay (RFC 3156, section 3). */
+static void
+sign_prepare(GMimeObject *o)
+{
+	if (GMIME_IS_MULTIPART_SIGNED(o) || GMIME_IS_MULTIPART_ENCRYPTED(o))
+		return;
+	if (GMIME_IS_MULTIPART(o)) {
+		int n = g_mime_multipart_get_count(GMIME_MULTIPART(o));
+
+		for (int i = 0; i < n; i++)
+			sign_prepare(g_mime_multipart_get_part(GMIME_MULTIPART(o), i));
+	} else if (GMIME_IS_MESSAGE_PART(o)) {
+		GMimeMessage *m = g_mime_message_part_get_message(GMIME_MESSAGE_PART(o));
+
+		if (m != NULL && g_mime_message_get_mime_part(m) != NULL)
+			sign_prepare(g_mime_message_get_mime_part(m));
+	} else if (GMIME_IS_PART(o) &&
+		   g_mime_part_get_content_encoding(GMIME_PART(o)) != GMIME_CONTENT_ENCODING_BASE64)
+		g_mime_part_set_content_encoding(GMIME_PART(o), GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE);
+}
+
+/* RFC 3156 multipart/signed, as g_mime_multipart_signed_sign() builds it,
+ * but signed through sign_data(): GMime's context lists the signer's
+ * secret key first, a gpg process per mail. */
 GMimeObject *
 crypto_sign_mime(GMimeObject *entity, const char *signer, GError **err)
 {
-	g_autoptr(GMimeCryptoContext) ctx = g_mime_gpg_context_new();
+	g_autoptr(GMimeStream) clear = g_mime_stream_mem_new();
+	g_autoptr(GMimeStream) canon = g_mime_stream_mem_new();
+	g_autoptr(GBytes) sig = NULL;
+	g_autofree char *micalg = NULL;
+	GMimeStream *f;
+	GMimeFilter *filter;
+	GByteArray *buf;
+	g_autoptr(GMimeParser) parser = NULL;
+	GMimeObject *content;
+	GMimePart *sigpart;
+	GMimeDataWrapper *wrapper;
+	GMimeMultipartSigned *mps;
+	GMimeStream *sigstream;
+	vulnid_status s;
 
-	return GMIME_OBJECT(g_mime_multipart_signed_sign(ctx, entity, signer, err));
+	sign_prepare(entity);
+	/* "From " armoured and trailing white space stripped (RFC 3156,
+	 * sections 3 and 5.4) in what is sent ... */
+	f = g_mime_stream_filter_new(clear);
+	filter = g_mime_filter_from_new(GMIME_FILTER_FROM_MODE_ARMOR);
+	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), filter);
+	g_object_unref(filter);
+	filter = g_mime_filter_strip_new();
+	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), filter);
+	g_object_unref(filter);
+	g_mime_object_write_to_stream(entity, NULL, f);
+	g_mime_stream_flush(f);
+	g_object_unref(f);
+	g_mime_stream_reset(clear);
+	/* ... and CRLF line ends in what is signed (section 5.1) */
+	f = g_mime_stream_filter_new(canon);
+	filter = g_mime_filter_unix2dos_new(FALSE);
+	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), filter);
+	g_object_unref(filter);
+	g_mime_stream_write_to_stream(clear, f);
+	g_mime_stream_flush(f);
+	g_object_unref(f);
+	g_mime_stream_reset(clear);
+	buf = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(canon));
+	{
+		g_autoptr(GBytes) data = g_bytes_new_static(buf->data, buf->len);
+		g_autoptr(GError) e = NULL;
+
+		s = sign_data(data, signer, GPGME_SIG_MODE_DETACH, &sig, &micalg, &e);
+		if (s != VULNID_OK) {
+			g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "%s", e != NULL ? e->message : "cannot sign");
+			return NULL;
+		}
+	}
+	parser = g_mime_parser_new_with_stream(clear);
+	content = g_mime_parser_construct_part(parser, NULL);
+	if (content == NULL) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_PARSE_ERROR, "cannot read back the signed part");
+		return NULL;
+	}
+	sigpart = g_mime_part_new_with_type("application", "pgp-signature");
+	sigstream = g_mime_stream_mem_new_with_buffer(g_bytes_get_data(sig, NULL), g_bytes_get_size(sig));
+	wrapper = g_mime_data_wrapper_new_with_stream(sigstream, GMIME_CONTENT_ENCODING_DEFAULT);
+	g_mime_part_set_content(sigpart, wrapper);
+	g_object_unref(wrapper);
+	g_object_unref(sigstream);
+	mps = g_mime_multipart_signed_new();
+	g_mime_multipart_add(GMIME_MULTIPART(mps), content);
+	g_mime_multipart_add(GMIME_MULTIPART(mps), GMIME_OBJECT(sigpart));
+	g_object_unref(content);
+	g_object_unref(sigpart);
+	g_mime_object_set_content_type_parameter(GMIME_OBJECT(mps), "protocol", "application/pgp-signature");
+	g_mime_object_set_content_type_parameter(GMIME_OBJECT(mps), "micalg", micalg);
+	g_mime_multipart_set_boundary(GMIME_MULTIPART(mps), NULL);
+	return GMIME_OBJECT(mps);
 }
 
 GMimeObject *
@@ -705,38 +969,71 @@ crypto_encrypt_mime(GMimeObject *entity, const char *signer, GPtrArray *recipien
 							       GMIME_ENCRYPT_ALWAYS_TRUST, recipients, err));
 }
 
+/* Sign data with signer's key.  For the robot's own key (what nearly every
+ * signature is) without a key listing first: gpg signs with the keyring's
+ * default key, and the result must name the robot's fingerprint, or the
+ * signature is thrown away and made again with the key named. */
 static vulnid_status
-sign_data(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **out, GError **err)
+sign_data_as(GBytes *data, const char *signer, gboolean named, gpgme_sig_mode_t mode, GBytes **out,
+	     char **micalg, GError **err)
 {
 	gpgme_ctx_t ctx;
 	gpgme_key_t key = NULL;
 	gpgme_data_t in, sig;
+	gpgme_sign_result_t r;
 	gpgme_error_t e;
 	vulnid_status s = crypto_ctx(crypto_homedir, &ctx, err);
 
 	if (s != VULNID_OK)
 		return s;
-	e = gpgme_get_key(ctx, signer, &key, 1);
-	if (e == 0) {
-		gpgme_signers_add(ctx, key);
-		gpgme_key_unref(key);
-	}
-	if (e != 0) {
-		gpgme_release(ctx);
-		return gpg_fail(err, e, "no signing key");
+	if (named) {
+		e = gpgme_get_key(ctx, signer, &key, 1);
+		if (e == 0) {
+			gpgme_signers_add(ctx, key);
+			gpgme_key_unref(key);
+		}
+		if (e != 0) {
+			gpgme_release(ctx);
+			return gpg_fail(err, e, "no signing key");
+		}
 	}
 	gpgme_set_textmode(ctx, mode == GPGME_SIG_MODE_CLEAR);
 	gpgme_data_new_from_mem(&in, g_bytes_get_data(data, NULL), g_bytes_get_size(data), 0);
 	gpgme_data_new(&sig);
 	e = gpgme_op_sign(ctx, in, sig, mode);
 	gpgme_data_release(in);
-	gpgme_release(ctx);
+	r = e == 0 ? gpgme_op_sign_result(ctx) : NULL;
+	if (!named && (r == NULL || r->signatures == NULL || r->signatures->next != NULL ||
+		       r->signatures->fpr == NULL || g_ascii_strcasecmp(r->signatures->fpr, signer) != 0)) {
+		gpgme_data_release(sig);
+		gpgme_release(ctx);
+		return sign_data_as(data, signer, TRUE, mode, out, micalg, err);
+	}
 	if (e != 0) {
 		gpgme_data_release(sig);
+		gpgme_release(ctx);
 		return gpg_fail(err, e, "cannot sign");
 	}
+	if (micalg != NULL) {
+		const char *h = r != NULL && r->signatures != NULL
+			? gpgme_hash_algo_name(r->signatures->hash_algo) : NULL;
+		g_autofree char *lower = g_ascii_strdown(h != NULL ? h : "sha256", -1);
+
+		*micalg = g_strconcat("pgp-", lower, NULL);
+	}
+	gpgme_release(ctx);
 	*out = data_to_bytes(sig);
 	return VULNID_OK;
+}
+
+static vulnid_status
+sign_data(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **out, char **micalg,
+	  GError **err)
+{
+	gboolean robot = crypto_robot_fpr != NULL && signer != NULL &&
+		g_ascii_strcasecmp(signer, crypto_robot_fpr) == 0;
+
+	return sign_data_as(data, signer, !robot, mode, out, micalg, err);
 }
 
 vulnid_status
@@ -744,7 +1041,7 @@ crypto_clearsign(const char *text, const char *signer, char **out, GError **err)
 {
 	g_autoptr(GBytes) in = g_bytes_new(text, strlen(text));
 	g_autoptr(GBytes) sig = NULL;
-	vulnid_status s = sign_data(in, signer, GPGME_SIG_MODE_CLEAR, &sig, err);
+	vulnid_status s = sign_data(in, signer, GPGME_SIG_MODE_CLEAR, &sig, NULL, err);
 
 	if (s == VULNID_OK)
 		*out = g_strndup(g_bytes_get_data(sig, NULL), g_bytes_get_size(sig));
@@ -754,7 +1051,7 @@ crypto_clearsign(const char *text, const char *signer, char **out, GError **err)
 vulnid_status
 crypto_sign_detached(GBytes *data, const char *signer, GBytes **sig, GError **err)
 {
-	return sign_data(data, signer, GPGME_SIG_MODE_DETACH, sig, err);
+	return sign_data(data, signer, GPGME_SIG_MODE_DETACH, sig, NULL, err);
 }
 
 vulnid_status
