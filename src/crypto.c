@@ -802,6 +802,99 @@ crypto_judge(crypto_signature *out, GMimeSignatureList *sigs)
 	out->valid = TRUE;
 }
 
+/* What g_mime_multipart_signed_verify() does, through gpgme directly: GMime's
+ * context probes the engine again and lists each signer's key, two gpg
+ * processes that crypto_judge() and the caller would repeat anyway (their
+ * key lookups are cached here).  The statuses are gpgme's summary bits, as
+ * GMime reports them; a signature whose check failed outright is a system
+ * error at least. */
+GMimeSignatureList *
+crypto_verify_multipart_signed(GMimeMultipartSigned *mps, GError **err)
+{
+	GMimeObject *content, *signature;
+	const char *protocol;
+	g_autofree char *sigtype = NULL;
+	g_autoptr(GMimeStream) text = NULL;
+	g_autoptr(GMimeStream) sigstream = NULL;
+	GMimeFormatOptions *options;
+	GByteArray *tb, *sb;
+	GMimeSignatureList *list;
+	gpgme_data_t d, sig;
+	gpgme_verify_result_t r;
+	gpgme_ctx_t ctx;
+	gpgme_error_t e;
+	g_autoptr(GError) e2 = NULL;
+
+	if (g_mime_multipart_get_count(GMIME_MULTIPART(mps)) < 2) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_PARSE_ERROR, "missing subparts");
+		return NULL;
+	}
+	protocol = g_mime_object_get_content_type_parameter(GMIME_OBJECT(mps), "protocol");
+	if (protocol == NULL || (g_ascii_strcasecmp(protocol, "application/pgp-signature") != 0 &&
+				 g_ascii_strcasecmp(protocol, "application/x-pgp-signature") != 0)) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_PROTOCOL_ERROR, "unsupported signature protocol '%s'",
+			    protocol != NULL ? protocol : "(none)");
+		return NULL;
+	}
+	signature = g_mime_multipart_get_part(GMIME_MULTIPART(mps), GMIME_MULTIPART_SIGNED_SIGNATURE);
+	sigtype = g_mime_content_type_get_mime_type(g_mime_object_get_content_type(signature));
+	if (!GMIME_IS_PART(signature) || g_ascii_strcasecmp(sigtype, protocol) != 0) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_PARSE_ERROR,
+			    "signature content-type does not match protocol");
+		return NULL;
+	}
+	content = g_mime_multipart_get_part(GMIME_MULTIPART(mps), GMIME_MULTIPART_SIGNED_CONTENT);
+	/* RFC 3156, section 5.1: CRLF line ends, the part as received */
+	text = g_mime_stream_mem_new();
+	options = g_mime_format_options_new();
+	g_mime_format_options_set_newline_format(options, GMIME_NEWLINE_FORMAT_DOS);
+	g_mime_object_write_to_stream(content, options, text);
+	g_mime_format_options_free(options);
+	sigstream = g_mime_stream_mem_new();
+	if (g_mime_part_get_content(GMIME_PART(signature)) != NULL)
+		g_mime_data_wrapper_write_to_stream(g_mime_part_get_content(GMIME_PART(signature)), sigstream);
+	tb = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(text));
+	sb = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(sigstream));
+	if (crypto_ctx(crypto_homedir, &ctx, &e2) != VULNID_OK) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "%s", e2->message);
+		return NULL;
+	}
+	gpgme_data_new_from_mem(&d, (const char *) tb->data, tb->len, 0);
+	gpgme_data_new_from_mem(&sig, (const char *) sb->data, sb->len, 0);
+	e = gpgme_op_verify(ctx, sig, d, NULL);
+	gpgme_data_release(d);
+	gpgme_data_release(sig);
+	if (e != 0) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "%s", gpgme_strerror(e));
+		gpgme_release(ctx);
+		return NULL;
+	}
+	r = gpgme_op_verify_result(ctx);
+	list = g_mime_signature_list_new();
+	for (gpgme_signature_t s = r != NULL ? r->signatures : NULL; s != NULL; s = s->next) {
+		GMimeSignature *gs = g_mime_signature_new();
+		GMimeCertificate *cert = g_mime_certificate_new();
+		GMimeSignatureStatus st = (GMimeSignatureStatus) s->summary;
+
+		if (gpgme_err_code(s->status) != GPG_ERR_NO_ERROR &&
+		    !(st & (GMIME_SIGNATURE_STATUS_RED | GMIME_SIGNATURE_STATUS_KEY_MISSING |
+			    GMIME_SIGNATURE_STATUS_KEY_REVOKED | GMIME_SIGNATURE_STATUS_KEY_EXPIRED |
+			    GMIME_SIGNATURE_STATUS_SIG_EXPIRED)))
+			st |= GMIME_SIGNATURE_STATUS_SYS_ERROR;
+		g_mime_signature_set_status(gs, st);
+		g_mime_signature_set_created(gs, (time_t) s->timestamp);
+		g_mime_signature_set_expires(gs, (time_t) s->exp_timestamp);
+		if (s->fpr != NULL)
+			g_mime_certificate_set_fingerprint(cert, s->fpr);
+		g_mime_signature_set_certificate(gs, cert);
+		g_object_unref(cert);
+		g_mime_signature_list_add(list, gs);
+		g_object_unref(gs);
+	}
+	gpgme_release(ctx);
+	return list;
+}
+
 static vulnid_status
 verify_in(const char *home, GBytes *data, GBytes *signature, char **fpr, GError **err)
 {

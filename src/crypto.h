@@ -87,6 +87,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(crypto_signature, crypto_signature_free)
  * verify or a decrypt result). */
 void crypto_judge(crypto_signature *out, GMimeSignatureList *sigs);
 
+/* g_mime_multipart_signed_verify() in the instance's keyring, with two gpg
+ * processes fewer. */
+GMimeSignatureList *crypto_verify_multipart_signed(GMimeMultipartSigned *mps, GError **err);
+
 /* Verify a detached signature over data with a keyring of one key only
  * (the key attached to a request), without touching the robot's keyring.
  * *fpr is the signer when the signature is good. */

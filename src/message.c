@@ -693,8 +693,7 @@ verify_signed(message *m)
 	GMimeSignatureList *sigs = NULL;
 
 	if (GMIME_IS_MULTIPART_SIGNED(m->signed_object))
-		sigs = g_mime_multipart_signed_verify(GMIME_MULTIPART_SIGNED(m->signed_object),
-						      GMIME_VERIFY_NONE, &e);
+		sigs = crypto_verify_multipart_signed(GMIME_MULTIPART_SIGNED(m->signed_object), &e);
 	else if (GMIME_IS_PART(m->signed_object))
 		sigs = g_mime_part_openpgp_verify(GMIME_PART(m->signed_object), GMIME_VERIFY_NONE, &e);
 	m->sig->present = TRUE;
