@@ -196,6 +196,73 @@ data_to_bytes(gpgme_data_t d)
 	return b;
 }
 
+/* Every reply names the robot's key and is signed with it, and listing
+ * the secret keys costs a gpg process and a gpg-agent round trip.  The
+ * answer is remembered in the keyring directory, stamped with the
+ * identity and modification time of the files that hold keys: any change
+ * to them (a key imported, created or deleted, by vulnid or by hand with
+ * gpg) makes the next process list again. */
+static char *
+keyring_stamp(const char *home)
+{
+	static const char *const files[] = { "private-keys-v1.d", "pubring.kbx", "pubring.gpg" };
+	GString *stamp = g_string_new(NULL);
+
+	for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
+		g_autofree char *path = g_build_filename(home, files[i], NULL);
+		struct stat sb;
+
+		if (stat(path, &sb) < 0)
+			g_string_append(stamp, " -");
+		else
+			g_string_append_printf(stamp, " %ju:%ju:%jd:%jd.%09ld", (uintmax_t) sb.st_dev,
+					       (uintmax_t) sb.st_ino, (intmax_t) sb.st_size,
+					       (intmax_t) sb.st_mtim.tv_sec, (long) sb.st_mtim.tv_nsec);
+	}
+	return g_string_free(stamp, FALSE);
+}
+
+static char *
+robot_cache_path(const char *home)
+{
+	return g_build_filename(home, "vulnid-robot-key", NULL);
+}
+
+static gboolean is_fingerprint(const char *f);
+
+static char *
+robot_cache_read(void)
+{
+	g_autofree char *path = NULL, *text = NULL, *stamp = NULL;
+	char *sp;
+
+	if (crypto_homedir == NULL)
+		return NULL;
+	path = robot_cache_path(crypto_homedir);
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return NULL;
+	g_strchomp(text);
+	sp = strchr(text, ' ');
+	if (sp == NULL)
+		return NULL;
+	*sp = '\0';
+	stamp = keyring_stamp(crypto_homedir);
+	if (!is_fingerprint(text) || strcmp(sp + 1, stamp + 1) != 0)
+		return NULL;
+	return g_ascii_strup(text, -1);
+}
+
+static void
+robot_cache_write(const char *home, const char *fpr)
+{
+	g_autofree char *path = robot_cache_path(home);
+	g_autofree char *stamp = keyring_stamp(home);
+	g_autofree char *text = g_strdup_printf("%s%s\n", fpr, stamp);
+
+	/* only a cache: losing it costs one listing */
+	g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_NONE, 0600, NULL);
+}
+
 vulnid_status
 crypto_generate_robot_key(const char *home, const char *address, const char *algo,
 			  char **fpr, GError **err)
@@ -236,74 +303,12 @@ crypto_generate_robot_key(const char *home, const char *address, const char *alg
 		g_clear_pointer(fpr, g_free);
 		return gpg_fail(err, e, "cannot create the robot's encryption subkey");
 	}
-	return VULNID_OK;
-}
+	{
+		g_autofree char *up = g_ascii_strup(*fpr, -1);
 
-/* Every reply names the robot's key and is signed with it, and listing
- * the secret keys costs a gpg process and a gpg-agent round trip.  The
- * answer is remembered in the keyring directory, stamped with the
- * identity and modification time of the files that hold keys: any change
- * to them (a key imported, created or deleted, by vulnid or by hand with
- * gpg) makes the next process list again. */
-static char *
-keyring_stamp(void)
-{
-	static const char *const files[] = { "private-keys-v1.d", "pubring.kbx", "pubring.gpg" };
-	GString *stamp = g_string_new(NULL);
-
-	for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
-		g_autofree char *path = g_build_filename(crypto_homedir, files[i], NULL);
-		struct stat sb;
-
-		if (stat(path, &sb) < 0)
-			g_string_append(stamp, " -");
-		else
-			g_string_append_printf(stamp, " %ju:%ju:%jd:%jd.%09ld", (uintmax_t) sb.st_dev,
-					       (uintmax_t) sb.st_ino, (intmax_t) sb.st_size,
-					       (intmax_t) sb.st_mtim.tv_sec, (long) sb.st_mtim.tv_nsec);
+		robot_cache_write(home, up);
 	}
-	return g_string_free(stamp, FALSE);
-}
-
-static char *
-robot_cache_path(void)
-{
-	return g_build_filename(crypto_homedir, "vulnid-robot-key", NULL);
-}
-
-static gboolean is_fingerprint(const char *f);
-
-static char *
-robot_cache_read(void)
-{
-	g_autofree char *path = NULL, *text = NULL, *stamp = NULL;
-	char *sp;
-
-	if (crypto_homedir == NULL)
-		return NULL;
-	path = robot_cache_path();
-	if (!g_file_get_contents(path, &text, NULL, NULL))
-		return NULL;
-	g_strchomp(text);
-	sp = strchr(text, ' ');
-	if (sp == NULL)
-		return NULL;
-	*sp = '\0';
-	stamp = keyring_stamp();
-	if (!is_fingerprint(text) || strcmp(sp + 1, stamp + 1) != 0)
-		return NULL;
-	return g_ascii_strup(text, -1);
-}
-
-static void
-robot_cache_write(const char *fpr)
-{
-	g_autofree char *path = robot_cache_path();
-	g_autofree char *stamp = keyring_stamp();
-	g_autofree char *text = g_strdup_printf("%s%s\n", fpr, stamp);
-
-	/* only a cache: losing it costs one listing */
-	g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_NONE, 0600, NULL);
+	return VULNID_OK;
 }
 
 vulnid_status
@@ -350,7 +355,7 @@ crypto_robot_fingerprint(char **fpr, GError **err)
 	}
 	crypto_robot_fpr = g_ascii_strup(key->fpr, -1);
 	gpgme_key_unref(key);
-	robot_cache_write(crypto_robot_fpr);
+	robot_cache_write(crypto_homedir, crypto_robot_fpr);
 	*fpr = g_strdup(crypto_robot_fpr);
 	return VULNID_OK;
 }
