@@ -311,15 +311,33 @@ crypto_generate_robot_key(const char *home, const char *address, const char *alg
 	return VULNID_OK;
 }
 
+static vulnid_status robot_fingerprint(gboolean remembered, char **fpr, GError **err);
+
 vulnid_status
 crypto_robot_fingerprint(char **fpr, GError **err)
+{
+	return robot_fingerprint(TRUE, fpr, err);
+}
+
+vulnid_status
+crypto_robot_key_check(GError **err)
+{
+	g_autofree char *fpr = NULL;
+
+	return robot_fingerprint(FALSE, &fpr, err);
+}
+
+static vulnid_status
+robot_fingerprint(gboolean remembered, char **fpr, GError **err)
 {
 	gpgme_ctx_t ctx;
 	gpgme_key_t key = NULL;
 	gpgme_error_t e;
 	vulnid_status s;
 
-	if (crypto_robot_fpr == NULL)
+	if (!remembered)
+		g_clear_pointer(&crypto_robot_fpr, g_free);
+	else if (crypto_robot_fpr == NULL)
 		crypto_robot_fpr = robot_cache_read();
 	if (crypto_robot_fpr != NULL) {
 		*fpr = g_strdup(crypto_robot_fpr);

@@ -26,8 +26,12 @@ const char *crypto_home(void);
 vulnid_status crypto_generate_robot_key(const char *home, const char *address,
 					const char *algo, char **fpr, GError **err);
 
-/* The robot's fingerprint: the secret key in the keyring. */
+/* The robot's fingerprint: the secret key in the keyring (remembered in
+ * GNUPGHOME/vulnid-robot-key while the keyring's files are unchanged). */
 vulnid_status crypto_robot_fingerprint(char **fpr, GError **err);
+/* Whether the robot's secret key can be used now: listed afresh, through
+ * gpg-agent (TEMP when the agent is the trouble). */
+vulnid_status crypto_robot_key_check(GError **err);
 
 /* "OpenPGP key FPR" for the signature line of mail, or NULL without a
  * keyring. */

@@ -765,10 +765,9 @@ message_reverify(message *m)
 static gboolean
 key_unusable_now(void)
 {
-	g_autofree char *fpr = NULL;
 	g_autoptr(GError) e = NULL;
 
-	return crypto_robot_fingerprint(&fpr, &e) == VULNID_ERR_TEMP;
+	return crypto_robot_key_check(&e) == VULNID_ERR_TEMP;
 }
 
 /* Check and open what sits at the top of the message: a PGP/MIME
