@@ -19,6 +19,7 @@
 #include "message.h"
 #include "notify.h"
 #include "outbox.h"
+#include "smtp.h"
 #include "request.h"
 #include "store.h"
 #include "template.h"
@@ -1084,6 +1085,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	s = store_commit(st, err);
 	if (s != VULNID_OK)
 		return s;
+	time_limit_mark_committed();
 	intake_after_commit(&c);
 	*result = g_steal_pointer(&res);
 	return VULNID_OK;

@@ -1,11 +1,16 @@
 /* smtp.c - SMTP client on libESMTP */
 #include "autoconfig.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 /* libesmtp.h needs size_t first, and auth-client.h before it. */
@@ -134,9 +139,123 @@ message_cb(void **ctx, int *len, void *arg)
 	return p;
 }
 
+/* ---- the session deadline ------------------------------------------------
+ *
+ * libESMTP has no overall deadline: each step has its own timeout, and its
+ * poll() starts that timeout over after EINTR, so a signal alone does not
+ * end a wait for a server that went silent.  A POSIX timer (its own signal,
+ * so that the caller's alarm() keeps running untouched) therefore shuts the
+ * session's socket down when the deadline passes: every poll() and read()
+ * of libESMTP then returns at once, writes fail with EPIPE (SIGPIPE is
+ * ignored during the session), and smtp_start_session() returns; whatever
+ * the server has not confirmed by then is a temporary failure (a message
+ * it took without confirming is sent again later: at least once).  The
+ * socket is told apart by the SMTP_EV_CONNECT event.  Until it is connected
+ * the signal itself interrupts connect(), and it repeats every
+ * SESSION_REPEAT_MS so that a further address tried is interrupted too.
+ * Only name resolution (getaddrinfo() retries after EINTR) can outlast the
+ * deadline, bounded by the resolver's own timeouts and the filter's
+ * time_limit.  One session at a time per process (static state). */
+
+#define SESSION_REPEAT_MS 100
+#define SESSION_SIGNAL (SIGRTMIN)
+/* How much of what is left of the caller's alarm (the filter's time
+ * limit) is kept back for recording the outcome and flushing the audit
+ * log: half of it, at most this many ms. */
+#define SESSION_RESERVE_MS 1000
+
+static volatile sig_atomic_t session_fd = -1;
+static volatile sig_atomic_t session_expired;
+
+static void
+session_deadline(int sig)
+{
+	int saved = errno;
+
+	(void) sig;
+	session_expired = 1;
+	if (session_fd >= 0)
+		shutdown(session_fd, SHUT_RDWR);
+	errno = saved;
+}
+
+/* A connected TCP socket whose peer has this port. */
+static gboolean
+is_session_socket(int fd, int port)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof sa;
+	int type;
+	socklen_t tlen = sizeof type;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) < 0 || type != SOCK_STREAM)
+		return FALSE;
+	if (getpeername(fd, (struct sockaddr *) &sa, &len) < 0)
+		return FALSE;
+	if (sa.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *) &sa)->sin_port) == port;
+	if (sa.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *) &sa)->sin6_port) == port;
+	return FALSE;
+}
+
+/* The open descriptors that are connected TCP sockets to port: from
+ * /proc/self/fd, else the first 1024. */
+static GArray *
+session_sockets(int port)
+{
+	GArray *fds = g_array_new(FALSE, FALSE, sizeof(int));
+	DIR *d = opendir("/proc/self/fd");
+
+	if (d != NULL) {
+		struct dirent *e;
+
+		while ((e = readdir(d)) != NULL) {
+			char *end;
+			long fd = strtol(e->d_name, &end, 10);
+
+			if (*e->d_name != '\0' && *end == '\0' && fd != dirfd(d) && fd >= 0 &&
+			    fd <= G_MAXINT && is_session_socket((int) fd, port)) {
+				int v = (int) fd;
+
+				g_array_append_val(fds, v);
+			}
+		}
+		closedir(d);
+	} else {
+		for (int fd = 0; fd < 1024; fd++)
+			if (is_session_socket(fd, port))
+				g_array_append_val(fds, fd);
+	}
+	return fds;
+}
+
+static gboolean
+array_has(const GArray *a, int v)
+{
+	for (guint i = 0; i < a->len; i++)
+		if (g_array_index(a, int, i) == v)
+			return TRUE;
+	return FALSE;
+}
+
+/* What is left of the caller's alarm, in ms (0: none). */
+static guint64
+outer_alarm_ms(void)
+{
+	struct itimerval it;
+
+	if (getitimer(ITIMER_REAL, &it) < 0)
+		return 0;
+	if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+		return 0;
+	return MAX((guint64) it.it_value.tv_sec * 1000 + (guint64) it.it_value.tv_usec / 1000, 1);
+}
+
 typedef struct {
 	const smtp_settings *cfg;
 	char *problem;		/* why the session stopped, if we know */
+	GArray *old_sockets;	/* connected to the port before the session */
 } session_state;
 
 static void
@@ -148,6 +267,21 @@ event_cb(smtp_session_t session, int event, void *arg, ...)
 	(void) session;
 	va_start(ap, arg);
 	switch (event) {
+	case SMTP_EV_CONNECT: {
+		/* libESMTP does not say which descriptor it connected: the
+		 * new socket to the server's port is it. */
+		g_autoptr(GArray) now = session_sockets(ss->cfg->port);
+
+		for (guint i = 0; i < now->len; i++)
+			if (!array_has(ss->old_sockets, g_array_index(now, int, i)))
+				session_fd = g_array_index(now, int, i);
+		if (session_expired && session_fd >= 0)
+			shutdown(session_fd, SHUT_RDWR);
+		break;
+	}
+	case SMTP_EV_DISCONNECT:
+		session_fd = -1;	/* closed already */
+		break;
 	case SMTP_EV_EXTNA_STARTTLS:
 		if (ss->problem == NULL)
 			ss->problem = g_strdup("the server does not offer STARTTLS, which is required");
@@ -190,11 +324,6 @@ auth_interact(auth_client_request_t request, char **result, int fields, void *ar
 	return 1;
 }
 
-static void
-alarm_noop(int sig)
-{
-	(void) sig;	/* only to make a blocking connect() return EINTR */
-}
 
 static char *
 status_text(const smtp_status_t *st)
@@ -217,9 +346,11 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 	g_autofree char *server = NULL;
 	g_autoptr(GPtrArray) handles = g_ptr_array_new();	/* smtp_message_t per message */
 	g_autoptr(GPtrArray) rhandles = g_ptr_array_new();	/* smtp_recipient_t, flat */
-	struct sigaction sa, old_sa;
-	unsigned outer;
-	time_t started;
+	g_autofree char *expired_text = NULL;
+	struct sigaction old_sa, pipe_sa, old_pipe_sa;
+	guint64 budget_ms, outer_ms;
+	gboolean have_timer = FALSE, expired;
+	timer_t timer;
 	char ebuf[256];
 	int ok, serr;
 
@@ -260,27 +391,72 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 		g_ptr_array_add(handles, h);
 	}
 
-	/* libESMTP's connect() has no timeout of its own.  An alarm set by
-	 * the caller (the filter's time limit) is kept, and still fires. */
-	outer = alarm(0);
-	started = time(NULL);
-	if (outer > 0 && (deadline == 0 || outer < deadline))
-		deadline = outer;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = alarm_noop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, &old_sa);
-	if (deadline > 0)
-		alarm(deadline);
+	/* The session ends by the deadline (see session_deadline above), and
+	 * early enough to leave time for recording its outcome when the
+	 * caller's alarm (the filter's time limit) comes first; that alarm
+	 * keeps running and still ends the process if it fires. */
+	budget_ms = (guint64) deadline * 1000;
+	outer_ms = outer_alarm_ms();
+	if (outer_ms > 0) {
+		guint64 cap = outer_ms - MIN(outer_ms / 2, SESSION_RESERVE_MS);
+
+		if (budget_ms == 0 || cap < budget_ms)
+			budget_ms = cap;
+	}
+	ss.old_sockets = session_sockets(cfg->port);
+	session_fd = -1;
+	session_expired = 0;
+	memset(&pipe_sa, 0, sizeof pipe_sa);
+	pipe_sa.sa_handler = SIG_IGN;
+	sigemptyset(&pipe_sa.sa_mask);
+	sigaction(SIGPIPE, &pipe_sa, &old_pipe_sa);
+	if (budget_ms > 0) {
+		struct sigaction sa;
+		struct sigevent sev;
+
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = session_deadline;	/* no SA_RESTART: connect() returns EINTR */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SESSION_SIGNAL, &sa, &old_sa);
+		memset(&sev, 0, sizeof sev);
+		sev.sigev_notify = SIGEV_SIGNAL;
+		sev.sigev_signo = SESSION_SIGNAL;
+		if (timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0) {
+			struct itimerspec its = {
+				.it_value = { (time_t) (budget_ms / 1000), (long) (budget_ms % 1000) * 1000000 },
+				.it_interval = { 0, SESSION_REPEAT_MS * 1000000L },
+			};
+
+			have_timer = timer_settime(timer, 0, &its, NULL) == 0;
+			if (!have_timer)
+				timer_delete(timer);
+		}
+		if (!have_timer)
+			sigaction(SESSION_SIGNAL, &old_sa, NULL);
+	}
 	ok = smtp_start_session(s);
 	serr = smtp_errno();
-	alarm(0);
-	sigaction(SIGALRM, &old_sa, NULL);
-	if (outer > 0) {
-		time_t spent = time(NULL) - started;
+	if (have_timer) {
+		struct sigaction ign;
 
-		alarm(spent >= (time_t) outer ? 1 : outer - (unsigned) spent);
+		timer_delete(timer);
+		/* Ignoring the signal drops one that is still pending. */
+		memset(&ign, 0, sizeof ign);
+		ign.sa_handler = SIG_IGN;
+		sigemptyset(&ign.sa_mask);
+		sigaction(SESSION_SIGNAL, &ign, NULL);
+		sigaction(SESSION_SIGNAL, &old_sa, NULL);
 	}
+	sigaction(SIGPIPE, &old_pipe_sa, NULL);
+	expired = session_expired != 0;
+	session_fd = -1;
+	session_expired = 0;
+	g_array_unref(ss.old_sockets);
+	ss.old_sockets = NULL;
+	if (expired && ss.problem == NULL)
+		expired_text = g_strdup_printf("%s: no answer in time (the delivery deadline of %" G_GUINT64_FORMAT
+					       ".%" G_GUINT64_FORMAT " s ran out)", server,
+					       budget_ms / 1000, budget_ms % 1000 / 100);
 
 	{
 		guint k = 0;
@@ -308,6 +484,8 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 					g_free(reply);
 					if (ss.problem != NULL)
 						reply = g_strdup(ss.problem);
+					else if (expired_text != NULL)
+						reply = g_strdup(expired_text);
 					else if (!ok || serr != 0)
 						reply = g_strdup_printf("%s: %s", server,
 									serr < 0 ? g_strerror(-serr)
@@ -327,4 +505,20 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 	}
 	g_free(ss.problem);
 	return VULNID_OK;
+}
+
+/* ---- the filter's time limit ---------------------------------------------- */
+
+static volatile sig_atomic_t committed;
+
+void
+time_limit_mark_committed(void)
+{
+	committed = 1;
+}
+
+gboolean
+time_limit_committed(void)
+{
+	return committed != 0;
 }

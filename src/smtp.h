@@ -59,9 +59,23 @@ gboolean smtp_parse_url(const char *url, char **host, int *port, GError **err);
 smtp_result smtp_classify(int mail_code, int rcpt_code, int data_code);
 
 /* Send all messages in one session, bounded by deadline seconds overall
- * (0: none).  Every recipient gets a result; the status is only for
- * failures to even try (out of memory). */
+ * (0: none) and by what is left of an alarm() the caller set (the filter's
+ * time limit), less a reserve for recording the outcome.  When that
+ * deadline passes the connection is shut down, whatever libESMTP waits
+ * for; a recipient without a final reply by then is a temporary failure
+ * (a message the server took but did not confirm is sent again later:
+ * at least once).  Every recipient gets a result; the status is only for
+ * failures to even try (out of memory).  One session at a time. */
 vulnid_status smtp_send(const smtp_settings *cfg, GPtrArray *messages /* smtp_message* */,
 			guint deadline, GError **err);
+
+/* vulnid-filter's time limit ends the process from its SIGALRM handler:
+ * with 75 while the mail is not committed, with 0 once it is and only the
+ * delivery of its replies (which stay queued) and the audit flush remain.
+ * intake_message() marks that point right after its commit; the handler
+ * asks (async-signal-safe).  Kept here, in the library, because the mark
+ * is made inside it; nothing but the filter reads it. */
+void time_limit_mark_committed(void);
+gboolean time_limit_committed(void);
 
 #endif

@@ -7,6 +7,7 @@
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sysexits.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -15,17 +16,37 @@
 #include "crypto.h"
 #include "intake.h"
 #include "message.h"
+#include "smtp.h"
 #include "text.h"
 
-/* The wall-clock limit: whatever is in progress is abandoned.  An open
- * SQLite transaction that never committed leaves nothing behind, and the
- * MTA delivers the mail again later. */
+/* The wall-clock limit [limits] time_limit: whatever is in progress is
+ * abandoned, from the signal handler, at once.
+ *
+ * Before the commit: 75.  An open SQLite transaction that never committed
+ * leaves nothing behind (WAL), the spool file was unlinked when it was
+ * made, and the MTA delivers the mail again later.
+ *
+ * After the commit (time_limit_committed(), marked by intake_message()):
+ * 0, the status of a recorded mail.  What was left is delivery and the
+ * audit flush, both repeated by later runs: a reply not yet recorded as
+ * delivered stays queued (one being sent may be sent again: at least
+ * once), and audit.log lines missing from the file are appended by the
+ * next flush.  No line is torn by this exit: write() to a regular file is
+ * not interrupted by a caught signal, so the handler runs before or after
+ * a whole write(); and a partial last line (a full disk, a SIGKILL) is cut
+ * off and written again whole by the next flush, under the file lock.
+ *
+ * smtp_send() keeps back part of what is left of the alarm, so that a
+ * hanging SMTP server normally ends the session in time for the outcome
+ * to be recorded and this handler never runs. */
 static void
 time_limit_reached(int sig)
 {
 	static const char msg[] = "vulnid-filter: temporary failure: time limit reached\n";
 
 	(void) sig;
+	if (time_limit_committed())
+		_exit(EX_OK);	/* silent, like every 0 (vulnid-filter(8)) */
 	(void) !write(STDERR_FILENO, msg, sizeof msg - 1);
 	_exit(EX_TEMPFAIL);
 }
@@ -86,7 +107,14 @@ main(int argc, char **argv)
 		syslog(LOG_ERR, "%s", err->message);
 		return EX_TEMPFAIL;
 	}
-	signal(SIGALRM, time_limit_reached);
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = time_limit_reached;
+		sigfillset(&sa.sa_mask);	/* nothing else runs in between */
+		sigaction(SIGALRM, &sa, NULL);
+	}
 	alarm((unsigned) cfg->time_limit);
 	env.sender = sender;
 	env.recipient = recipient;

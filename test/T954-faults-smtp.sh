@@ -5,8 +5,8 @@
 # exits 0 with the reply still queued, the database stays consistent, and
 # the next queue run against a working server delivers it exactly once.
 # Also: the per-message time limit bounds a hanging delivery after the
-# commit (exit 0 with the reply deferred, or 75 and the redelivery is a
-# duplicate).
+# commit (exit 0 in time, the reply deferred, delivered once later), and
+# any other wait after the commit (a locked audit.log).
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/faults/fault-lib.sh"
 
@@ -69,40 +69,147 @@ test_expect_success 'a working server again: queue run delivers each reply exact
 	expect_consistent
 '
 
-# The time limit while the server hangs after DATA: the filter must end
-# within time_limit (2 s) plus a little, not after [delivery] timeout (8 s).
-hang_late() {
-	hang_server data &&
-	set_conf delivery timeout 8 &&
-	set_conf limits time_limit 2 &&
-	request_mail "$TMP/late.eml" late &&
-	start=$(date +%s) && deliver "$TMP/late.eml" && end=$(date +%s)
-	stop_hang
-	echo "exit $rc after $((end - start)) s: $(cat "$TMP/.filter.err")" >"$TMP/late.out"
+ms_now() { date +%s%3N; }
+# restore what the time limit cases change
+limits_back() {
 	set_conf delivery timeout 2
 	set_conf limits time_limit 120
 	set_conf delivery transport "smtp://127.0.0.1:$SINK_PORT"
 }
-hang_late
-test_expect_todo 'the time limit bounds a delivery hanging after DATA' '
-	cat "$TMP/late.out" &&
-	test $((end - start)) -le 4 &&
-	case $rc in
-	0) ;;
-	75) expect_match "time limit reached" "$TMP/.filter.err" ;;
-	*) fail "exit $rc" ;;
-	esac
-' 'src/smtp.c:263-274: the SIGALRM during smtp_start_session() (filter_budget, or what is left of time_limit) only interrupts a blocking connect(); libESMTP goes on waiting after EINTR, so a server that stops answering mid-DATA holds the filter for [delivery] timeout, past time_limit and filter_budget'
 
-test_expect_success 'after that delivery, whatever its exit: a redelivery is a duplicate, one reply' '
+# The time limit while the server hangs after DATA: the filter must end
+# within time_limit (2 s), not after [delivery] timeout (8 s).  smtp_send()
+# shuts the session down while part of the time limit is left, the reply
+# is recorded as deferred, and the mail, committed before, exits 0.
+hang_server data
+set_conf delivery timeout 8
+set_conf limits time_limit 2
+request_mail "$TMP/late.eml" late
+start=$(ms_now)
+deliver "$TMP/late.eml"
+end=$(ms_now)
+stop_hang
+limits_back
+echo "exit $rc after $((end - start)) ms: $(cat "$TMP/.filter.err")" >"$TMP/late.out"
+echo "# hanging after DATA, time_limit 2: $(cat "$TMP/late.out")"
+
+test_expect_success 'the time limit bounds a delivery hanging after DATA: 0 in time, the reply deferred' '
+	cat "$TMP/late.out" &&
+	expect_match "message received, not answering" "$TMP/hang.port.log" &&
+	expect_eq 0 "$rc" "exit status (the mail is recorded; its reply waits)" &&
+	{ [ $((end - start)) -le 3000 ] || fail "the filter took $((end - start)) ms with time_limit 2"; } &&
+	expect_eq "" "$(cat "$TMP/.filter.err")" "standard error" &&
 	expect_eq 1 "$(sql "SELECT count(*) FROM messages WHERE message_id = '\''late@example.net'\''")" "recorded" &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''late@example.net'\''") &&
+	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" "entries" &&
+	expect_eq deferred "$(sql "SELECT status FROM outbox WHERE cause = $msg")" "outbox status" &&
+	sql "SELECT last_error FROM outbox WHERE cause = $msg" >"$TMP/late.err" &&
+	expect_match "delivery deadline" "$TMP/late.err" &&
+	expect_consistent
+'
+
+test_expect_success 'a queue run to a working server then delivers that reply exactly once' '
+	before=$(sink_count) &&
+	VULNID_TEST_NOW=$(minutes_from_now 2) "$VULNID" -c "$CONF" queue run >/dev/null &&
+	expect_eq 1 "$(grep -l "^In-Reply-To: <late@example.net>" "$SINK_DIR"/* | wc -l | tr -d " ")" "at the sink" &&
+	VULNID_TEST_NOW=$(minutes_from_now 30) "$VULNID" -c "$CONF" queue run >/dev/null &&
+	expect_eq $((before + 1)) "$(sink_count)" "exactly once" &&
+	expect_eq 0 "$(sql "SELECT count(*) FROM outbox WHERE status <> '\''delivered'\''")" "undelivered" &&
+	expect_consistent
+'
+
+test_expect_success 'a redelivery of that mail is a duplicate: exit 0, no second entry or reply' '
+	before=$(sink_count) &&
 	deliver_ok "$TMP/late.eml" &&
 	expect_match "\"event\":\"duplicate\"" "$INST/audit.log" &&
-	VULNID_TEST_NOW=$(minutes_from_now 2) "$VULNID" -c "$CONF" queue run >/dev/null &&
-	expect_eq 1 "$(grep -l "^In-Reply-To: <late@example.net>" "$SINK_DIR"/* | wc -l | tr -d " ")" &&
 	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''late@example.net'\''") &&
 	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" &&
+	expect_eq "$before" "$(sink_count)" "replies" &&
+	expect_consistent
+'
+
+# The other hangs under the same time limit.
+for mode in greeting midbody; do
+	hang_server $mode
+	set_conf delivery timeout 8
+	set_conf limits time_limit 2
+	request_mail "$TMP/late-$mode.eml" "late-$mode"
+	start=$(ms_now)
+	deliver "$TMP/late-$mode.eml"
+	end=$(ms_now)
+	stop_hang
+	limits_back
+	echo "$rc $((end - start))" >"$TMP/late-$mode.out"
+	echo "# hanging at $mode, time_limit 2: exit $rc after $((end - start)) ms: $(cat "$TMP/.filter.err")"
+done
+
+test_expect_success 'the time limit bounds the other hangs too (no greeting, server stops reading)' '
+	for mode in greeting midbody; do
+		read -r rc ms <"$TMP/late-$mode.out" &&
+		expect_eq 0 "$rc" "$mode: exit status" &&
+		{ [ "$ms" -le 3000 ] || fail "$mode: the filter took $ms ms with time_limit 2"; } &&
+		msg=$(sql "SELECT id FROM messages WHERE message_id = '\''late-$mode@example.net'\''") &&
+		expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" "$mode: entries" &&
+		expect_eq deferred "$(sql "SELECT status FROM outbox WHERE cause = $msg")" "$mode: outbox status" ||
+		exit 1
+	done &&
+	VULNID_TEST_NOW=$(minutes_from_now 2) "$VULNID" -c "$CONF" queue run >/dev/null &&
+	for mode in greeting midbody; do
+		expect_eq 1 "$(grep -l "^In-Reply-To: <late-$mode@example.net>" "$SINK_DIR"/* | wc -l | tr -d " ")" "$mode at the sink"
+	done &&
+	expect_consistent
+'
+
+# The time limit after the commit, outside SMTP: another process holds
+# audit.log's lock, so the filter's audit flush (the last step) waits
+# until the time limit ends it.
+rm -f "$TMP/audit.locked"
+$PYTHON -c 'import fcntl, sys, time
+f = open(sys.argv[1], "a"); fcntl.flock(f, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close(); time.sleep(float(sys.argv[3]))' "$INST/audit.log" "$TMP/audit.locked" 6 &
+LOCKER=$!
+bg_track $LOCKER
+for _ in $(seq 100); do [ -e "$TMP/audit.locked" ] && break; sleep 0.05; done
+set_conf limits time_limit 2
+request_mail "$TMP/flush.eml" flush
+start=$(ms_now)
+deliver "$TMP/flush.eml"
+end=$(ms_now)
+lines_locked=$(wc -l <"$INST/audit.log")
+wait $LOCKER
+limits_back
+echo "exit $rc after $((end - start)) ms: $(cat "$TMP/.filter.err")" >"$TMP/flush.out"
+echo "# audit.log locked, time_limit 2: $(cat "$TMP/flush.out")"
+
+test_expect_success 'the time limit after the commit (audit.log locked): in time, recorded once, nothing torn' '
+	cat "$TMP/flush.out" &&
+	{ [ $((end - start)) -le 3000 ] || fail "the filter took $((end - start)) ms with time_limit 2"; } &&
+	case $rc in
+	0) expect_eq "" "$(cat "$TMP/.filter.err")" "standard error" ;;
+	75) expect_match "time limit reached" "$TMP/.filter.err" ;;
+	*) fail "exit $rc" ;;
+	esac &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''flush@example.net'\''") &&
+	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" "entries" &&
+	expect_eq 1 "$(grep -l "^In-Reply-To: <flush@example.net>" "$SINK_DIR"/* | wc -l | tr -d " ")" "at the sink" &&
+	expect_eq "$lines_locked" "$(wc -l <"$INST/audit.log")" "audit.log untouched while locked" &&
+	expect_eq 1 "$(tail -c 1 "$INST/audit.log" | wc -l | tr -d " ")" "audit.log ends in a whole line" &&
+	expect_eq ok "$(sql "PRAGMA integrity_check")" &&
 	"$VULNID" -c "$CONF" audit flush >/dev/null &&
+	expect_match "\"message_id\":\"flush@example.net\"" "$INST/audit.log" &&
+	expect_consistent
+'
+
+test_expect_success 'the time limit after the commit exits 0' '
+	expect_eq 0 "$rc" "exit status"
+'
+
+test_expect_success 'a redelivery of that mail is a duplicate: exit 0, no second reply' '
+	before=$(sink_count) &&
+	deliver_ok "$TMP/flush.eml" &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''flush@example.net'\''") &&
+	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" &&
+	expect_eq "$before" "$(sink_count)" "replies" &&
 	expect_consistent
 '
 
