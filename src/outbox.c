@@ -19,6 +19,7 @@
 
 /* Retry schedule for a failed delivery: 1 min doubling, capped at 4 h. */
 #define OUTBOX_BACKOFF_FIRST 60
+#define OUTBOX_RECORD_BATCH 100	/* outcomes per transaction */
 #define OUTBOX_BACKOFF_MAX (4 * 3600)
 
 static char *
@@ -436,7 +437,7 @@ outbox_tally(store *st, gint64 id, int *pending, int *failed, int *delivered, GE
 }
 
 /* Store the transport's verdicts for one item and its new overall state,
- * with one audit event, in one transaction. */
+ * with one audit event, inside the caller's transaction. */
 static vulnid_status
 outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_result *res, GError **err)
 {
@@ -452,9 +453,6 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 	int pending, failed, delivered, rc;
 
 	expired = created != NULL && g_date_time_difference(t, created) / G_TIME_SPAN_SECOND > cfg->lifetime;
-	s = store_begin(st, err);
-	if (s != VULNID_OK)
-		return s;
 	stmt = store_prepare(st, "UPDATE outbox_recipients SET status = ?, reply = ?, updated = ?"
 			     " WHERE outbox = ? AND address = ? AND status <> 'delivered'", &s, err);
 	if (stmt == NULL)
@@ -550,12 +548,8 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 	}
 	if (next_s != NULL)
 		audit_event_str(ev, "next_attempt", next_s);
-	s = audit_append(st, ev, err);
-	if (s != VULNID_OK)
-		goto fail;
-	return store_commit(st, err);
+	return audit_append(st, ev, err);
 fail:
-	store_rollback(st);
 	return s;
 }
 
@@ -834,8 +828,25 @@ outbox_run(store *st, const vulnid_config *cfg, gint64 cause, gboolean force, gu
 		deliver_maildir(st, cfg, items);
 	else
 		deliver_smtp(st, cfg, items, deadline);
-	for (guint i = 0; i < items->len; i++) {
-		s = outbox_record(st, cfg, g_ptr_array_index(items, i), res, err);
+	/* The outcomes of a batch of items commit together: a commit is a
+	 * sync of the database, which cost more than sending the mail.  If
+	 * one fails, its batch stays as it was and is sent again (delivery
+	 * is at least once anyway: a crash between the server's "250" and
+	 * the commit has the same effect). */
+	for (guint i = 0; i < items->len;) {
+		guint end = MIN(items->len, i + OUTBOX_RECORD_BATCH);
+
+		s = store_begin(st, err);
+		if (s != VULNID_OK)
+			return s;
+		for (; i < end; i++) {
+			s = outbox_record(st, cfg, g_ptr_array_index(items, i), res, err);
+			if (s != VULNID_OK) {
+				store_rollback(st);
+				return s;
+			}
+		}
+		s = store_commit(st, err);
 		if (s != VULNID_OK)
 			return s;
 	}
