@@ -49,6 +49,10 @@ static const config_key config_keys[] = {
 	  "Most pseudo-header fields in one request block." },
 	{ "limits", "max_field_length", "1024",
 	  "Longest value of one pseudo-header field, in characters." },
+	{ "limits", "max_request_text", "524288",
+	  "Longest request text read, in bytes: of a longer text part only the\n"
+	  "first this many bytes are read as the request (fields, description);\n"
+	  "all of it is kept as an attachment and the sender is told." },
 	{ "limits", "time_limit", "120",
 	  "Seconds vulnid-filter may spend on one mail before it gives up with\n"
 	  "exit 75 (nothing half-written; the MTA retries).  Keep it below the\n"
@@ -362,6 +366,7 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	INT("limits", "max_fields", 1, 10000, max_fields);
 	INT("limits", "max_field_length", 16, 1000000, max_field_length);
 	INT("limits", "time_limit", 1, 86400, time_limit);
+	INT("limits", "max_request_text", 1024, 900 * 1024 * 1024, max_request_text);
 	INT("database", "busy_timeout", 0, 3600 * 1000, busy_timeout);
 	STR("delivery", "transport", transport);
 	STR("delivery", "starttls", starttls);

@@ -26,6 +26,7 @@ typedef struct {
 	gint64 max_header_size;
 	gint64 max_headers;
 	gint64 max_line_length;
+	gint64 max_request_text;
 	gint64 max_parts;
 	gint64 max_depth;
 	gint64 max_ids;

@@ -81,7 +81,7 @@ store_disclosed_attachments(store *st, const vulnid_config *cfg, gint64 record_r
 {
 	message_limits lim = {
 		cfg->max_message_size, cfg->max_header_size, cfg->max_headers,
-		cfg->max_line_length, cfg->max_parts, cfg->max_depth,
+		cfg->max_line_length, cfg->max_parts, cfg->max_depth, cfg->max_request_text,
 	};
 	g_autoptr(message_spool) sp = NULL;
 	g_autoptr(message) m = NULL;
@@ -99,6 +99,9 @@ store_disclosed_attachments(store *st, const vulnid_config *cfg, gint64 record_r
 		s = message_parse(sp, &lim, &m, err);
 	if (s != VULNID_OK)
 		return s;
+	/* a text cut at arrival is an attachment, also if [limits]
+	 * max_request_text was raised since */
+	message_text_as_attachment(m);
 	for (guint i = 0; i < m->attachments->len; i++) {
 		char sha[65];
 		gint64 size;

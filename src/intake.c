@@ -854,6 +854,8 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
 
 		r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
+		if (c->m->text_cut_from > 0)
+			request_note_text_cut(r, c->m->text_kept, c->m->text_cut_from, c->m->text_kept_as);
 		sm.disposition = r->is_help ? "help" : r->is_key ? "key" : r->errors->len > 0 ? "rejected" : "request";
 	}
 	if (route == ROUTE_ENTRY || route == ROUTE_COMMANDS) {
@@ -1026,7 +1028,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	g_autofree char *now = g_date_time_format(now_dt, "%Y-%m-%dT%H:%M:%SZ");
 	message_limits lim = {
 		cfg->max_message_size, cfg->max_header_size, cfg->max_headers,
-		cfg->max_line_length, cfg->max_parts, cfg->max_depth,
+		cfg->max_line_length, cfg->max_parts, cfg->max_depth, cfg->max_request_text,
 	};
 	intake_ctx c = { 0 };
 	g_autofree char *imported = NULL;

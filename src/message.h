@@ -22,6 +22,7 @@ typedef struct {
 	gint64 max_line_length;
 	gint64 max_parts;
 	gint64 max_depth;
+	gint64 max_request_text;	/* [limits] max_request_text; 0: the default */
 } message_limits;
 
 /* The raw message, copied from the input into an unlinked file so that
@@ -76,6 +77,12 @@ typedef struct {
 	char *delivered_to;	/* first Delivered-To, X-Original-To, To */
 
 	char *text;		/* the request text, UTF-8, \n line ends */
+	gint64 text_cut_from;	/* the text part was this long and cut (see
+				 * MESSAGE_MAX_TEXT_DEFAULT), else 0 */
+	gint64 text_kept;	/* ... to its first this many bytes */
+	char *text_kept_as;	/* ... and is whole the attachment of this name */
+	gint64 max_text;	/* the limit it was cut at */
+	GMimeObject *text_part;	/* where the text comes from, or NULL (borrowed) */
 	const char *text_type;	/* "text/plain", "text/html" or NULL */
 	gboolean encrypted;	/* OpenPGP ciphertext this robot did not (or could not) read */
 	gboolean decrypted;	/* the body came encrypted to the robot and was read */
@@ -91,6 +98,14 @@ typedef struct {
 	guint depth;
 } message;
 
+/* Of a text part longer than this many bytes (decoded), only the head is
+ * read as the request text: up to its last whole line (unless that line is
+ * longer than half of it), with a note at its end, and the whole part
+ * becomes an attachment (request-text.txt unless it has a name).  [limits]
+ * max_request_text (message_limits).  A mail's memory then grows with
+ * what is read, not with what is archived. */
+#define MESSAGE_MAX_TEXT_DEFAULT (G_GINT64_CONSTANT(512) * 1024)
+
 void message_init(void);
 void message_shutdown(void);
 
@@ -100,6 +115,11 @@ vulnid_status message_parse(message_spool *sp, const message_limits *lim,
 			    message **out, GError **err);
 void message_free(message *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(message, message_free)
+
+/* The text part as one more attachment, unless it is one already (a cut
+ * text is).  For reading a stored mail's attachments again whatever
+ * max_request_text is now: the embargo release matches them by SHA-256. */
+void message_text_as_attachment(message *m);
 
 /* Verify the top-level signature again (after its key was imported). */
 gboolean message_can_reverify(const message *m);

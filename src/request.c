@@ -219,7 +219,6 @@ static request_block *
 parse_block(request *r, char **lines, guint bi, guint nb, const request_limits *lim, GDateTime *now)
 {
 	request_block *b = g_new0(request_block, 1);
-	GString *desc = g_string_new(NULL);
 	request_field *last = NULL;
 	char **l = lines;
 	gboolean too_many = FALSE;
@@ -272,14 +271,27 @@ parse_block(request *r, char **lines, guint bi, guint nb, const request_limits *
 	}
 	while (*l != NULL && is_blank(*l))
 		l++;
-	for (; *l != NULL; l++) {
-		g_string_append(desc, *l);
-		g_string_append_c(desc, '\n');
+	{
+		/* one exact copy: the description may be most of a long text */
+		gsize size = 0, len = 0;
+		char *desc;
+
+		for (char **p = l; *p != NULL; p++)
+			size += strlen(*p) + 1;
+		desc = g_malloc(size + 1);
+		for (; *l != NULL; l++) {
+			gsize n = strlen(*l);
+
+			memcpy(desc + len, *l, n);
+			len += n;
+			desc[len++] = '\n';
+		}
+		/* trailing white space, including blank lines */
+		while (len > 0 && g_ascii_isspace(desc[len - 1]))
+			len--;
+		desc[len] = '\0';
+		b->description = desc;
 	}
-	/* trailing white space, including blank lines */
-	while (desc->len > 0 && g_ascii_isspace(desc->str[desc->len - 1]))
-		g_string_truncate(desc, desc->len - 1);
-	b->description = g_string_free(desc, FALSE);
 	return b;
 }
 
@@ -291,6 +303,38 @@ is_separator(const char *line)
 	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
 		n--;
 	return n == 3 && strncmp(line, "---", 3) == 0;
+}
+
+/* "50.0 MiB": ASCII, whatever the locale (g_format_size() puts a
+ * no-break space before the unit). */
+static char *
+size_text(gint64 n)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB" };
+	char num[G_ASCII_DTOSTR_BUF_SIZE];
+	double v = (double) n;
+	int u = -1;
+
+	while (v >= 1024.0 && u < 2) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u < 0)
+		return g_strdup_printf("%" G_GINT64_FORMAT " bytes", n);
+	return g_strdup_printf("%s %s", g_ascii_formatd(num, sizeof num, "%.1f", v), units[u]);
+}
+
+void
+request_note_text_cut(request *r, gint64 kept, gint64 total, const char *kept_as)
+{
+	g_autofree char *t = size_text(total);
+	g_autofree char *k = size_text(kept);
+
+	g_ptr_array_add(r->warnings,
+			g_strdup_printf("the text of your mail is %s (%" G_GINT64_FORMAT " bytes); only\n"
+					"    its first %s were read as the request (fields and\n"
+					"    description). All of it is kept with the entry, as the\n"
+					"    attachment %s.", t, total, k, kept_as));
 }
 
 request *

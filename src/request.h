@@ -40,6 +40,9 @@ typedef struct {
  * for resource failures. */
 request *request_parse(const char *text, const char *subject, const request_limits *lim,
 		       GDateTime *now);
+/* Tell the sender that only the first `kept` of `total` bytes of the text
+ * were read, and that all of it is the attachment `kept_as` (a warning). */
+void request_note_text_cut(request *r, gint64 kept, gint64 total, const char *kept_as);
 void request_free(request *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(request, request_free)
 

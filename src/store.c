@@ -13,6 +13,7 @@ struct store {
 	sqlite3 *db;
 	char *path;
 	gboolean in_txn;
+	gint64 saved_cache_size;	/* PRAGMA cache_size to restore, 0: none */
 };
 
 /* Tables whose rows are never changed or removed once written. */
@@ -112,7 +113,29 @@ static const char *const migrations[] = {
 	"  outbox INTEGER REFERENCES outbox(id));"
 	/* The append-only triggers for the other tables follow (see below). */
 	,
+	/* 1 -> 2: blobs stream into the database.  A BEFORE INSERT trigger on
+	 * blobs makes SQLite build the whole new row, zeroblob(size) included,
+	 * in memory (a 50 MiB mail cost 50 MiB of RAM), so the no-replace
+	 * check moves to a small side table: every blob row, once inserted,
+	 * adds its key to blob_keys (an AFTER INSERT trigger, which does not
+	 * expand the row), and blob_keys refuses a key or a row that it has
+	 * already seen.  INSERT OR REPLACE INTO blobs thus still fails, with
+	 * or without recursive_triggers: the replacing row's key is there. */
+	"CREATE TABLE blob_keys ("
+	"  sha256 TEXT PRIMARY KEY, blob INTEGER NOT NULL UNIQUE);"
+	"INSERT INTO blob_keys (sha256, blob) SELECT sha256, rowid FROM blobs;"
+	"DROP TRIGGER blobs_no_replace;"
+	"CREATE TRIGGER blobs_keyed AFTER INSERT ON blobs"
+	"  BEGIN INSERT INTO blob_keys (sha256, blob) VALUES (NEW.sha256, NEW.rowid); END;"
+	"CREATE TRIGGER blob_keys_no_replace BEFORE INSERT ON blob_keys"
+	"  WHEN EXISTS (SELECT 1 FROM blob_keys WHERE sha256 = NEW.sha256 OR blob = NEW.blob)"
+	"  BEGIN SELECT RAISE(ABORT, 'blobs is append-only'); END;"
+	"CREATE TRIGGER blob_keys_no_update BEFORE UPDATE ON blob_keys"
+	"  BEGIN SELECT RAISE(ABORT, 'blobs is append-only'); END;"
+	"CREATE TRIGGER blob_keys_no_delete BEFORE DELETE ON blob_keys"
+	"  BEGIN SELECT RAISE(ABORT, 'blobs is append-only'); END;",
 };
+G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
 
 GDateTime *
 store_now_datetime(void)
@@ -459,20 +482,58 @@ store_blob_exists(store *st, const char *sha256, gboolean *exists, GError **err)
 	return VULNID_OK;
 }
 
-vulnid_status
-store_blob_put_fd(store *st, int fd, gint64 size, const char *sha256, GError **err)
+/* A large blob passes through SQLite's page cache once and is not read
+ * again by this process: while it streams, the cache is kept small, or the
+ * blob's pages would fill it to its limit (2 MiB by default) and stay. */
+#define STORE_BLOB_CACHE_KIB 256
+#define STORE_BLOB_CACHE_BYTES (STORE_BLOB_CACHE_KIB * 1024)
+
+static gint64
+store_pragma_int(store *st, const char *sql)
+{
+	sqlite3_stmt *q = NULL;
+	gint64 v = 0;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+		v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
+static void
+store_cache_small(store *st, gboolean small)
+{
+	if (small) {
+		/* cache_size: pages if positive, KiB if negative */
+		gint64 cs = store_pragma_int(st, "PRAGMA cache_size");
+		gint64 bytes = cs < 0 ? -cs * 1024 : cs * store_pragma_int(st, "PRAGMA page_size");
+
+		st->saved_cache_size = 0;
+		if (bytes > STORE_BLOB_CACHE_BYTES &&
+		    sqlite3_exec(st->db, "PRAGMA cache_size = -" G_STRINGIFY(STORE_BLOB_CACHE_KIB),
+				 NULL, NULL, NULL) == SQLITE_OK)
+			st->saved_cache_size = cs;
+	} else if (st->saved_cache_size != 0) {
+		g_autofree char *sql = g_strdup_printf("PRAGMA cache_size = %" G_GINT64_FORMAT,
+						       st->saved_cache_size);
+
+		sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+		st->saved_cache_size = 0;
+	}
+}
+
+/* Insert the row with room for the bytes, then stream the file into it:
+ * memory stays flat for large mail. */
+static vulnid_status
+store_blob_stream(store *st, int fd, gint64 size, const char *sha256, GError **err)
 {
 	sqlite3_blob *blob = NULL;
 	sqlite3_stmt *stmt;
-	gboolean exists = FALSE;
 	vulnid_status s;
 	gint64 off = 0;
 	char buf[65536];
 	int rc;
 
-	s = store_blob_exists(st, sha256, &exists, err);
-	if (s != VULNID_OK || exists)
-		return s;
 	stmt = store_prepare(st, "INSERT INTO blobs (sha256, size, data) VALUES (?, ?, zeroblob(?))",
 			     &s, err);
 	if (stmt == NULL)
@@ -481,11 +542,8 @@ store_blob_put_fd(store *st, int fd, gint64 size, const char *sha256, GError **e
 	sqlite3_bind_int64(stmt, 2, size);
 	sqlite3_bind_int64(stmt, 3, size);
 	s = store_step_done(st, stmt, "blobs", err);
-	if (s != VULNID_OK)
+	if (s != VULNID_OK || size == 0)
 		return s;
-	if (size == 0)
-		return VULNID_OK;
-	/* Stream the file into the row so memory stays flat for large mail. */
 	rc = sqlite3_blob_open(st->db, "main", "blobs", "data",
 			       sqlite3_last_insert_rowid(st->db), 1, &blob);
 	if (rc != SQLITE_OK)
@@ -499,21 +557,37 @@ store_blob_put_fd(store *st, int fd, gint64 size, const char *sha256, GError **e
 			s = vulnid_fail(err, n < 0 ? vulnid_status_from_errno(errno) : VULNID_ERR_IO,
 					"cannot read spooled message: %s",
 					n < 0 ? g_strerror(errno) : "file shrank");
-			goto out;
+			break;
 		}
 		if (off + n > size)
 			n = (ssize_t) (size - off);
 		rc = sqlite3_blob_write(blob, buf, (int) n, (int) off);
 		if (rc != SQLITE_OK) {
 			s = store_fail(st, rc, "blobs", err);
-			goto out;
+			break;
 		}
 		off += n;
 	}
-out:
 	rc = sqlite3_blob_close(blob);
 	if (s == VULNID_OK && rc != SQLITE_OK)
 		s = store_fail(st, rc, "blobs", err);
+	return s;
+}
+
+vulnid_status
+store_blob_put_fd(store *st, int fd, gint64 size, const char *sha256, GError **err)
+{
+	gboolean exists = FALSE;
+	vulnid_status s;
+
+	s = store_blob_exists(st, sha256, &exists, err);
+	if (s != VULNID_OK || exists)
+		return s;
+	if (size > STORE_BLOB_CACHE_BYTES)
+		store_cache_small(st, TRUE);
+	s = store_blob_stream(st, fd, size, sha256, err);
+	if (size > STORE_BLOB_CACHE_BYTES)
+		store_cache_small(st, FALSE);
 	return s;
 }
 
@@ -729,10 +803,12 @@ store_record_insert(store *st, const store_record *r, gint64 *id, GError **err)
 	store_bind_text(stmt, 8, r->role);
 	store_bind_text(stmt, 9, r->auth);
 	store_bind_text(stmt, 10, r->subject);
-	store_bind_text(stmt, 11, r->fields);
-	store_bind_text(stmt, 12, r->body);
+	/* The caller's strings outlive the statement: no copies of what
+	 * may be a long text. */
+	sqlite3_bind_text(stmt, 11, r->fields, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 12, r->body, -1, SQLITE_STATIC);
 	store_bind_text(stmt, 13, r->sha256);
-	store_bind_text(stmt, 14, r->sealed);
+	sqlite3_bind_text(stmt, 14, r->sealed, -1, SQLITE_STATIC);	/* NULL: SQL NULL */
 	if (r->opens > 0)
 		sqlite3_bind_int64(stmt, 15, r->opens);
 	else

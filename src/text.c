@@ -42,6 +42,37 @@ done:
 	return out;
 }
 
+char *
+text_to_utf8_prefix(const char *data, gsize len, const char *charset, gsize *out_len)
+{
+	if (data == NULL || len == 0)
+		return text_to_utf8(data, len, charset, out_len);
+	if (charset != NULL && g_ascii_strcasecmp(charset, "utf-8") != 0 &&
+	    g_ascii_strcasecmp(charset, "us-ascii") != 0) {
+		/* Asked for bytes_read, g_convert() leaves out a character cut
+		 * at the end instead of failing. */
+		gsize read = 0, written = 0;
+		char *out = g_convert(data, (gssize) len, "UTF-8", charset, &read, &written, NULL);
+
+		if (out != NULL && g_utf8_validate_len(out, written, NULL)) {
+			if (out_len != NULL)
+				*out_len = written;
+			return out;
+		}
+		g_free(out);
+	}
+	{
+		const char *end = NULL;
+
+		/* UTF-8 cut inside its last character: valid up to there */
+		if (!g_utf8_validate_len(data, len, &end) && end != NULL &&
+		    len - (gsize) (end - data) < 4 &&
+		    g_utf8_get_char_validated(end, (gssize) (len - (gsize) (end - data))) == (gunichar) -2)
+			len = (gsize) (end - data);
+	}
+	return text_to_utf8(data, len, NULL, out_len);
+}
+
 static gboolean
 text_unsafe_char(gunichar c)
 {

@@ -8,6 +8,11 @@
  * maps every byte) to valid UTF-8. */
 char *text_to_utf8(const char *data, gsize len, const char *charset, gsize *out_len);
 
+/* text_to_utf8() for the first len bytes of a longer text: a character
+ * that the cut split at the end is left out instead of making the whole
+ * conversion fail. */
+char *text_to_utf8_prefix(const char *data, gsize len, const char *charset, gsize *out_len);
+
 /* A value safe for a header or a one-line display: control characters
  * (C0, DEL, C1), line and paragraph separators and bidirectional overrides
  * become spaces, runs of white space collapse, ends are trimmed, and the
