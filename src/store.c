@@ -412,9 +412,17 @@ store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
 		if (s != VULNID_OK)
 			return s;
 	}
-	if (mode != STORE_OPEN_READONLY)
+	if (mode != STORE_OPEN_READONLY) {
+		int on = 1;
+
+		/* Every filter is a short process, usually the last connection:
+		 * without this, each one created the WAL file anew (syncing the
+		 * directory) and deleted it at close. */
+		sqlite3_file_control(st->db, "main", SQLITE_FCNTL_PERSIST_WAL, &on);
+		sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 		/* FULL: a commit the MTA was told about survives power loss. */
 		s = store_exec(st, "PRAGMA synchronous = FULL", err);
+	}
 	if (s == VULNID_OK)
 		s = store_migrate(st, err);
 	if (s != VULNID_OK)
