@@ -368,6 +368,7 @@ typedef struct {
 	gint64 attempts;
 	GPtrArray *pending;	/* char*: recipients still to deliver */
 	GPtrArray *results;	/* smtp_rcpt-like: filled by the transport */
+	GBytes *signed_now;	/* signed in this run: kept if it must go out again */
 } outbox_item;
 
 typedef struct {
@@ -398,6 +399,8 @@ outbox_item_free(gpointer p)
 	g_free(it->envelope_from);
 	g_ptr_array_unref(it->pending);
 	g_ptr_array_unref(it->results);
+	if (it->signed_now != NULL)
+		g_bytes_unref(it->signed_now);
 	g_free(it);
 }
 
@@ -435,6 +438,9 @@ outbox_tally(store *st, gint64 id, int *pending, int *failed, int *delivered, GE
 		return store_fail(st, rc, "outbox", err);
 	return VULNID_OK;
 }
+
+static vulnid_status outbox_keep_signed(store *st, const vulnid_config *cfg, outbox_item *it,
+				       const char *now, GError **err);
 
 /* Store the transport's verdicts for one item and its new overall state,
  * with one audit event, inside the caller's transaction. */
@@ -485,6 +491,12 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 	if (pending > 0) {
 		gint64 delay = OUTBOX_BACKOFF_FIRST;
 		g_autoptr(GDateTime) next = NULL;
+
+		if (it->signed_now != NULL) {
+			s = outbox_keep_signed(st, cfg, it, now, err);
+			if (s != VULNID_OK)
+				goto fail;
+		}
 
 		for (gint64 i = 0; i < it->attempts && delay < OUTBOX_BACKOFF_MAX; i++)
 			delay *= 2;
@@ -722,15 +734,58 @@ outbox_sign(const vulnid_config *cfg, GBytes *data, GBytes **out, GError **err)
 	return VULNID_OK;
 }
 
+/* The item as it goes out: signed once, then the same bytes for every
+ * retry (outbox_signed), as long as [crypto] sign is what it was. */
 static vulnid_status
-outbox_get_signed(store *st, const vulnid_config *cfg, gint64 id, GBytes **out, GError **err)
+outbox_get_signed(store *st, const vulnid_config *cfg, outbox_item *it, GBytes **out, GError **err)
 {
 	g_autoptr(GBytes) data = NULL;
-	vulnid_status s = outbox_get_data(st, id, &data, err);
+	sqlite3_stmt *stmt;
+	vulnid_status s;
+	int rc;
 
-	if (s != VULNID_OK)
+	stmt = store_prepare(st, "SELECT data FROM outbox_signed WHERE outbox = ? AND mode = ?", &s, err);
+	if (stmt == NULL)
 		return s;
-	return outbox_sign(cfg, data, out, err);
+	sqlite3_bind_int64(stmt, 1, it->id);
+	sqlite3_bind_text(stmt, 2, cfg->sign, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		*out = g_bytes_new(sqlite3_column_blob(stmt, 0), (gsize) sqlite3_column_bytes(stmt, 0));
+	sqlite3_finalize(stmt);
+	if (rc == SQLITE_ROW)
+		return VULNID_OK;
+	if (rc != SQLITE_DONE)
+		return store_fail(st, rc, "outbox", err);
+	s = outbox_get_data(st, it->id, &data, err);
+	if (s == VULNID_OK)
+		s = outbox_sign(cfg, data, out, err);
+	if (s == VULNID_OK && *out != data && !g_bytes_equal(*out, data)) {
+		if (it->signed_now != NULL)
+			g_bytes_unref(it->signed_now);
+		it->signed_now = g_bytes_ref(*out);
+	}
+	return s;
+}
+
+/* Keep what was signed in this run for the next attempt. */
+static vulnid_status
+outbox_keep_signed(store *st, const vulnid_config *cfg, outbox_item *it, const char *now, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"INSERT INTO outbox_signed (outbox, mode, created, data)"
+		" SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM outbox_signed WHERE outbox = ?1)",
+		&s, err);
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_int64(stmt, 1, it->id);
+	sqlite3_bind_text(stmt, 2, cfg->sign, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_blob(stmt, 4, g_bytes_get_data(it->signed_now, NULL),
+			  (int) g_bytes_get_size(it->signed_now), SQLITE_STATIC);
+	return store_step_done(st, stmt, "outbox", err);
 }
 
 static void
@@ -761,7 +816,7 @@ deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, guint deadli
 		g_autoptr(GError) e = NULL;
 		smtp_message *m;
 
-		if (why != NULL || outbox_get_signed(st, cfg, it->id, &data, &e) != VULNID_OK) {
+		if (why != NULL || outbox_get_signed(st, cfg, it, &data, &e) != VULNID_OK) {
 			for (guint j = 0; j < it->pending->len; j++)
 				item_result(it, g_ptr_array_index(it->pending, j), SMTP_RESULT_TEMPORARY,
 					    why != NULL ? why : e->message);
@@ -801,7 +856,7 @@ deliver_maildir(store *st, const vulnid_config *cfg, GPtrArray *items)
 		g_autoptr(GBytes) data = NULL;
 		g_autoptr(GError) e = NULL;
 		g_autofree char *name = maildir_name(it->id, it->created, it->msgid);
-		vulnid_status ds = outbox_get_signed(st, cfg, it->id, &data, &e);
+		vulnid_status ds = outbox_get_signed(st, cfg, it, &data, &e);
 
 		if (ds == VULNID_OK)
 			ds = maildir_deliver(cfg->maildir, name, g_bytes_get_data(data, NULL),

@@ -134,6 +134,19 @@ static const char *const migrations[] = {
 	"  BEGIN SELECT RAISE(ABORT, 'blobs is append-only'); END;"
 	"CREATE TRIGGER blob_keys_no_delete BEFORE DELETE ON blob_keys"
 	"  BEGIN SELECT RAISE(ABORT, 'blobs is append-only'); END;",
+	/* 2 -> 3: an outgoing mail as signed for its first attempt, so that
+	 * retries send the same bytes without a gpg process each (mode is
+	 * [crypto] sign as it was then). */
+	"CREATE TABLE outbox_signed ("
+	"  outbox INTEGER PRIMARY KEY REFERENCES outbox(id), mode TEXT NOT NULL,"
+	"  created TEXT NOT NULL, data BLOB NOT NULL);"
+	"CREATE TRIGGER outbox_signed_no_replace BEFORE INSERT ON outbox_signed"
+	"  WHEN EXISTS (SELECT 1 FROM outbox_signed WHERE outbox = NEW.outbox)"
+	"  BEGIN SELECT RAISE(ABORT, 'outbox_signed is append-only'); END;"
+	"CREATE TRIGGER outbox_signed_no_update BEFORE UPDATE ON outbox_signed"
+	"  BEGIN SELECT RAISE(ABORT, 'outbox_signed is append-only'); END;"
+	"CREATE TRIGGER outbox_signed_no_delete BEFORE DELETE ON outbox_signed"
+	"  BEGIN SELECT RAISE(ABORT, 'outbox_signed is append-only'); END;",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
 
