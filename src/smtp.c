@@ -2,6 +2,7 @@
 #include "autoconfig.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -21,6 +22,68 @@
 
 #include "smtp.h"
 #include "text.h"
+
+/* libESMTP is loaded when mail is first sent over SMTP, not at start-up:
+ * with the OpenSSL libraries it brings, it took as long in the dynamic
+ * linker as everything else the filter links, for every mail, and most
+ * filter runs never speak SMTP (Maildir transport, duplicates, mail that
+ * gets no reply).  The functions are libESMTP's, through these pointers. */
+#define ESMTP_FUNCTIONS(X) \
+	X(auth_client_exit) \
+	X(auth_client_init) \
+	X(auth_create_context) \
+	X(auth_destroy_context) \
+	X(auth_set_interact_cb) \
+	X(auth_set_mechanism_flags) \
+	X(smtp_add_message) \
+	X(smtp_add_recipient) \
+	X(smtp_auth_set_context) \
+	X(smtp_create_session) \
+	X(smtp_destroy_session) \
+	X(smtp_errno) \
+	X(smtp_message_transfer_status) \
+	X(smtp_recipient_status) \
+	X(smtp_reverse_path_status) \
+	X(smtp_set_eventcb) \
+	X(smtp_set_hostname) \
+	X(smtp_set_messagecb) \
+	X(smtp_set_reverse_path) \
+	X(smtp_set_server) \
+	X(smtp_set_timeout) \
+	X(smtp_start_session) \
+	X(smtp_starttls_enable) \
+	X(smtp_strerror)
+
+static struct {
+#define ESMTP_POINTER(f) __typeof__(f) *f;
+	ESMTP_FUNCTIONS(ESMTP_POINTER)
+#undef ESMTP_POINTER
+} esmtp;
+static void *esmtp_handle;
+
+static gboolean
+esmtp_load(char **why)
+{
+	void *h;
+
+	if (esmtp_handle != NULL)
+		return TRUE;
+	h = dlopen(ESMTP_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		*why = g_strdup_printf("cannot load libESMTP: %s", dlerror());
+		return FALSE;
+	}
+#define ESMTP_SYMBOL(f) \
+	if ((*(void **) &esmtp.f = dlsym(h, #f)) == NULL) { \
+		*why = g_strdup_printf("cannot load libESMTP: %s has no %s", ESMTP_SONAME, #f); \
+		dlclose(h); \
+		return FALSE; \
+	}
+	ESMTP_FUNCTIONS(ESMTP_SYMBOL)
+#undef ESMTP_SYMBOL
+	esmtp_handle = h;
+	return TRUE;
+}
 
 smtp_message *
 smtp_message_new(const char *envelope_from, GBytes *data)
@@ -363,41 +426,57 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 	gboolean have_timer = FALSE, expired;
 	timer_t timer;
 	char ebuf[256];
+	g_autofree char *why = NULL;
 	int ok, serr;
 
 	if (messages->len == 0)
 		return VULNID_OK;
-	s = smtp_create_session();
+	if (!esmtp_load(&why)) {
+		/* as if the server could not be reached: the mail waits */
+		for (guint i = 0; i < messages->len; i++) {
+			smtp_message *m = g_ptr_array_index(messages, i);
+
+			for (guint j = 0; j < m->rcpts->len; j++) {
+				smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
+
+				r->result = SMTP_RESULT_TEMPORARY;
+				g_free(r->reply);
+				r->reply = g_strdup(why);
+			}
+		}
+		return VULNID_OK;
+	}
+	s = esmtp.smtp_create_session();
 	if (s == NULL)
 		return vulnid_fail(err, VULNID_ERR_NOMEM, "cannot create an SMTP session");
 	server = g_strdup_printf(strchr(cfg->host, ':') != NULL ? "[%s]:%d" : "%s:%d", cfg->host, cfg->port);
-	smtp_set_server(s, server);
-	smtp_set_hostname(s, cfg->helo);
-	smtp_set_eventcb(s, event_cb, &ss);
+	esmtp.smtp_set_server(s, server);
+	esmtp.smtp_set_hostname(s, cfg->helo);
+	esmtp.smtp_set_eventcb(s, event_cb, &ss);
 	for (int t = Timeout_GREETING; t <= Timeout_DATA2; t++)
-		smtp_set_timeout(s, t | Timeout_OVERRIDE_RFC2822_MINIMUM, (long) cfg->timeout * 1000);
+		esmtp.smtp_set_timeout(s, t | Timeout_OVERRIDE_RFC2822_MINIMUM, (long) cfg->timeout * 1000);
 	if (cfg->starttls != SMTP_STARTTLS_NO)
-		smtp_starttls_enable(s, cfg->starttls == SMTP_STARTTLS_REQUIRED ? Starttls_REQUIRED
+		esmtp.smtp_starttls_enable(s, cfg->starttls == SMTP_STARTTLS_REQUIRED ? Starttls_REQUIRED
 										  : Starttls_ENABLED);
 	if (cfg->user != NULL) {
-		auth_client_init();
-		auth = auth_create_context();
-		auth_set_mechanism_flags(auth, AUTH_PLUGIN_PLAIN, 0);
-		auth_set_interact_cb(auth, auth_interact, (void *) cfg);
-		smtp_auth_set_context(s, auth);
+		esmtp.auth_client_init();
+		auth = esmtp.auth_create_context();
+		esmtp.auth_set_mechanism_flags(auth, AUTH_PLUGIN_PLAIN, 0);
+		esmtp.auth_set_interact_cb(auth, auth_interact, (void *) cfg);
+		esmtp.smtp_auth_set_context(s, auth);
 	}
 	srcs = g_new0(message_source, messages->len);
 	for (guint i = 0; i < messages->len; i++) {
 		smtp_message *m = g_ptr_array_index(messages, i);
-		smtp_message_t h = smtp_add_message(s);
+		smtp_message_t h = esmtp.smtp_add_message(s);
 
-		smtp_set_reverse_path(h, m->envelope_from);
+		esmtp.smtp_set_reverse_path(h, m->envelope_from);
 		srcs[i].data = m->data;
-		smtp_set_messagecb(h, message_cb, &srcs[i]);
+		esmtp.smtp_set_messagecb(h, message_cb, &srcs[i]);
 		for (guint j = 0; j < m->rcpts->len; j++) {
 			smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
 
-			g_ptr_array_add(rhandles, smtp_add_recipient(h, r->address));
+			g_ptr_array_add(rhandles, esmtp.smtp_add_recipient(h, r->address));
 		}
 		g_ptr_array_add(handles, h);
 	}
@@ -445,8 +524,8 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 		if (!have_timer)
 			sigaction(SESSION_SIGNAL, &old_sa, NULL);
 	}
-	ok = smtp_start_session(s);
-	serr = smtp_errno();
+	ok = esmtp.smtp_start_session(s);
+	serr = esmtp.smtp_errno();
 	if (have_timer) {
 		struct sigaction ign;
 
@@ -475,12 +554,12 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 		for (guint i = 0; i < messages->len; i++) {
 			smtp_message *m = g_ptr_array_index(messages, i);
 			smtp_message_t h = g_ptr_array_index(handles, i);
-			const smtp_status_t *ms = smtp_reverse_path_status(h);
-			const smtp_status_t *ds = smtp_message_transfer_status(h);
+			const smtp_status_t *ms = esmtp.smtp_reverse_path_status(h);
+			const smtp_status_t *ds = esmtp.smtp_message_transfer_status(h);
 
 			for (guint j = 0; j < m->rcpts->len; j++, k++) {
 				smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
-				const smtp_status_t *rs = smtp_recipient_status(g_ptr_array_index(rhandles, k));
+				const smtp_status_t *rs = esmtp.smtp_recipient_status(g_ptr_array_index(rhandles, k));
 				g_autofree char *reply = NULL;
 
 				r->result = smtp_classify(ms != NULL ? ms->code : 0, rs != NULL ? rs->code : 0,
@@ -500,7 +579,7 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 					else if (!ok || serr != 0)
 						reply = g_strdup_printf("%s: %s", server,
 									serr < 0 ? g_strerror(-serr)
-										 : smtp_strerror(serr, ebuf, sizeof ebuf));
+										 : esmtp.smtp_strerror(serr, ebuf, sizeof ebuf));
 					else
 						reply = g_strdup("no reply from the server");
 				}
@@ -509,10 +588,10 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 			}
 		}
 	}
-	smtp_destroy_session(s);
+	esmtp.smtp_destroy_session(s);
 	if (auth != NULL) {
-		auth_destroy_context(auth);
-		auth_client_exit();
+		esmtp.auth_destroy_context(auth);
+		esmtp.auth_client_exit();
 	}
 	g_free(ss.problem);
 	return VULNID_OK;

@@ -7,7 +7,8 @@
 # needs: a plain request with a signed reply one (the signature, gpg run
 # directly), a PGP/MIME signed request three more (gpgme's engine probe, the
 # verification and one listing of the signer's key), an instance that does
-# not sign none.
+# not sign none.  Likewise libESMTP (with OpenSSL, half of the dynamic
+# linker's work at start-up) is loaded only when a mail goes out over SMTP.
 # The robot's fingerprint is kept in GNUPGHOME/vulnid-robot-key; a keyring
 # changed by hand must be noticed at once.
 . "$(dirname "$0")/test-lib.sh"
@@ -163,6 +164,28 @@ test_expect_success 'an instance that does not sign starts no gpg process for a 
 	traced "$TMP/n1.eml" &&
 	expect_eq 0 "$rc" &&
 	expect_eq 0 "$(gpg_count)" "gpg processes: $(cat "$TMP/gpg.list")"
+'
+
+# --- libESMTP is loaded only to speak SMTP ------------------------------------------
+test_expect_success 'the programs do not link libESMTP' '
+	ldd "$FILTER" >"$TMP/ldd" && expect_no_match "libesmtp" "$TMP/ldd" &&
+	ldd "$VULNID" >"$TMP/ldd" && expect_no_match "libesmtp" "$TMP/ldd"
+'
+
+test_expect_success 'a mail delivered into a Maildir does not load libESMTP' '
+	request_mail "$TMP/l1.eml" l1 &&
+	strace -f -qq -e trace=openat -o "$TMP/open.out" "$FILTER" -c "$CONF" -f alice@example.net <"$TMP/l1.eml" &&
+	expect_no_match "libesmtp" "$TMP/open.out"
+'
+
+test_expect_success 'a mail sent over SMTP loads libESMTP (server down: deferred)' '
+	set_conf delivery transport "smtp://127.0.0.1:$(free_port)" &&
+	set_conf delivery starttls no &&
+	request_mail "$TMP/l2.eml" l2 &&
+	strace -f -qq -e trace=openat -o "$TMP/open.out" "$FILTER" -c "$CONF" -f alice@example.net <"$TMP/l2.eml" &&
+	expect_match "libesmtp\.so" "$TMP/open.out" &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''l2@example.net'\''") &&
+	expect_eq deferred "$(sql "SELECT status FROM outbox WHERE cause = $msg")"
 '
 
 test_done

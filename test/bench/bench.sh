@@ -115,6 +115,8 @@ done
 M2=$(( N / 4 > 5 ? N / 4 : 5 ))
 mails "$W/m2m" p2m "$M2" $((2 * 1024 * 1024))
 series procmail-2m "$M2" "$W/m2m/%d" procmail -m "$W/pm/rc"
+# the whole 2 MiB read as the request (by default only its first 512 KiB)
+setconf plain max_request_text 4194304
 series filter-2m "$M2" "$W/m2m/%d" "$FILTER" -c "$W/plain/vulnid.conf" -f alice@example.net -r request@example.org
 
 # --- 2. 50 MiB: peak RSS --------------------------------------------------------------
