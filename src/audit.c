@@ -93,13 +93,13 @@ audit_append(store *st, audit_event *ev, GError **err)
 	gboolean first = FALSE;
 	int rc;
 
-	stmt = store_prepare(st, "SELECT hash FROM audit ORDER BY seq DESC LIMIT 1", &s, err);
+	stmt = store_prepare_cached(st, "SELECT hash FROM audit ORDER BY seq DESC LIMIT 1", &s, err);
 	if (stmt == NULL)
 		return s;
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
 		prev = g_strdup((const char *) sqlite3_column_text(stmt, 0));
-	sqlite3_finalize(stmt);
+	sqlite3_reset(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_fail(st, rc, "audit", err);
 	if (prev == NULL)
@@ -112,12 +112,12 @@ audit_append(store *st, audit_event *ev, GError **err)
 	canonjson_member_str(line, &first, "hash", hash);
 	g_string_append_c(line, '}');
 
-	stmt = store_prepare(st, "INSERT INTO audit (line, hash) VALUES (?, ?)", &s, err);
+	stmt = store_prepare_cached(st, "INSERT INTO audit (line, hash) VALUES (?, ?)", &s, err);
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_text(stmt, 1, line->str, (int) line->len, SQLITE_TRANSIENT);
 	sqlite3_bind_text(stmt, 2, hash, -1, SQLITE_TRANSIENT);
-	s = store_step_done(st, stmt, "audit", err);
+	s = store_step_reset(st, stmt, "audit", err);
 	if (s != VULNID_OK)
 		return s;
 	return VULNID_OK;

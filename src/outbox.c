@@ -420,7 +420,7 @@ static vulnid_status
 outbox_tally(store *st, gint64 id, int *pending, int *failed, int *delivered, GError **err)
 {
 	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
+	sqlite3_stmt *stmt = store_prepare_cached(st,
 		"SELECT coalesce(sum(status IN ('queued', 'deferred')), 0),"
 		" coalesce(sum(status = 'failed'), 0), coalesce(sum(status = 'delivered'), 0)"
 		" FROM outbox_recipients WHERE outbox = ?", &s, err);
@@ -433,7 +433,7 @@ outbox_tally(store *st, gint64 id, int *pending, int *failed, int *delivered, GE
 	*pending = sqlite3_column_int(stmt, 0);
 	*failed = sqlite3_column_int(stmt, 1);
 	*delivered = sqlite3_column_int(stmt, 2);
-	sqlite3_finalize(stmt);
+	sqlite3_reset(stmt);
 	if (rc != SQLITE_ROW)
 		return store_fail(st, rc, "outbox", err);
 	return VULNID_OK;
@@ -459,7 +459,7 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 	int pending, failed, delivered, rc;
 
 	expired = created != NULL && g_date_time_difference(t, created) / G_TIME_SPAN_SECOND > cfg->lifetime;
-	stmt = store_prepare(st, "UPDATE outbox_recipients SET status = ?, reply = ?, updated = ?"
+	stmt = store_prepare_cached(st, "UPDATE outbox_recipients SET status = ?, reply = ?, updated = ?"
 			     " WHERE outbox = ? AND address = ? AND status <> 'delivered'", &s, err);
 	if (stmt == NULL)
 		goto fail;
@@ -479,12 +479,12 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 		sqlite3_bind_text(stmt, 5, r->address, -1, SQLITE_TRANSIENT);
 		rc = sqlite3_step(stmt);
 		if (rc != SQLITE_DONE) {
-			sqlite3_finalize(stmt);
+			sqlite3_reset(stmt);
 			s = store_fail(st, rc, "outbox", err);
 			goto fail;
 		}
 	}
-	sqlite3_finalize(stmt);
+	sqlite3_reset(stmt);
 	s = outbox_tally(st, it->id, &pending, &failed, &delivered, err);
 	if (s != VULNID_OK)
 		goto fail;
@@ -520,7 +520,7 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 		state = "delivered";
 		res->delivered++;
 	}
-	stmt = store_prepare(st, "UPDATE outbox SET status = ?1, attempts = attempts + 1, updated = ?2,"
+	stmt = store_prepare_cached(st, "UPDATE outbox SET status = ?1, attempts = attempts + 1, updated = ?2,"
 			     " last_error = ?3, next_attempt = coalesce(?4, next_attempt) WHERE id = ?5",
 			     &s, err);
 	if (stmt == NULL)
@@ -538,7 +538,7 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 	else
 		sqlite3_bind_null(stmt, 4);
 	sqlite3_bind_int64(stmt, 5, it->id);
-	s = store_step_done(st, stmt, "outbox", err);
+	s = store_step_reset(st, stmt, "outbox", err);
 	if (s != VULNID_OK)
 		goto fail;
 	if (ev == NULL) {
@@ -569,7 +569,7 @@ vulnid_status
 outbox_get_data(store *st, gint64 id, GBytes **out, GError **err)
 {
 	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT data FROM outbox WHERE id = ?", &s, err);
+	sqlite3_stmt *stmt = store_prepare_cached(st, "SELECT data FROM outbox WHERE id = ?", &s, err);
 	int rc;
 
 	if (stmt == NULL)
@@ -578,7 +578,7 @@ outbox_get_data(store *st, gint64 id, GBytes **out, GError **err)
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
 		*out = g_bytes_new(sqlite3_column_blob(stmt, 0), (gsize) sqlite3_column_bytes(stmt, 0));
-	sqlite3_finalize(stmt);
+	sqlite3_reset(stmt);
 	if (rc == SQLITE_DONE)
 		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no outbox item %" G_GINT64_FORMAT, id);
 	if (rc != SQLITE_ROW)
@@ -744,7 +744,7 @@ outbox_get_signed(store *st, const vulnid_config *cfg, outbox_item *it, GBytes *
 	vulnid_status s;
 	int rc;
 
-	stmt = store_prepare(st, "SELECT data FROM outbox_signed WHERE outbox = ? AND mode = ?", &s, err);
+	stmt = store_prepare_cached(st, "SELECT data FROM outbox_signed WHERE outbox = ? AND mode = ?", &s, err);
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_int64(stmt, 1, it->id);
@@ -752,7 +752,7 @@ outbox_get_signed(store *st, const vulnid_config *cfg, outbox_item *it, GBytes *
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
 		*out = g_bytes_new(sqlite3_column_blob(stmt, 0), (gsize) sqlite3_column_bytes(stmt, 0));
-	sqlite3_finalize(stmt);
+	sqlite3_reset(stmt);
 	if (rc == SQLITE_ROW)
 		return VULNID_OK;
 	if (rc != SQLITE_DONE)
@@ -773,7 +773,7 @@ static vulnid_status
 outbox_keep_signed(store *st, const vulnid_config *cfg, outbox_item *it, const char *now, GError **err)
 {
 	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
+	sqlite3_stmt *stmt = store_prepare_cached(st,
 		"INSERT INTO outbox_signed (outbox, mode, created, data)"
 		" SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM outbox_signed WHERE outbox = ?1)",
 		&s, err);
@@ -785,7 +785,7 @@ outbox_keep_signed(store *st, const vulnid_config *cfg, outbox_item *it, const c
 	sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_blob(stmt, 4, g_bytes_get_data(it->signed_now, NULL),
 			  (int) g_bytes_get_size(it->signed_now), SQLITE_STATIC);
-	return store_step_done(st, stmt, "outbox", err);
+	return store_step_reset(st, stmt, "outbox", err);
 }
 
 static void

@@ -14,6 +14,7 @@ struct store {
 	char *path;
 	gboolean in_txn;
 	gint64 saved_cache_size;	/* PRAGMA cache_size to restore, 0: none */
+	GHashTable *stmt_cache;		/* SQL text -> sqlite3_stmt, see store_prepare_cached() */
 };
 
 /* Tables whose rows are never changed or removed once written. */
@@ -239,6 +240,46 @@ store_prepare(store *st, const char *sql, vulnid_status *status, GError **err)
 	return stmt;
 }
 
+static void
+stmt_finalize(gpointer stmt)
+{
+	sqlite3_finalize(stmt);
+}
+
+sqlite3_stmt *
+store_prepare_cached(store *st, const char *sql, vulnid_status *status, GError **err)
+{
+	sqlite3_stmt *stmt = st->stmt_cache != NULL ? g_hash_table_lookup(st->stmt_cache, sql) : NULL;
+	int rc;
+
+	*status = VULNID_OK;
+	if (stmt != NULL) {
+		sqlite3_reset(stmt);
+		sqlite3_clear_bindings(stmt);
+		return stmt;
+	}
+	rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL);
+	if (rc != SQLITE_OK) {
+		*status = store_fail(st, rc, "database", err);
+		return NULL;
+	}
+	if (st->stmt_cache == NULL)
+		st->stmt_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, stmt_finalize);
+	g_hash_table_insert(st->stmt_cache, g_strdup(sql), stmt);
+	return stmt;
+}
+
+vulnid_status
+store_step_reset(store *st, sqlite3_stmt *stmt, const char *what, GError **err)
+{
+	int rc = sqlite3_step(stmt);
+
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, rc, what, err);
+	return VULNID_OK;
+}
+
 sqlite3 *
 store_db(store *st)
 {
@@ -451,6 +492,7 @@ store_close(store *st)
 		return;
 	if (st->db != NULL) {
 		store_rollback(st);
+		g_clear_pointer(&st->stmt_cache, g_hash_table_unref);
 		sqlite3_close_v2(st->db);
 	}
 	g_free(st->path);

@@ -42,6 +42,12 @@ sqlite3_stmt *store_prepare(store *st, const char *sql, vulnid_status *status, G
 void store_bind_text(sqlite3_stmt *stmt, int i, const char *v);
 /* Run a statement that returns no rows, then finalize it. */
 vulnid_status store_step_done(store *st, sqlite3_stmt *stmt, const char *what, GError **err);
+/* For statements run once per item in a loop (queue run): prepared once
+ * per connection and kept.  The caller never finalizes one; it resets it
+ * (sqlite3_reset(), or store_step_reset(): step, expect SQLITE_DONE,
+ * reset) as soon as it has read the row, so that no read stays open. */
+sqlite3_stmt *store_prepare_cached(store *st, const char *sql, vulnid_status *status, GError **err);
+vulnid_status store_step_reset(store *st, sqlite3_stmt *stmt, const char *what, GError **err);
 /* A text column as a new string, or NULL. */
 char *store_col_text(sqlite3_stmt *stmt, int i);
 
