@@ -86,30 +86,45 @@ mail_reply_encrypted(mail_ctx *c, const char *kind, const char *tmpl, GHashTable
 		     const char *entry_id, const char *reply_to, const char *const *encrypt_to,
 		     GError **err)
 {
-	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
 	outbox_mail mail = { 0 };
+
+	mail.kind = kind;
+	mail.entry = entry_id;
+	mail.reply_to = reply_to;
+	mail.encrypt_to = encrypt_to;
+	return mail_queue_reply(c, tmpl, vars, &mail, err);
+}
+
+const char *
+mail_reply_address(const mail_ctx *c)
+{
+	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
+
+	return to != NULL && *to != '\0' && config_address_valid(to) ? to : NULL;
+}
+
+vulnid_status
+mail_queue_reply(mail_ctx *c, const char *tmpl, GHashTable *vars, outbox_mail *mail, GError **err)
+{
+	const char *to = mail_reply_address(c);
 	vulnid_status s;
 	gint64 id;
 
-	if (to == NULL || *to == '\0' || !config_address_valid(to))
+	if (to == NULL)
 		return VULNID_OK;	/* nobody to answer */
-	mail.kind = kind;
-	mail.entry = entry_id;
-	mail.to_addr = to;
-	mail.to_name = c->m->reply_addr != NULL && c->m->from_addr != NULL &&
-		       strcmp(c->m->reply_addr, c->m->from_addr) == 0 ? c->m->from_name : NULL;
-	mail.reply_to = reply_to;
-	mail.in_reply_to = c->m->message_id;
-	mail.references = c->m->references;
-	mail.bulk = TRUE;
-	mail.encrypt_to = encrypt_to;
-	s = notify_queue_template(c->st, c->cfg, c->msg_row, tmpl, vars, &mail, &id, err);
+	mail->to_addr = to;
+	mail->to_name = c->m->reply_addr != NULL && c->m->from_addr != NULL &&
+			strcmp(c->m->reply_addr, c->m->from_addr) == 0 ? c->m->from_name : NULL;
+	mail->in_reply_to = c->m->message_id;
+	mail->references = c->m->references;
+	mail->bulk = TRUE;
+	s = notify_queue_template(c->st, c->cfg, c->msg_row, tmpl, vars, mail, &id, err);
 	if (s != VULNID_OK)
 		return s;
 	{
-		g_autoptr(audit_event) ev = audit_event_new("replied", entry_id, c->m->message_id);
+		g_autoptr(audit_event) ev = audit_event_new("replied", mail->entry, c->m->message_id);
 
-		audit_event_str(ev, "kind", kind);
+		audit_event_str(ev, "kind", mail->kind);
 		audit_event_str(ev, "to", to);
 		audit_event_int(ev, "outbox", id);
 		return audit_append(c->st, ev, err);
@@ -199,13 +214,11 @@ intake_key(intake_ctx *c, GError **err)
 	g_autoptr(GHashTable) vars = mail_template_vars(c);
 	g_autoptr(GBytes) key = NULL;
 	g_autofree char *fpr = NULL;
-	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
 	outbox_mail mail = { 0 };
 	vulnid_status s;
-	gint64 id;
 
 	c->res->outcome = INTAKE_KEY;
-	if (to == NULL || !config_address_valid(to))
+	if (mail_reply_address(c) == NULL)
 		return VULNID_OK;
 	s = crypto_robot_fingerprint(&fpr, err);
 	if (s == VULNID_OK)
@@ -214,24 +227,10 @@ intake_key(intake_ctx *c, GError **err)
 		return s;
 	g_hash_table_insert(vars, "fingerprint", g_strdup(fpr));
 	mail.kind = "key";
-	mail.to_addr = to;
-	mail.in_reply_to = c->m->message_id;
-	mail.references = c->m->references;
-	mail.bulk = TRUE;
 	mail.attachment = key;
 	mail.attachment_type = "application/pgp-keys";
 	mail.attachment_name = "vulnid.asc";
-	s = notify_queue_template(c->st, c->cfg, c->msg_row, "key.txt", vars, &mail, &id, err);
-	if (s != VULNID_OK)
-		return s;
-	{
-		g_autoptr(audit_event) ev = audit_event_new("replied", NULL, c->m->message_id);
-
-		audit_event_str(ev, "kind", "key");
-		audit_event_str(ev, "to", to);
-		audit_event_int(ev, "outbox", id);
-		return audit_append(c->st, ev, err);
-	}
+	return mail_queue_reply(c, "key.txt", vars, &mail, err);
 }
 
 /* Archive the attachments once; each entry's first record lists them. */

@@ -2149,15 +2149,12 @@ static vulnid_status
 send_reply(lc_mail *l, const char *entry_id, GError **err)
 {
 	mail_ctx *c = l->c;
-	const char *to = reply_address_of(c);
 	g_autoptr(GHashTable) vars = NULL;
 	g_autofree char *reply_to = entry_id != NULL ? entry_address(c->cfg, entry_id) : NULL;
 	g_autoptr(GString) subj = g_string_new(NULL);
 	outbox_mail mail = { 0 };
-	vulnid_status s;
-	gint64 id;
 
-	if (to == NULL || *to == '\0' || !config_address_valid(to))
+	if (mail_reply_address(c) == NULL)
 		return VULNID_OK;
 	vars = mail_template_vars(c);
 	{
@@ -2180,29 +2177,13 @@ send_reply(lc_mail *l, const char *entry_id, GError **err)
 		g_hash_table_insert(vars, "help", help_text(c->cfg, vars));
 	mail.kind = "entry-reply";
 	mail.entry = entry_id;
-	mail.to_addr = to;
-	mail.to_name = c->m->reply_addr != NULL && c->m->from_addr != NULL &&
-		       strcmp(c->m->reply_addr, c->m->from_addr) == 0 ? c->m->from_name : NULL;
 	mail.reply_to = reply_to;
-	mail.in_reply_to = c->m->message_id;
-	mail.references = c->m->references;
-	mail.bulk = TRUE;
 	if (l->key != NULL) {
 		mail.attachment = l->key;
 		mail.attachment_type = "application/pgp-keys";
 		mail.attachment_name = "vulnid-key.asc";
 	}
-	s = notify_queue_template(c->st, c->cfg, c->msg_row, "entry-reply.txt", vars, &mail, &id, err);
-	if (s != VULNID_OK)
-		return s;
-	{
-		g_autoptr(audit_event) ev = audit_event_new("replied", entry_id, c->m->message_id);
-
-		audit_event_str(ev, "kind", "entry-reply");
-		audit_event_str(ev, "to", to);
-		audit_event_int(ev, "outbox", id);
-		return audit_append(c->st, ev, err);
-	}
+	return mail_queue_reply(c, "entry-reply.txt", vars, &mail, err);
 }
 
 /* ---- the entry points --------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include "crypto.h"
 #include "intake.h"
 #include "message.h"
+#include "outbox.h"
 #include "status.h"
 #include "store.h"
 
@@ -47,6 +48,16 @@ vulnid_status mail_reply(mail_ctx *c, const char *kind, const char *tmpl, GHashT
 vulnid_status mail_reply_encrypted(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
 				   const char *entry_id, const char *reply_to,
 				   const char *const *encrypt_to, GError **err);
+
+/* Where replies to the mail go (Reply-To, From, else the envelope
+ * sender), or NULL when that is no usable address. */
+const char *mail_reply_address(const mail_ctx *c);
+
+/* What mail_reply() does for a mail the caller has filled in (kind,
+ * entry, Reply-To, attachment, encryption): the recipient, threading and
+ * bulk fields are set here. */
+vulnid_status mail_queue_reply(mail_ctx *c, const char *tmpl, GHashTable *vars, outbox_mail *mail,
+			       GError **err);
 
 /* Set the mail aside with a reason (and audit it); no reply. */
 vulnid_status mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err);
