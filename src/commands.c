@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "ids.h"
+#include "request.h"
 #include "text.h"
 
 typedef struct {
@@ -70,25 +71,6 @@ is_blank(const char *line)
 		if (!g_ascii_isspace(*line))
 			return FALSE;
 	return TRUE;
-}
-
-/* The request format's rule (request.c): a letter, then letters, digits or
- * '-', at most 64, then ':' and white space or the end of the line. */
-static gsize
-field_name_len(const char *line)
-{
-	gsize n = 0;
-
-	if (!g_ascii_isalpha(line[0]))
-		return 0;
-	while (g_ascii_isalnum(line[n]) || line[n] == '-')
-		if (++n > 64)
-			return 0;
-	if (line[n] != ':')
-		return 0;
-	if (line[n + 1] != '\0' && line[n + 1] != ' ' && line[n + 1] != '\t')
-		return 0;
-	return n;
 }
 
 /* Next white-space separated word of *p (NULL at the end); *p moves on. */
@@ -397,7 +379,7 @@ commands_split(const char *text, const char *prefix, guint max_fields)
 			continue;
 		}
 		field = NULL;
-		klen = field_name_len(line);
+		klen = request_field_name_len(line);
 		if (klen == 5 && g_ascii_strncasecmp(line, "Token", 5) == 0) {
 			char *v = token_value(line, klen);
 			gboolean again = FALSE;

@@ -92,11 +92,8 @@ request_block_fields_json(const request_block *b)
 	return g_string_free(s, FALSE);
 }
 
-/* Length of a field name at the start of line, or 0 when the line is not
- * a field.  A name is a letter, then letters, digits or '-', then ':' and
- * white space or the end of the line ("http://x" is not a field). */
-static gsize
-field_name_len(const char *line)
+gsize
+request_field_name_len(const char *line)
 {
 	gsize n = 0;
 
@@ -227,7 +224,7 @@ parse_block(request *r, char **lines, guint bi, guint nb, const request_limits *
 	while (*l != NULL && is_blank(*l))
 		l++;
 	for (; *l != NULL; l++) {
-		gsize n = field_name_len(*l);
+		gsize n = request_field_name_len(*l);
 
 		if (n > 0) {
 			request_field *f;

@@ -35,6 +35,12 @@ typedef struct {
 	gint64 max_field_length;
 } request_limits;
 
+/* Length of a field name at the start of line, or 0 when the line is not
+ * a field.  A name is a letter, then letters, digits or '-' (at most 64),
+ * then ':' and white space or the end of the line ("http://x" is not a
+ * field).  Commands in mail about an entry follow the same rule. */
+gsize request_field_name_len(const char *line);
+
 /* Parse text (UTF-8, \n line ends).  Problems with the content go to
  * ->errors (nothing may be assigned) or ->warnings; the status is only
  * for resource failures. */
