@@ -31,22 +31,29 @@ entry_record_canonical(const char *entry_id, gint64 seq, const char *created,
 	g_string_append(s, fields_json);	/* already canonical */
 	canonjson_member_str(s, &first, "body", body);
 	canonjson_key(s, &first, "attachments");
+	entry_attachments_canonical(s, attachments);
+	g_string_append_c(s, '}');
+	return g_string_free(s, FALSE);
+}
+
+void
+entry_attachments_canonical(GString *s, const GPtrArray *attachments)
+{
 	g_string_append_c(s, '[');
 	for (guint i = 0; attachments != NULL && i < attachments->len; i++) {
 		const entry_attachment *a = g_ptr_array_index(attachments, i);
-		gboolean f2 = TRUE;
+		gboolean first = TRUE;
 
 		if (i > 0)
 			g_string_append_c(s, ',');
 		g_string_append_c(s, '{');
-		canonjson_member_str(s, &f2, "sha256", a->sha256);
-		canonjson_member_int(s, &f2, "size", a->size);
-		canonjson_member_str(s, &f2, "content_type", a->content_type);
-		canonjson_member_str(s, &f2, "filename", a->filename);
+		canonjson_member_str(s, &first, "sha256", a->sha256);
+		canonjson_member_int(s, &first, "size", a->size);
+		canonjson_member_str(s, &first, "content_type", a->content_type);
+		canonjson_member_str(s, &first, "filename", a->filename);
 		g_string_append_c(s, '}');
 	}
-	g_string_append(s, "]}");
-	return g_string_free(s, FALSE);
+	g_string_append_c(s, ']');
 }
 
 void

@@ -21,6 +21,9 @@ char *entry_record_canonical(const char *entry, gint64 seq, const char *created,
 			     const char *kind, const char *auth_json, const char *subject,
 			     const char *fields_json, const char *body,
 			     const GPtrArray *attachments /* entry_attachment* */);
+/* A record's attachment list as canonical JSON, appended to s (the
+ * "attachments" member of entry_record_canonical(), also in exports). */
+void entry_attachments_canonical(GString *s, const GPtrArray *attachments /* entry_attachment* */);
 
 typedef struct {
 	gint64 rowid;

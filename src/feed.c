@@ -187,26 +187,6 @@ line_build(GString *out, int year, guint64 n, gint64 pos, const char *members,
 	memcpy(hash_out, h, 65);
 }
 
-static void
-attachments_append(GString *s, const GPtrArray *atts)
-{
-	g_string_append_c(s, '[');
-	for (guint i = 0; atts != NULL && i < atts->len; i++) {
-		const entry_attachment *a = g_ptr_array_index(atts, i);
-		gboolean f = TRUE;
-
-		if (i > 0)
-			g_string_append_c(s, ',');
-		g_string_append_c(s, '{');
-		canonjson_member_str(s, &f, "sha256", a->sha256);
-		canonjson_member_int(s, &f, "size", a->size);
-		canonjson_member_str(s, &f, "content_type", a->content_type);
-		canonjson_member_str(s, &f, "filename", a->filename);
-		g_string_append_c(s, '}');
-	}
-	g_string_append_c(s, ']');
-}
-
 /* ---- export ----------------------------------------------------------------------- */
 
 typedef struct {
@@ -536,7 +516,7 @@ record_members(const entry *e, const entry_record *r, gboolean anonymous, char *
 	g_string_append(s, r->fields);
 	canonjson_member_str(s, &first, "body", r->body);
 	canonjson_key(s, &first, "attachments");
-	attachments_append(s, r->attachments);
+	entry_attachments_canonical(s, r->attachments);
 	canonjson_member_str(s, &first, "sha256", r->sha256);
 	*out = g_string_free(s, FALSE);
 	return VULNID_OK;
