@@ -11,13 +11,6 @@
 PGPMAIL="$PYTHON $CORPORA/openpgp/pgpmail.py"
 MUTT_SEND="$VULNID_SRCDIR/test/mutt-send.sh"
 
-# G HOME ARGS: gpg in HOME, never asking anything
-G() {
-	local h=$1
-	shift
-	gpg --homedir "$h" --batch --yes --no-tty --pinentry-mode loopback --passphrase '' "$@"
-}
-
 # new_key NAME "UID" EXPIRE [gpg options]: a keyring $TMP/gnupg-NAME with
 # an ed25519 signing key and a cv25519 encryption subkey; prints the
 # fingerprint.
@@ -39,17 +32,6 @@ n_entries() { sql "SELECT count(*) FROM entries"; }
 auth_of() {
 	vulnid show "$1" --json |
 		$PYTHON -c 'import json,sys; j=json.load(sys.stdin); print(json.dumps(j["records"][0]["auth"], separators=(",",":")))'
-}
-
-# snap; deliver...; new_mail_to ADDR: the new mail in sent/ to ADDR
-snap() { ls -1 "$INST/sent/new" | sort >"$TMP/.snap"; }
-new_mails() { ls -1 "$INST/sent/new" | sort | comm -13 "$TMP/.snap" - | sed "s|^|$INST/sent/new/|"; }
-new_mail_to() {
-	local f
-	for f in $(new_mails); do
-		mail_header "$f" To | grep -qi -- "$1" && { echo "$f"; return 0; }
-	done
-	fail "no new mail to $1 (new: $(new_mails | tr '\n' ' '))"
 }
 
 # text_of MAIL: all its text/plain parts, decoded

@@ -7,11 +7,6 @@
 PGPMAIL="$PYTHON $CORPORA/openpgp/pgpmail.py"
 MUTT_SEND="$VULNID_SRCDIR/test/mutt-send.sh"
 
-G() {
-	local h=$1
-	shift
-	gpg --homedir "$h" --batch --yes --no-tty --pinentry-mode loopback --passphrase '' "$@"
-}
 
 # new_key NAME "UID" [cert]: ed25519 signing (or, with "cert", a
 # certify-only primary and a signing subkey) and cv25519 encryption keys
@@ -34,15 +29,6 @@ show() { vulnid show "$1" --json; }	# the public view: a stub while embargoed
 stored() { sql "SELECT $2 FROM records WHERE entry = '$1' AND seq = 1"; }
 rec() { show "$1" | json_get "$2"; }
 
-snap() { ls -1 "$INST/sent/new" | sort >"$TMP/.snap"; }
-new_mails() { ls -1 "$INST/sent/new" | sort | comm -13 "$TMP/.snap" - | sed "s|^|$INST/sent/new/|"; }
-new_mail_to() {
-	local f
-	for f in $(new_mails); do
-		mail_header "$f" To | grep -qi -- "$1" && { echo "$f"; return 0; }
-	done
-	fail "no new mail to $1 (new: $(new_mails | tr '\n' ' '))"
-}
 text_of() { $PGPMAIL text "$1"; }
 
 verify_robot() {

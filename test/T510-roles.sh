@@ -9,11 +9,6 @@ Y=$(date -u +%Y)
 vulnid() { "$VULNID" -c "$CONF" "$@"; }
 
 # G HOME ARGS: gpg in HOME, never asking anything
-G() {
-	local h=$1
-	shift
-	gpg --homedir "$h" --batch --yes --no-tty --pinentry-mode loopback --passphrase '' "$@"
-}
 # new_key NAME "UID": a keyring $TMP/gnupg-NAME; prints the fingerprint
 new_key() {
 	local h="$TMP/gnupg-$1" fpr
@@ -23,13 +18,6 @@ new_key() {
 	G "$h" --quick-add-key "$fpr" cv25519 encr never 2>/dev/null || return 1
 	G "$h" --armor --export "$fpr" >"$TMP/$1.asc"
 	echo "$fpr"
-}
-# signed FILE NAME FPR TEXT [headers]: an inline clearsigned mail
-signed() {
-	local file=$1 name=$2 fpr=$3 text=$4
-	shift 4
-	printf '%s\n' "$text" | G "$TMP/gnupg-$name" --local-user "$fpr" --clearsign >"$TMP/.cs" 2>/dev/null || return 1
-	write_mail "$file" "$@" <"$TMP/.cs"
 }
 token_in() { mail_body "$1" | grep -Eo 'Token: [0-9a-f]{32}' | head -n 1 | cut -d" " -f2; }
 PGPMAIL="$PYTHON $CORPORA/openpgp/pgpmail.py"
@@ -103,7 +91,7 @@ test_expect_success 'the same from the creator'\''s address, without the token: 
 '
 
 test_expect_success 'release signed by another key is refused: wrong role' '
-	signed "$TMP/x3.eml" mallory "$MFPR" "release $E1" "Message-ID: <x3@example.net>" "From: mallory@example.com" &&
+	clearsigned_mail "$TMP/x3.eml" mallory "$MFPR" "release $E1" "Message-ID: <x3@example.net>" "From: mallory@example.com" &&
 	deliver_ok "$TMP/x3.eml" -r "request+$E1@example.org" &&
 	reply_to mallory@example.com | grep -q "refused: wrong role: only the creator" &&
 	expect_eq embargoed "$(state "$E1")"
@@ -180,17 +168,17 @@ test_expect_success 'release of a public entry is refused' '
 
 E2="TEST-$Y-0002"
 test_expect_success 'a signed request: the creator releases it by a signed mail naming the entry' '
-	signed "$TMP/s1.eml" alice "$AFPR" "Vendor: Widget Co
+	clearsigned_mail "$TMP/s1.eml" alice "$AFPR" "Vendor: Widget Co
 Embargo: 2099-12-31
 
 Signed and embargoed." "Message-ID: <s1@example.net>" "Subject: signed one" &&
 	deliver_ok "$TMP/s1.eml" -r request@example.org &&
 	expect_eq embargoed "$(state "$E2")" &&
-	signed "$TMP/s2.eml" alice "$AFPR" "release" "Message-ID: <s2@example.net>" &&
+	clearsigned_mail "$TMP/s2.eml" alice "$AFPR" "release" "Message-ID: <s2@example.net>" &&
 	deliver_ok "$TMP/s2.eml" -r "request+$E2@example.org" &&
 	reply_to alice@example.net | grep -q "refused: in a signed mail, name the entry in the command" &&
 	expect_eq embargoed "$(state "$E2")" &&
-	signed "$TMP/s3.eml" alice "$AFPR" "release $E2" "Message-ID: <s3@example.net>" &&
+	clearsigned_mail "$TMP/s3.eml" alice "$AFPR" "release $E2" "Message-ID: <s3@example.net>" &&
 	deliver_ok "$TMP/s3.eml" -r "request+$E2@example.org" &&
 	reply_to alice@example.net | grep -q "done: the embargo on $E2 was lifted" &&
 	expect_eq public "$(state "$E2")" &&
@@ -211,7 +199,7 @@ test_expect_success 'a vendor response signed with the directory key: vendor by 
 		write_mail "$TMP/r3.eml" "Message-ID: <r3@example.net>" "Subject: public bug" &&
 	deliver_ok "$TMP/r3.eml" -r request@example.org &&
 	expect_eq public "$(state "$E3")" &&
-	signed "$TMP/v3.eml" vera "$VFPR" "Status: fixed
+	clearsigned_mail "$TMP/v3.eml" vera "$VFPR" "Status: fixed
 
 Fixed in Widget 3.4." "Message-ID: <v3@example.net>" "From: vera@widget.example" "Subject: Re: [$E3] public bug" &&
 	deliver_ok "$TMP/v3.eml" -r request@example.org &&

@@ -8,25 +8,6 @@ make_instance inst
 Y=$(date -u +%Y)
 vulnid() { "$VULNID" -c "$CONF" "$@"; }
 
-G() {
-	local h=$1
-	shift
-	gpg --homedir "$h" --batch --yes --no-tty --pinentry-mode loopback --passphrase '' "$@"
-}
-new_key() {
-	local h="$TMP/gnupg-$1" fpr
-	mkdir -m 700 "$h"
-	G "$h" --quick-gen-key "$2" ed25519 sign never 2>/dev/null || return 1
-	fpr=$(gpg --homedir "$h" --with-colons --list-secret-keys | awk -F: '/^fpr/ { print $10; exit }')
-	G "$h" --armor --export "$fpr" >"$TMP/$1.asc"
-	echo "$fpr"
-}
-signed() {
-	local file=$1 name=$2 fpr=$3 text=$4
-	shift 4
-	printf '%s\n' "$text" | G "$TMP/gnupg-$name" --local-user "$fpr" --clearsign >"$TMP/.cs" 2>/dev/null || return 1
-	write_mail "$file" "$@" <"$TMP/.cs"
-}
 # cmd FROM TO TEXT: deliver a mail with TEXT from FROM to TO; the reply's
 # body lands in $TMP/reply
 n=0
@@ -42,7 +23,7 @@ E2="TEST-$Y-0002"
 E3="TEST-$Y-0003"
 E4="TEST-$Y-0004"
 
-MODFPR=$(new_key mod 'Moderator <mod@example.org>')
+MODFPR=$(new_signing_key mod 'Moderator <mod@example.org>')
 
 test_expect_success 'setup: a public, an embargoed and a duplicate entry; a moderator key' '
 	vulnid keys import "$TMP/mod.asc" >/dev/null &&
@@ -144,9 +125,9 @@ test_expect_success 'rate: recorded; unsigned ratings are unverified, signed cou
 	expect_match "your rating 7 of $E1 is recorded as unverified" "$TMP/reply" &&
 	expect_eq "[[\"Rating\",\"7\"],[\"Rating-Reason\",\"serious but needs login\"]]" \
 		"$(sql "SELECT fields FROM records WHERE entry = '\''$E1'\'' ORDER BY seq DESC LIMIT 1")" &&
-	signed "$TMP/rate1.eml" mod "$MODFPR" "rate $E1 4" "Message-ID: <rate1@example.net>" "From: mod@example.org" &&
+	clearsigned_mail "$TMP/rate1.eml" mod "$MODFPR" "rate $E1 4" "Message-ID: <rate1@example.net>" "From: mod@example.org" &&
 	deliver_ok "$TMP/rate1.eml" -r request@example.org &&
-	signed "$TMP/rate2.eml" mod "$MODFPR" "rate $E1 6" "Message-ID: <rate2@example.net>" "From: mod@example.org" &&
+	clearsigned_mail "$TMP/rate2.eml" mod "$MODFPR" "rate $E1 6" "Message-ID: <rate2@example.net>" "From: mod@example.org" &&
 	deliver_ok "$TMP/rate2.eml" -r request@example.org &&
 	mail_body "$(sent_to mod@example.org)" | grep -q "counts once for your key" &&
 	cmd zed@example.org request@example.org "lookup $E1" &&
@@ -157,19 +138,19 @@ test_expect_success 'duplicate-of by others is refused' '
 	before=$(records "$E3") &&
 	cmd bob@example.com "request+$E3@example.org" "duplicate-of $E1" &&
 	expect_match "refused: not authenticated: moderator commands must be signed" "$TMP/reply" &&
-	signed "$TMP/d0.eml" mod "$MODFPR" "duplicate-of $E1" "Message-ID: <d0@example.net>" "From: mod@example.org" &&
+	clearsigned_mail "$TMP/d0.eml" mod "$MODFPR" "duplicate-of $E1" "Message-ID: <d0@example.net>" "From: mod@example.org" &&
 	deliver_ok "$TMP/d0.eml" -r "request+$E3@example.org" &&
 	mail_body "$(sent_to mod@example.org)" | grep -q "refused: in a signed mail, name the entries" &&
 	expect_eq "$before" "$(records "$E3")"
 '
 
 test_expect_success 'duplicate-of by a moderator (signed, naming both)' '
-	signed "$TMP/d1.eml" mod "$MODFPR" "duplicate-of $E3 $E1" "Message-ID: <d1@example.net>" "From: mod@example.org" &&
+	clearsigned_mail "$TMP/d1.eml" mod "$MODFPR" "duplicate-of $E3 $E1" "Message-ID: <d1@example.net>" "From: mod@example.org" &&
 	deliver_ok "$TMP/d1.eml" -r request@example.org &&
 	mail_body "$(sent_to mod@example.org)" | grep -q "done: $E3 is recorded as a duplicate of $E1" &&
 	expect_eq "moderator|key|[[\"Duplicate-Of\",\"$E1\"]]" \
 		"$(sql "SELECT role || '\''|'\'' || json_extract(auth, '\''$.how'\'') || '\''|'\'' || fields FROM records WHERE entry = '\''$E3'\'' ORDER BY seq DESC LIMIT 1")" &&
-	signed "$TMP/d2.eml" mod "$MODFPR" "duplicate-of $E1 $E3" "Message-ID: <d2@example.net>" "From: mod@example.org" &&
+	clearsigned_mail "$TMP/d2.eml" mod "$MODFPR" "duplicate-of $E1 $E3" "Message-ID: <d2@example.net>" "From: mod@example.org" &&
 	deliver_ok "$TMP/d2.eml" -r request@example.org &&
 	mail_body "$(sent_to mod@example.org)" | grep -q "refused: that would make a circle" &&
 	cmd zed@example.org request@example.org "lookup $E3" &&
@@ -180,7 +161,7 @@ test_expect_success 'link and spam by a moderator; refused for others' '
 	cmd bob@example.com request@example.org "link $E1 $E2
 spam $E4" &&
 	expect_match "refused: not authenticated: moderator commands" "$TMP/reply" &&
-	signed "$TMP/m1.eml" mod "$MODFPR" "link $E1 $E2
+	clearsigned_mail "$TMP/m1.eml" mod "$MODFPR" "link $E1 $E2
 spam $E4" "Message-ID: <m1@example.net>" "From: mod@example.org" &&
 	deliver_ok "$TMP/m1.eml" -r request@example.org &&
 	mail_body "$(sent_to mod@example.org)" >"$TMP/m" &&

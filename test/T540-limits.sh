@@ -9,25 +9,6 @@ set_conf lifecycle rate_requests_per_hour 3
 set_conf lifecycle rate_additions_per_hour 4
 vulnid() { "$VULNID" -c "$CONF" "$@"; }
 
-G() {
-	local h=$1
-	shift
-	gpg --homedir "$h" --batch --yes --no-tty --pinentry-mode loopback --passphrase '' "$@"
-}
-new_key() {
-	local h="$TMP/gnupg-$1" fpr
-	mkdir -m 700 "$h"
-	G "$h" --quick-gen-key "$2" ed25519 sign never 2>/dev/null || return 1
-	fpr=$(gpg --homedir "$h" --with-colons --list-secret-keys | awk -F: '/^fpr/ { print $10; exit }')
-	G "$h" --armor --export "$fpr" >"$TMP/$1.asc"
-	echo "$fpr"
-}
-signed() {
-	local file=$1 name=$2 fpr=$3 text=$4
-	shift 4
-	printf '%s\n' "$text" | G "$TMP/gnupg-$name" --local-user "$fpr" --clearsign >"$TMP/.cs" 2>/dev/null || return 1
-	write_mail "$file" "$@" <"$TMP/.cs"
-}
 # at TIME FILE [options]: deliver FILE at TIME (the filter must exit 0)
 at() {
 	local t=$1
@@ -38,7 +19,7 @@ at() {
 limited() { sql "SELECT count(*) FROM quarantine WHERE reason = 'rate-limit'"; }
 notices() { sql "SELECT count(*) FROM outbox WHERE kind = 'rate-limited'"; }
 
-MODFPR=$(new_key mod 'Moderator <mod@example.org>')
+MODFPR=$(new_signing_key mod 'Moderator <mod@example.org>')
 
 test_expect_success 'requests: over the limit the mail is archived and quarantined, with one notice' '
 	for i in 1 2 3 4 5 6; do
@@ -79,10 +60,10 @@ test_expect_success 'additions have their own limit, with one notice to that sen
 
 test_expect_success 'per key: a signed flood is limited by its key, whatever its From' '
 	vulnid keys import "$TMP/mod.asc" >/dev/null &&
-	KFPR=$(new_key key2 "Keyholder <k@example.net>") &&
+	KFPR=$(new_signing_key key2 "Keyholder <k@example.net>") &&
 	vulnid keys import "$TMP/key2.asc" >/dev/null &&
 	for i in 1 2 3 4; do
-		signed "$TMP/k$i.eml" key2 "$KFPR" "Product: Keyed $i" "Message-ID: <key$i@example.net>" "From: k$i@example.net" &&
+		clearsigned_mail "$TMP/k$i.eml" key2 "$KFPR" "Product: Keyed $i" "Message-ID: <key$i@example.net>" "From: k$i@example.net" &&
 		at 2031-05-01T13:0$i:00Z "$TMP/k$i.eml" || return 1
 	done &&
 	expect_eq 3 "$(sql "SELECT count(*) FROM records WHERE json_extract(auth, '\''$.fingerprint'\'') = '\''$KFPR'\''")" &&
@@ -92,7 +73,7 @@ test_expect_success 'per key: a signed flood is limited by its key, whatever its
 test_expect_success 'never for the robot'\''s moderator keys' '
 	set_conf lifecycle moderators "$MODFPR" &&
 	for i in 1 2 3 4 5; do
-		signed "$TMP/m$i.eml" mod "$MODFPR" "Product: Moderated $i" "Message-ID: <mod$i@example.net>" "From: mod@example.org" &&
+		clearsigned_mail "$TMP/m$i.eml" mod "$MODFPR" "Product: Moderated $i" "Message-ID: <mod$i@example.net>" "From: mod@example.org" &&
 		at 2031-05-01T14:0$i:00Z "$TMP/m$i.eml" || return 1
 	done &&
 	expect_eq 5 "$(sql "SELECT count(*) FROM records WHERE json_extract(auth, '\''$.fingerprint'\'') = '\''$MODFPR'\''")"

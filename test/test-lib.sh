@@ -204,6 +204,46 @@ write_mail() {
 	} >"$file"
 }
 
+# --- OpenPGP and replies, for the tests that need them ---------------------------
+
+# G HOME ARGS: gpg in HOME, never asking anything
+G() {
+	local h=$1
+	shift
+	gpg --homedir "$h" --batch --yes --no-tty --pinentry-mode loopback --passphrase '' "$@"
+}
+
+# new_signing_key NAME "UID": a keyring $TMP/gnupg-NAME with an ed25519
+# signing key, exported to $TMP/NAME.asc; prints the fingerprint
+new_signing_key() {
+	local h="$TMP/gnupg-$1" fpr
+	mkdir -m 700 "$h"
+	G "$h" --quick-gen-key "$2" ed25519 sign never 2>/dev/null || return 1
+	fpr=$(gpg --homedir "$h" --with-colons --list-secret-keys | awk -F: '/^fpr/ { print $10; exit }')
+	G "$h" --armor --export "$fpr" >"$TMP/$1.asc"
+	echo "$fpr"
+}
+
+# clearsigned_mail FILE NAME FPR TEXT [HEADER...]: a mail whose body is TEXT
+# clearsigned with key FPR of keyring $TMP/gnupg-NAME
+clearsigned_mail() {
+	local file=$1 name=$2 fpr=$3 text=$4
+	shift 4
+	printf '%s\n' "$text" | G "$TMP/gnupg-$name" --local-user "$fpr" --clearsign >"$TMP/.cs" 2>/dev/null || return 1
+	write_mail "$file" "$@" <"$TMP/.cs"
+}
+
+# snap; deliver...; new_mail_to ADDR: the mail the robot sent to ADDR since snap
+snap() { ls -1 "$INST/sent/new" | sort >"$TMP/.snap"; }
+new_mails() { ls -1 "$INST/sent/new" | sort | comm -13 "$TMP/.snap" - | sed "s|^|$INST/sent/new/|"; }
+new_mail_to() {
+	local f
+	for f in $(new_mails); do
+		mail_header "$f" To | grep -qi -- "$1" && { echo "$f"; return 0; }
+	done
+	fail "no new mail to $1 (new: $(new_mails | tr '\n' ' '))"
+}
+
 # --- a real SMTP server on 127.0.0.1: Postfix's smtp-sink -----------------
 SMTP_SINK=$(command -v smtp-sink 2>/dev/null || echo /usr/sbin/smtp-sink)
 
