@@ -70,7 +70,9 @@ esmtp_load(char **why)
 		return TRUE;
 	h = dlopen(ESMTP_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
-		*why = g_strdup_printf("cannot load libESMTP: %s", dlerror());
+		const char *e = dlerror();
+
+		*why = g_strdup_printf("cannot load libESMTP: %s", e != NULL ? e : ESMTP_SONAME);
 		return FALSE;
 	}
 #define ESMTP_SYMBOL(f) \

@@ -124,4 +124,27 @@ test_expect_success 'after all of it: every ack delivered exactly once' '
 	expect_once plain && expect_once plain2 && expect_once sock && expect_consistent
 '
 
+# gpg itself cannot be started (not installed, or not executable): the
+# signature of the reply cannot be made; the mail is recorded and its
+# reply waits, never sent unsigned.
+request_mail "$TMP/nogpg.eml" nogpg
+test_expect_success 'gpg cannot be started: 0, recorded once, the ack deferred with the reason' '
+	before=$(sent_count) &&
+	deliver_fault "$TMP/nogpg.eml" FAULT_OPS=exec "FAULT_PATH=*/gpg" FAULT_ERRNO=ENOENT &&
+	expect_eq 0 "$rc" "exit status: $(cat "$TMP/.filter.err")" &&
+	test "$injected" -ge 1 &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''nogpg@example.net'\''") &&
+	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" &&
+	expect_eq "$before" "$(sent_count)" "replies sent unsigned" &&
+	expect_eq deferred "$(sql "SELECT status FROM outbox WHERE cause = $msg")" &&
+	sql "SELECT last_error FROM outbox WHERE cause = $msg" | grep -q "cannot sign: cannot run .*gpg" &&
+	expect_consistent
+'
+test_expect_success 'gpg back: that ack goes out once, signed' '
+	VULNID_TEST_NOW=$(minutes_from_now 2) "$VULNID" -c "$CONF" queue run >/dev/null &&
+	expect_once nogpg &&
+	f=$(grep -l "^In-Reply-To: <nogpg@example.net>" "$INST"/sent/new/*) &&
+	expect_match "^Content-Type: multipart/signed" "$f"
+'
+
 test_done

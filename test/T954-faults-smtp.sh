@@ -213,4 +213,24 @@ test_expect_success 'a redelivery of that mail is a duplicate: exit 0, no second
 	expect_consistent
 '
 
+# libESMTP cannot be loaded (it is loaded only to speak SMTP): like an
+# unreachable server, the mail is recorded and its reply waits.
+request_mail "$TMP/nolib.eml" nolib
+test_expect_success 'libESMTP cannot be loaded: 0, recorded once, the reply deferred with the reason' '
+	before=$(sink_count) &&
+	deliver_fault "$TMP/nolib.eml" FAULT_OPS=dlopen "FAULT_PATH=libesmtp*" &&
+	expect_eq 0 "$rc" "exit status: $(cat "$TMP/.filter.err")" &&
+	test "$injected" -ge 1 &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''nolib@example.net'\''") &&
+	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" &&
+	expect_eq deferred "$(sql "SELECT status FROM outbox WHERE cause = $msg")" &&
+	sql "SELECT last_error FROM outbox WHERE cause = $msg" | grep -q "cannot load libESMTP" &&
+	expect_eq "$before" "$(sink_count)" "at the sink" &&
+	expect_consistent
+'
+test_expect_success 'libESMTP back: that reply is delivered once' '
+	VULNID_TEST_NOW=$(minutes_from_now 10) "$VULNID" -c "$CONF" queue run >/dev/null &&
+	expect_eq 1 "$(grep -l "^In-Reply-To: <nolib@example.net>" "$SINK_DIR"/* | wc -l | tr -d " ")" "at the sink"
+'
+
 test_done

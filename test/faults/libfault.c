@@ -6,12 +6,14 @@
  *
  *   FAULT_OPS     comma-separated calls to fail: write (also writev),
  *                 pwrite (pwrite, pwrite64, pwritev), fsync, fdatasync,
- *                 connect, rename, link, exec (execv, execve: a program
- *                 that is not there)
+ *                 connect, rename, link, exec (execv, execve,
+ *                 posix_spawn: a program that is not there), dlopen (a
+ *                 library that cannot be loaded)
  *   FAULT_PATH    fnmatch(3) pattern for the file the descriptor is open
  *                 on (from /proc/self/fd; an unlinked file ends in
  *                 " (deleted)"), or the socket path for connect, or the
- *                 target of rename and link, or the program for exec;
+ *                 target of rename and link, or the program for exec,
+ *                 or the library name given to dlopen;
  *                 default "*"
  *   FAULT_EXCLUDE fnmatch(3) pattern of files never to fail (e.g. a keyring)
  *   FAULT_ERRNO   ENOSPC (default), EIO, EDQUOT, ECONNREFUSED, ... or a number
@@ -34,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -42,7 +45,7 @@
 #include <unistd.h>
 
 enum { OP_WRITE = 1, OP_PWRITE = 2, OP_FSYNC = 4, OP_FDATASYNC = 8, OP_CONNECT = 16,
-       OP_RENAME = 32, OP_LINK = 64, OP_EXEC = 128 };
+       OP_RENAME = 32, OP_LINK = 64, OP_EXEC = 128, OP_DLOPEN = 256 };
 
 static int configured;
 static unsigned ops;
@@ -72,7 +75,7 @@ configure(void)
 		static const struct { const char *name; unsigned op; } names[] = {
 			{ "write", OP_WRITE }, { "pwrite", OP_PWRITE }, { "fsync", OP_FSYNC },
 			{ "fdatasync", OP_FDATASYNC }, { "connect", OP_CONNECT }, { "rename", OP_RENAME },
-			{ "link", OP_LINK }, { "exec", OP_EXEC },
+			{ "link", OP_LINK }, { "exec", OP_EXEC }, { "dlopen", OP_DLOPEN },
 		};
 		const char *p = v;
 
@@ -333,6 +336,28 @@ execv(const char *path, char *const argv[])
 		return -1;
 	}
 	return real_execv(path, argv);
+}
+
+int
+posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+	    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	REAL(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *,
+				const posix_spawnattr_t *, char *const[], char *const[]));
+	if (should_fail_path(OP_EXEC, path, "exec"))
+		return fail_errno;	/* posix_spawn returns the error */
+	return real_posix_spawn(pid, path, fa, attr, argv, envp);
+}
+
+/* dlopen's failure is told by dlerror(), which this cannot set: the
+ * caller sees NULL and dlerror() says nothing new (or NULL). */
+void *
+dlopen(const char *file, int mode)
+{
+	REAL(void *, dlopen, (const char *, int));
+	if (file != NULL && should_fail_path(OP_DLOPEN, file, "dlopen"))
+		return NULL;
+	return real_dlopen(file, mode);
 }
 
 int
