@@ -30,7 +30,7 @@
 #include "fuzz.h"
 
 #if defined(__has_include)
-#if __has_include("../../src/feed.c")
+#if __has_include("../../src/lib/feed.c")
 #define FUZZ_HAVE_FEED 1
 #endif
 #endif
@@ -38,7 +38,7 @@
 #ifdef FUZZ_HAVE_FEED
 /* feed.c is not in libvulnid.a yet in every tree: compile it in here.
  * Where the library has it, this copy simply takes its place. */
-#include "../../src/feed.c"
+#include "../../src/lib/feed.c"
 
 #define FPR "0123456789ABCDEF0123456789ABCDEF01234567"
 
@@ -363,7 +363,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#else	/* no src/feed.c in this tree */
+#else	/* no src/lib/feed.c in this tree */
 
 #include <stdio.h>
 
@@ -372,7 +372,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void) argc;
 	(void) argv;
-	fprintf(stderr, "fuzz-feed: this tree has no src/feed.c; nothing to fuzz\n");
+	fprintf(stderr, "fuzz-feed: this tree has no src/lib/feed.c; nothing to fuzz\n");
 	return 0;
 }
 

@@ -1,4 +1,4 @@
-/* u-canonjson.c - unit tests for src/canonjson.c */
+/* u-canonjson.c - unit tests for src/util/canonjson.c */
 #include "autoconfig.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* u-commands.c - unit tests for src/commands.c: the top of an entry mail */
+/* u-commands.c - unit tests for src/lib/commands.c: the top of an entry mail */
 #include "autoconfig.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* u-feed.c - unit tests for src/feed.c, src/export.c (facts) and src/html.c (escaping) */
+/* u-feed.c - unit tests for src/lib/feed.c, src/lib/export.c (facts) and src/lib/html.c (escaping) */
 #include "autoconfig.h"
 
 #include <string.h>

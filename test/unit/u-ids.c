@@ -1,4 +1,4 @@
-/* u-ids.c - unit tests for src/ids.c */
+/* u-ids.c - unit tests for src/util/ids.c */
 #include "autoconfig.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* u-request.c - unit tests for src/request.c */
+/* u-request.c - unit tests for src/lib/request.c */
 #include "autoconfig.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* u-securitytxt.c - unit tests for src/vendor.c: security.txt, the Vendor
+/* u-securitytxt.c - unit tests for src/lib/vendor.c: security.txt, the Vendor
  * field, and who is told about an entry */
 #include "autoconfig.h"
 

@@ -1,4 +1,4 @@
-/* u-template.c - unit tests for src/template.c */
+/* u-template.c - unit tests for src/lib/template.c */
 #include "autoconfig.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* u-text.c - unit tests for src/text.c */
+/* u-text.c - unit tests for src/util/text.c */
 #include "autoconfig.h"
 
 #include <string.h>
