@@ -4,13 +4,14 @@
 #
 # Every gpg process costs milliseconds (a fork, an exec, a keyring read,
 # often a gpg-agent round trip), so the filter starts only those a mail
-# needs: a plain request with a signed reply one (the signature, gpg run
-# directly), a PGP/MIME signed request three more (gpgme's engine probe, the
+# needs: a plain request with a signed reply none (gpg-agent signs over its
+# socket), a PGP/MIME signed request three (gpgme's engine probe, the
 # verification and one listing of the signer's key), an instance that does
 # not sign none.  Likewise libESMTP (with OpenSSL, half of the dynamic
 # linker's work at start-up) is loaded only when a mail goes out over SMTP.
-# The robot's fingerprint is kept in GNUPGHOME/vulnid-robot-key; a keyring
-# changed by hand must be noticed at once.
+# The robot's fingerprint, keygrip and gpg-agent's socket are kept in
+# GNUPGHOME/vulnid-robot-key; a keyring changed by hand must be noticed at
+# once.
 . "$(dirname "$0")/test-lib.sh"
 
 command -v strace >/dev/null || { echo "1..0 # SKIP strace is not installed"; exit 0; }
@@ -35,10 +36,12 @@ request_mail() {
 # gpg process started (its arguments), $rc the exit status
 traced() {
 	rc=0
-	traced_env strace -f -qq -e trace=execve -e signal=none -o "$TMP/strace.out" \
+	traced_env strace -f -qq -e trace=execve,connect -e signal=none -o "$TMP/strace.out" \
 		"$FILTER" -c "$CONF" -f alice@example.net -r request@example.org <"$1" || rc=$?
 	grep 'execve("[^"]*/gpg"' "$TMP/strace.out" | grep -v ' = -1 ' |
 		sed 's/^[0-9]* *execve("[^"]*", \[//' >"$TMP/gpg.list" || true
+	# any GnuPG program at all: gpg, gpgconf, gpg-connect-agent, gpg-agent
+	grep 'execve("[^"]*/gpg[-a-z]*"' "$TMP/strace.out" | grep -v ' = -1 ' >"$TMP/gnupg.list" || true
 }
 # primary_fprs: the primary fingerprints of the secret keys in the robot's keyring
 primary_fprs() {
@@ -62,16 +65,19 @@ test_expect_success 'setup: the instance has a robot key' '
 '
 
 request_mail "$TMP/p1.eml" p1
-test_expect_success 'a plain request with a signed reply starts one gpg process: the signature' '
+test_expect_success 'a plain request with a signed reply starts no GnuPG process: gpg-agent signs' '
 	traced "$TMP/p1.eml" &&
 	expect_eq 0 "$rc" &&
-	expect_eq 1 "$(gpg_count_of --detach-sign)" "signatures" &&
-	expect_eq 1 "$(gpg_count)" "gpg processes: $(cat "$TMP/gpg.list")" &&
+	expect_eq 0 "$(wc -l <"$TMP/gnupg.list" | tr -d " ")" "GnuPG processes: $(cat "$TMP/gnupg.list")" &&
+	expect_match "connect\(.*S\.gpg-agent" "$TMP/strace.out" &&
 	verify_by "$(sent_to alice@example.net | tail -n 1)" "$ROBOT"
 '
 
-test_expect_success 'the robot key is remembered in the keyring directory' '
-	expect_match "^$ROBOT " "$GNUPG/vulnid-robot-key"
+test_expect_success 'the robot key is remembered in the keyring directory, with its keygrip and the agent socket' '
+	GRIP=$(gpg --homedir "$GNUPG" --batch --with-colons --with-keygrip --list-secret-keys "$ROBOT" 2>/dev/null |
+		awk -F: "/^grp/ { print \$10; exit }") &&
+	SOCK=$(gpgconf --homedir "$GNUPG" --list-dirs agent-socket) &&
+	expect_match "^$ROBOT $GRIP ed25519 0 $(id -u):$SOCK " "$GNUPG/vulnid-robot-key"
 '
 
 request_mail "$TMP/p2.eml" p2
@@ -151,7 +157,7 @@ test_expect_success 'setup: a signed request after the import (the keyring chang
 '
 
 signed_mail "$TMP/s1.eml" s1
-test_expect_success 'a signed request starts four gpg processes: probe, verify, one key listing, signature' '
+test_expect_success 'a signed request starts three gpg processes: probe, verify, one key listing' '
 	traced "$TMP/s1.eml" &&
 	expect_eq 0 "$rc" &&
 	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''signed-s1@example.net'\''") &&
@@ -161,7 +167,7 @@ test_expect_success 'a signed request starts four gpg processes: probe, verify, 
 	expect_eq 1 "$(gpg_count_of --version)" "engine probes" &&
 	expect_eq 1 "$(gpg_count_of --verify)" "verifications" &&
 	expect_eq 1 "$(gpg_count_of --list-keys)" "key listings: $(cat "$TMP/gpg.list")" &&
-	expect_eq 4 "$(gpg_count)" "gpg processes: $(cat "$TMP/gpg.list")"
+	expect_eq 3 "$(gpg_count)" "gpg processes: $(cat "$TMP/gpg.list")"
 '
 
 test_expect_success 'an instance that does not sign starts no gpg process for a plain request' '

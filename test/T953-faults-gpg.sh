@@ -1,6 +1,6 @@
 #!/bin/bash
 # T953-faults-gpg: gpg-agent unavailable (stopped, and not allowed to start:
-# no-autostart in the instance's gpg.conf).  What needs the robot's secret
+# no-autostart in the instance's gpg.conf, which vulnid obeys as gpg does).  What needs the robot's secret
 # key cannot be done now but can later: the filter exits 75 with nothing
 # written, or records the mail and keeps its reply queued; once the agent
 # is back, the retry completes the job exactly once.
@@ -51,7 +51,9 @@ test_expect_success 'agent down: the ack is not sent unsigned, it stays queued' 
 	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''plain2@example.net'\''") &&
 	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" &&
 	expect_eq "$before" "$(sent_count)" "replies sent (unsigned) while the key could not be used" &&
-	expect_eq deferred "$(sql "SELECT status FROM outbox WHERE cause = $msg")"
+	expect_eq deferred "$(sql "SELECT status FROM outbox WHERE cause = $msg")" &&
+	sql "SELECT last_error FROM outbox WHERE cause = $msg" >"$TMP/why" &&
+	expect_match "cannot sign: cannot sign with $ROBOT: gpg-agent is not running \(gpg.conf says no-autostart\)" "$TMP/why"
 '
 
 test_expect_success 'agent down, embargoed request: 75 (it must be sealed), nothing written' '
@@ -124,26 +126,38 @@ test_expect_success 'after all of it: every ack delivered exactly once' '
 	expect_once plain && expect_once plain2 && expect_once sock && expect_consistent
 '
 
-# gpg itself cannot be started (not installed, or not executable): the
-# signature of the reply cannot be made; the mail is recorded and its
-# reply waits, never sent unsigned.
+# gpg itself cannot be started (not installed, or not executable).  The
+# reply is signed through gpg-agent without it, as long as what signing
+# needs of the robot key is remembered; when the key must be listed again
+# the mail is recorded and its reply waits, never sent unsigned.
 request_mail "$TMP/nogpg.eml" nogpg
-test_expect_success 'gpg cannot be started: 0, recorded once, the ack deferred with the reason' '
+test_expect_success 'gpg cannot be started, the robot key remembered: the ack is signed all the same' '
 	before=$(sent_count) &&
 	deliver_fault "$TMP/nogpg.eml" FAULT_OPS=exec "FAULT_PATH=*/gpg" FAULT_ERRNO=ENOENT &&
 	expect_eq 0 "$rc" "exit status: $(cat "$TMP/.filter.err")" &&
+	expect_eq 0 "$injected" "gpg processes tried" &&
+	expect_once nogpg &&
+	f=$(grep -l "^In-Reply-To: <nogpg@example.net>" "$INST"/sent/new/*) &&
+	expect_match "^Content-Type: multipart/signed" "$f"
+'
+request_mail "$TMP/nogpg2.eml" nogpg2
+test_expect_success 'gpg cannot be started and the key must be listed: 0, recorded once, the ack deferred with the reason' '
+	before=$(sent_count) &&
+	rm "$INST/gnupg/vulnid-robot-key" &&
+	deliver_fault "$TMP/nogpg2.eml" FAULT_OPS=exec "FAULT_PATH=*/gpg" FAULT_ERRNO=ENOENT &&
+	expect_eq 0 "$rc" "exit status: $(cat "$TMP/.filter.err")" &&
 	test "$injected" -ge 1 &&
-	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''nogpg@example.net'\''") &&
+	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''nogpg2@example.net'\''") &&
 	expect_eq 1 "$(sql "SELECT count(*) FROM entries WHERE message = $msg")" &&
 	expect_eq "$before" "$(sent_count)" "replies sent unsigned" &&
 	expect_eq deferred "$(sql "SELECT status FROM outbox WHERE cause = $msg")" &&
-	sql "SELECT last_error FROM outbox WHERE cause = $msg" | grep -q "cannot sign: cannot run .*gpg" &&
+	sql "SELECT last_error FROM outbox WHERE cause = $msg" | grep -q "the robot.s secret key cannot be used now" &&
 	expect_consistent
 '
 test_expect_success 'gpg back: that ack goes out once, signed' '
 	VULNID_TEST_NOW=$(minutes_from_now 2) "$VULNID" -c "$CONF" queue run >/dev/null &&
-	expect_once nogpg &&
-	f=$(grep -l "^In-Reply-To: <nogpg@example.net>" "$INST"/sent/new/*) &&
+	expect_once nogpg2 &&
+	f=$(grep -l "^In-Reply-To: <nogpg2@example.net>" "$INST"/sent/new/*) &&
 	expect_match "^Content-Type: multipart/signed" "$f"
 '
 

@@ -16,9 +16,11 @@
 
 #include "crypto.h"
 #include "message.h"
+#include "openpgp.h"
 
 static char *crypto_homedir;
-static char *crypto_robot_fpr;
+
+static void robot_clear(void);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeCryptoContext, g_object_unref)
 
@@ -159,7 +161,8 @@ crypto_set_home(const char *home, GError **err)
 	g_setenv("GNUPGHOME", home, TRUE);
 	g_free(crypto_homedir);
 	crypto_homedir = g_strdup(home);
-	g_clear_pointer(&crypto_robot_fpr, g_free);
+	robot_clear();
+	crypto_agent_close();
 	key_cache_clear();
 	return VULNID_OK;
 }
@@ -203,11 +206,50 @@ data_to_bytes(gpgme_data_t d)
 }
 
 /* Every reply names the robot's key and is signed with it, and listing
- * the secret keys costs a gpg process and a gpg-agent round trip.  The
- * answer is remembered in the keyring directory, stamped with the
- * identity and modification time of the files that hold keys: any change
- * to them (a key imported, created or deleted, by vulnid or by hand with
- * gpg) makes the next process list again. */
+ * the secret keys costs a gpg process and a gpg-agent round trip.  What
+ * the signatures need is remembered in the keyring directory: the
+ * fingerprint, the keygrip by which gpg-agent knows the secret key, its
+ * algorithm, when it expires, and where gpg-agent listens.  The line is
+ * stamped with the identity and modification time of the files that hold
+ * keys: any change to them (a key imported, created or deleted, by vulnid
+ * or by hand with gpg) makes the next process list again. */
+typedef struct {
+	char *fpr;
+	char *keygrip;		/* of the primary key; NULL when not known */
+	char *algo;		/* "ed25519", "rsa<bits>", or "other" (signed by gpg) */
+	gint64 expires;		/* Unix time, 0 for never */
+	char *socket;		/* gpg-agent's socket, NULL until asked */
+	uid_t socket_uid;	/* whose (it may lie under /run/user/UID) */
+	char *stamp;		/* of the keyring when the key was listed */
+} robot_key;
+
+/* The robot's key as this process knows it, under robot_lock (a resident
+ * server signs from several threads). */
+static robot_key *robot;
+static GMutex robot_lock;
+
+static void
+robot_key_free(robot_key *r)
+{
+	if (r == NULL)
+		return;
+	g_free(r->fpr);
+	g_free(r->keygrip);
+	g_free(r->algo);
+	g_free(r->socket);
+	g_free(r->stamp);
+	g_free(r);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(robot_key, robot_key_free)
+
+static void
+robot_clear(void)
+{
+	g_mutex_lock(&robot_lock);
+	g_clear_pointer(&robot, robot_key_free);
+	g_mutex_unlock(&robot_lock);
+}
+
 static char *
 keyring_stamp(const char *home)
 {
@@ -218,10 +260,12 @@ keyring_stamp(const char *home)
 		g_autofree char *path = g_build_filename(home, files[i], NULL);
 		struct stat sb;
 
+		if (i > 0)
+			g_string_append_c(stamp, ' ');
 		if (stat(path, &sb) < 0)
-			g_string_append(stamp, " -");
+			g_string_append(stamp, "-");
 		else
-			g_string_append_printf(stamp, " %ju:%ju:%jd:%jd.%09ld", (uintmax_t) sb.st_dev,
+			g_string_append_printf(stamp, "%ju:%ju:%jd:%jd.%09ld", (uintmax_t) sb.st_dev,
 					       (uintmax_t) sb.st_ino, (intmax_t) sb.st_size,
 					       (intmax_t) sb.st_mtim.tv_sec, (long) sb.st_mtim.tv_nsec);
 	}
@@ -236,11 +280,25 @@ robot_cache_path(const char *home)
 
 static gboolean is_fingerprint(const char *f);
 
-static char *
+static gboolean
+is_keygrip(const char *g)
+{
+	return g != NULL && strlen(g) == 40 && strspn(g, "0123456789ABCDEFabcdef") == 40;
+}
+
+/* One line: FPR KEYGRIP ALGO EXPIRES SOCKET STAMP, where KEYGRIP and
+ * SOCKET are "-" when not known, SOCKET is UID:PATH with PATH
+ * URI-escaped, and STAMP is three fields. */
+#define ROBOT_FIELDS 8
+
+static robot_key *
 robot_cache_read(void)
 {
-	g_autofree char *path = NULL, *text = NULL, *stamp = NULL;
-	char *sp;
+	g_autofree char *path = NULL, *text = NULL, *stamp = NULL, *have = NULL;
+	g_auto(GStrv) f = NULL;
+	g_autoptr(robot_key) r = NULL;
+	gint64 expires;
+	char *end;
 
 	if (crypto_homedir == NULL)
 		return NULL;
@@ -248,25 +306,90 @@ robot_cache_read(void)
 	if (!g_file_get_contents(path, &text, NULL, NULL))
 		return NULL;
 	g_strchomp(text);
-	sp = strchr(text, ' ');
-	if (sp == NULL)
+	f = g_strsplit(text, " ", -1);
+	if (g_strv_length(f) != ROBOT_FIELDS || !is_fingerprint(f[0]) ||
+	    (strcmp(f[1], "-") != 0 && !is_keygrip(f[1])) ||
+	    strspn(f[2], "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(f[2]))
 		return NULL;
-	*sp = '\0';
+	expires = g_ascii_strtoll(f[3], &end, 10);
+	if (*end != '\0' || end == f[3] || expires < 0)
+		return NULL;
 	stamp = keyring_stamp(crypto_homedir);
-	if (!is_fingerprint(text) || strcmp(sp + 1, stamp + 1) != 0)
+	have = g_strjoinv(" ", f + 5);
+	if (strcmp(have, stamp) != 0)
 		return NULL;
-	return g_ascii_strup(text, -1);
+	r = g_new0(robot_key, 1);
+	r->fpr = g_ascii_strup(f[0], -1);
+	r->keygrip = strcmp(f[1], "-") != 0 ? g_ascii_strup(f[1], -1) : NULL;
+	r->algo = g_strdup(f[2]);
+	r->expires = expires;
+	r->stamp = g_steal_pointer(&stamp);
+	if (strcmp(f[4], "-") != 0) {
+		char *colon = strchr(f[4], ':');
+		guint64 uid;
+
+		if (colon != NULL) {
+			*colon = '\0';
+			if (g_ascii_string_to_unsigned(f[4], 10, 0, G_MAXUINT32, &uid, NULL)) {
+				r->socket = g_uri_unescape_string(colon + 1, NULL);
+				r->socket_uid = (uid_t) uid;
+			}
+		}
+	}
+	return g_steal_pointer(&r);
 }
 
 static void
-robot_cache_write(const char *home, const char *fpr)
+robot_cache_write(const char *home, const robot_key *r)
 {
 	g_autofree char *path = robot_cache_path(home);
-	g_autofree char *stamp = keyring_stamp(home);
-	g_autofree char *text = g_strdup_printf("%s%s\n", fpr, stamp);
+	g_autofree char *sock = r->socket != NULL ? g_uri_escape_string(r->socket, "/", FALSE) : NULL;
+	g_autofree char *socket_field = sock != NULL
+		? g_strdup_printf("%ju:%s", (uintmax_t) r->socket_uid, sock) : g_strdup("-");
+	g_autofree char *text = g_strdup_printf("%s %s %s %" G_GINT64_FORMAT " %s %s\n", r->fpr,
+						r->keygrip != NULL ? r->keygrip : "-", r->algo, r->expires,
+						socket_field, r->stamp);
 
 	/* only a cache: losing it costs one listing */
 	g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_NONE, 0600, NULL);
+}
+
+/* What signing needs of a secret key as gpgme lists it: its primary key
+ * signs (as `gpg --local-user FPR!` would). */
+static robot_key *
+robot_key_from_gpgme(gpgme_key_t key, const char *stamp)
+{
+	gpgme_subkey_t pk = key->subkeys;
+	robot_key *r = g_new0(robot_key, 1);
+
+	r->fpr = g_ascii_strup(key->fpr, -1);
+	r->stamp = g_strdup(stamp);
+	r->keygrip = pk != NULL && is_keygrip(pk->keygrip) ? g_ascii_strup(pk->keygrip, -1) : NULL;
+	r->expires = pk != NULL && pk->expires > 0 ? pk->expires : 0;
+	if (pk == NULL || !pk->can_sign || pk->revoked || pk->disabled || pk->invalid || r->keygrip == NULL)
+		r->algo = g_strdup("other");	/* gpg says why it cannot sign */
+	else if (pk->pubkey_algo == GPGME_PK_EDDSA &&
+		 g_ascii_strcasecmp(pk->curve != NULL ? pk->curve : "", "ed25519") == 0)
+		r->algo = g_strdup("ed25519");
+	else if (pk->pubkey_algo == GPGME_PK_RSA && pk->length >= 1024 && pk->length <= 16384)
+		r->algo = g_strdup_printf("rsa%u", pk->length);
+	else
+		r->algo = g_strdup("other");
+	return r;
+}
+
+static vulnid_status agent_socket_ask(const char *home, char **path, GError **err);
+
+/* Remember where gpg-agent listens, for this uid.  Under robot_lock. */
+static void
+robot_remember_socket(const char *home, robot_key *r, const char *socket)
+{
+	if (r == NULL || (g_strcmp0(r->socket, socket) == 0 && r->socket_uid == geteuid()))
+		return;
+	g_free(r->socket);
+	r->socket = g_strdup(socket);
+	r->socket_uid = geteuid();
+	robot_cache_write(home, r);
 }
 
 vulnid_status
@@ -302,18 +425,27 @@ crypto_generate_robot_key(const char *home, const char *address, const char *alg
 	if (e == 0)
 		e = gpgme_op_createsubkey(ctx, key, rsa ? "rsa3072" : "cv25519", 0, 0,
 					  GPGME_CREATE_ENCR | GPGME_CREATE_NOPASSWD | GPGME_CREATE_NOEXPIRE);
-	if (key != NULL)
-		gpgme_key_unref(key);
 	gpgme_release(ctx);
 	if (e != 0) {
+		if (key != NULL)
+			gpgme_key_unref(key);
 		g_clear_pointer(fpr, g_free);
 		return gpg_fail(err, e, "cannot create the robot's encryption subkey");
 	}
 	{
-		g_autofree char *up = g_ascii_strup(*fpr, -1);
+		/* the first mail signs without a listing and without asking
+		 * where the agent listens */
+		g_autofree char *stamp = keyring_stamp(home);
+		g_autoptr(robot_key) rk = robot_key_from_gpgme(key, stamp);
+		g_autofree char *socket = NULL;
 
-		robot_cache_write(home, up);
+		if (agent_socket_ask(home, &socket, NULL) == VULNID_OK) {
+			rk->socket = g_steal_pointer(&socket);
+			rk->socket_uid = geteuid();
+		}
+		robot_cache_write(home, rk);
 	}
+	gpgme_key_unref(key);
 	return VULNID_OK;
 }
 
@@ -322,36 +454,55 @@ static vulnid_status robot_fingerprint(gboolean remembered, char **fpr, GError *
 vulnid_status
 crypto_robot_fingerprint(char **fpr, GError **err)
 {
-	return robot_fingerprint(TRUE, fpr, err);
+	vulnid_status s;
+
+	g_mutex_lock(&robot_lock);
+	s = robot_fingerprint(TRUE, fpr, err);
+	g_mutex_unlock(&robot_lock);
+	return s;
 }
 
 vulnid_status
 crypto_robot_key_check(GError **err)
 {
 	g_autofree char *fpr = NULL;
+	vulnid_status s;
 
-	return robot_fingerprint(FALSE, &fpr, err);
+	g_mutex_lock(&robot_lock);
+	s = robot_fingerprint(FALSE, &fpr, err);
+	g_mutex_unlock(&robot_lock);
+	return s;
 }
 
+/* Under robot_lock. */
 static vulnid_status
 robot_fingerprint(gboolean remembered, char **fpr, GError **err)
 {
+	g_autofree char *stamp = NULL, *socket = NULL;
 	gpgme_ctx_t ctx;
 	gpgme_key_t key = NULL;
 	gpgme_error_t e;
 	vulnid_status s;
+	uid_t socket_uid = 0;
 
-	if (!remembered)
-		g_clear_pointer(&crypto_robot_fpr, g_free);
-	else if (crypto_robot_fpr == NULL)
-		crypto_robot_fpr = robot_cache_read();
-	if (crypto_robot_fpr != NULL) {
-		*fpr = g_strdup(crypto_robot_fpr);
+	if (!remembered) {
+		/* listed afresh; where the agent listens is still known */
+		if (robot != NULL) {
+			socket = g_steal_pointer(&robot->socket);
+			socket_uid = robot->socket_uid;
+		}
+		g_clear_pointer(&robot, robot_key_free);
+	} else if (robot == NULL)
+		robot = robot_cache_read();
+	if (robot != NULL) {
+		*fpr = g_strdup(robot->fpr);
 		return VULNID_OK;
 	}
 	s = crypto_ctx(crypto_homedir, &ctx, err);
 	if (s != VULNID_OK)
 		return s;
+	/* stamped before the listing: a change during it is seen next time */
+	stamp = crypto_homedir != NULL ? keyring_stamp(crypto_homedir) : NULL;
 	e = gpgme_op_keylist_start(ctx, NULL, 1);
 	if (e == 0)
 		e = gpgme_op_keylist_next(ctx, &key);
@@ -377,10 +528,13 @@ robot_fingerprint(gboolean remembered, char **fpr, GError **err)
 		}
 		return gpg_fail(err, e, "cannot list the robot key");
 	}
-	crypto_robot_fpr = g_ascii_strup(key->fpr, -1);
+	robot = robot_key_from_gpgme(key, stamp != NULL ? stamp : "- - -");
 	gpgme_key_unref(key);
-	robot_cache_write(crypto_homedir, crypto_robot_fpr);
-	*fpr = g_strdup(crypto_robot_fpr);
+	robot->socket = g_steal_pointer(&socket);
+	robot->socket_uid = socket_uid;
+	if (crypto_homedir != NULL)
+		robot_cache_write(crypto_homedir, robot);
+	*fpr = g_strdup(robot->fpr);
 	return VULNID_OK;
 }
 
@@ -672,7 +826,7 @@ crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out, 
 {
 	g_autoptr(GPtrArray) fprs = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *scratch = NULL;
-	g_autofree char *robot = NULL;
+	g_autofree char *robot_fpr = NULL;
 	g_autoptr(GString) patterns = g_string_new(NULL);
 	gpgme_ctx_t ctx = NULL;
 	gpgme_data_t pub = NULL;
@@ -702,9 +856,9 @@ crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out, 
 		g_ptr_array_set_size(fprs, 0);
 		g_ptr_array_add(fprs, g_steal_pointer(&primary));
 	}
-	if (crypto_robot_fingerprint(&robot, NULL) == VULNID_OK)
+	if (crypto_robot_fingerprint(&robot_fpr, NULL) == VULNID_OK)
 		for (guint i = 0; i < fprs->len; i++)
-			if (g_ascii_strcasecmp(g_ptr_array_index(fprs, i), robot) == 0) {
+			if (g_ascii_strcasecmp(g_ptr_array_index(fprs, i), robot_fpr) == 0) {
 				s = vulnid_fail(err, VULNID_ERR_INVALID,
 						"refusing a key with the robot's own fingerprint");
 				goto out;
@@ -979,8 +1133,8 @@ crypto_verify_detached(const char *home, GBytes *data, GBytes *sig, char **fpr, 
 	return verify_in(home != NULL ? home : crypto_homedir, data, sig, fpr, err);
 }
 
-static vulnid_status sign_data(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **out,
-				char **micalg, GError **err);
+static vulnid_status sign_data(GBytes *data, const char *signer, GBytes **out, char **micalg,
+				GError **err);
 
 /* Parts that are not base64 already go quoted-printable: nothing in the
  * signed content may be changed by a 7-bit relay (RFC 3156, section 3). */
@@ -1005,8 +1159,8 @@ sign_prepare(GMimeObject *o)
 }
 
 /* RFC 3156 multipart/signed, as g_mime_multipart_signed_sign() builds it,
- * but signed through sign_data(): GMime's context lists the signer's
- * secret key first, a gpg process per mail. */
+ * but signed through sign_data(): GMime's context runs gpg and lists the
+ * signer's secret key first, two gpg processes per mail. */
 GMimeObject *
 crypto_sign_mime(GMimeObject *entity, const char *signer, GError **err)
 {
@@ -1053,7 +1207,7 @@ crypto_sign_mime(GMimeObject *entity, const char *signer, GError **err)
 		g_autoptr(GBytes) data = g_bytes_new_static(buf->data, buf->len);
 		g_autoptr(GError) e = NULL;
 
-		s = sign_data(data, signer, GPGME_SIG_MODE_DETACH, &sig, &micalg, &e);
+		s = sign_data(data, signer, &sig, &micalg, &e);
 		if (s != VULNID_OK) {
 			g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "%s", e != NULL ? e->message : "cannot sign");
 			return NULL;
@@ -1091,13 +1245,13 @@ crypto_encrypt_mime(GMimeObject *entity, const char *signer, GPtrArray *recipien
 							       GMIME_ENCRYPT_ALWAYS_TRUST, recipients, err));
 }
 
-/* Run gpg (argv) with input on its stdin; its stdout and stderr come
- * back whole, *status as waitpid() gives it.  posix_spawn(): no copy of
+/* Run a GnuPG program (argv) with input on its stdin; its stdout and
+ * stderr come back whole, *status as waitpid() gives it.  posix_spawn(): no copy of
  * this process's page tables as with fork(), no helper thread as with
  * GSubprocess.  Its stdin is a socket, so that a gpg that quits early
  * makes send() fail instead of raising SIGPIPE. */
 static gboolean
-run_gpg(const char *const *argv, GBytes *input, GByteArray *out, GByteArray *errout, int *status,
+run_program(const char *const *argv, GBytes *input, GByteArray *out, GByteArray *errout, int *status,
 	char **why)
 {
 	int in_sv[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
@@ -1199,14 +1353,13 @@ out:
 	return ok;
 }
 
-/* Sign data with signer's key, running gpg directly.  Through gpgme a
- * signature cost the engine probe (`gpg --version`) and gpgme's own
- * spawning besides the gpg that signs: about half the time of a plain
- * request's reply.  gpg is told the exact key ("FPR!"), so no key listing
- * is needed either; what it says on its status channel is checked: one
- * signature, made by that key. */
+/* Sign data with signer's key, running gpg directly: for the keys the
+ * packets of openpgp.c are not made for (another algorithm, a primary key
+ * that cannot sign, an expired key, a signer named otherwise than by its
+ * fingerprint).  gpg is told the exact key ("FPR!"); what it says on its
+ * status channel is checked: one signature, made by that key. */
 static vulnid_status
-sign_data(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **out, char **micalg,
+sign_data_gpg(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **out, char **micalg,
 	  GError **err)
 {
 	g_autofree char *user = NULL;
@@ -1242,7 +1395,7 @@ sign_data(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **out,
 	if (mode == GPGME_SIG_MODE_CLEAR)
 		argv[n++] = "--textmode";
 	argv[n] = NULL;
-	if (!run_gpg(argv, data, sigbuf, statusbuf, &wstatus, &spawn_why))
+	if (!run_program(argv, data, sigbuf, statusbuf, &wstatus, &spawn_why))
 		return vulnid_fail(err, VULNID_ERR_TEMP, "cannot sign: %s", spawn_why);
 	g_byte_array_append(statusbuf, (const guint8 *) "", 1);
 	lines = g_strsplit((const char *) statusbuf->data, "\n", -1);
@@ -1284,22 +1437,287 @@ sign_data(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **out,
 	return VULNID_OK;
 }
 
+/* --- signatures through gpg-agent -------------------------------------------------- */
+
+/* A GnuPG program installed beside the gpg that gpgme uses (no PATH
+ * search: the MTA's PATH is not ours). */
+static char *
+gnupg_program(const char *name)
+{
+	const char *gpg;
+	g_autofree char *dir = NULL;
+
+	gpgme_check_version(NULL);	/* initialises gpgme; no process */
+	gpg = gpgme_get_dirinfo("gpg-name");
+	dir = g_path_get_dirname(gpg != NULL ? gpg : "/usr/bin/gpg");
+	return g_build_filename(dir, name, NULL);
+}
+
+/* gpgconf --homedir HOME ARGS...; its output in out. */
+static vulnid_status
+run_gpgconf(const char *home, const char *a1, const char *a2, GByteArray *out, GError **err)
+{
+	g_autofree char *gpgconf = gnupg_program("gpgconf");
+	const char *argv[] = { gpgconf, "--homedir", home, a1, a2, NULL };
+	g_autoptr(GByteArray) errout = g_byte_array_new();
+	g_autoptr(GByteArray) ignored = out == NULL ? g_byte_array_new() : NULL;
+	g_autoptr(GBytes) none = g_bytes_new(NULL, 0);
+	g_autofree char *why = NULL;
+	int wstatus = 0;
+
+	if (!run_program(argv, none, out != NULL ? out : ignored, errout, &wstatus, &why))
+		return vulnid_fail(err, VULNID_ERR_TEMP, "%s", why);
+	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+		g_autofree char *msg = g_strndup((const char *) errout->data, errout->len);
+
+		return vulnid_fail(err, VULNID_ERR_TEMP, "gpgconf %s %s failed: %s", a1, a2,
+				   *g_strstrip(msg) != '\0' ? msg : "no reason given");
+	}
+	return VULNID_OK;
+}
+
+/* Where gpg-agent listens for the keyring home, as gpgconf says: in the
+ * keyring directory, or under /run/user/UID when that exists. */
+static vulnid_status
+agent_socket_ask(const char *home, char **path, GError **err)
+{
+	g_autoptr(GByteArray) out = g_byte_array_new();
+	g_autofree char *text = NULL;
+	vulnid_status s = run_gpgconf(home, "--list-dirs", "agent-socket", out, err);
+
+	if (s != VULNID_OK)
+		return s;
+	text = g_strndup((const char *) out->data, out->len);
+	g_strchomp(text);
+	if (!g_path_is_absolute(text) || strchr(text, '\n') != NULL)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "gpgconf named no agent socket for '%s'", home);
+	*path = g_steal_pointer(&text);
+	return VULNID_OK;
+}
+
+/* gpg starts gpg-agent when it is not running, unless gpg.conf says
+ * no-autostart; vulnid does as gpg would. */
+static gboolean
+agent_autostart(const char *home)
+{
+	g_autofree char *path = g_build_filename(home, "gpg.conf", NULL);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return TRUE;
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l != NULL; l++)
+		if (strcmp(g_strstrip(*l), "no-autostart") == 0)
+			return FALSE;
+	return TRUE;
+}
+
+/* One connection to gpg-agent per process, kept for the next signature
+ * (a resident server signs many); one signature at a time on it. */
+static GMutex agent_lock;
+static openpgp_agent *agent;
+static pid_t agent_pid;
+
+void
+crypto_agent_close(void)
+{
+	g_mutex_lock(&agent_lock);
+	/* one inherited over fork() is the parent's: not closed here, where
+	 * a goodbye would end the parent's session */
+	if (agent != NULL && agent_pid == getpid())
+		openpgp_agent_free(agent);
+	agent = NULL;
+	g_mutex_unlock(&agent_lock);
+}
+
+/* Connect, at the socket remembered or asked for; an agent that is not
+ * running is started, as gpg would start it.  Under agent_lock. */
+static vulnid_status
+agent_open(GError **err)
+{
+	const char *home = crypto_homedir;
+	g_autofree char *socket = NULL;
+	g_autoptr(GError) e = NULL;
+	gboolean asked = FALSE;
+	vulnid_status s;
+
+	if (home == NULL)
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "no keyring");
+	gpgme_check_version(NULL);	/* SIGPIPE ignored, as for gpgme's own connections */
+	g_mutex_lock(&robot_lock);
+	if (robot != NULL && robot->socket != NULL && robot->socket_uid == geteuid())
+		socket = g_strdup(robot->socket);
+	g_mutex_unlock(&robot_lock);
+	if (socket == NULL) {
+		s = agent_socket_ask(home, &socket, err);
+		if (s != VULNID_OK)
+			return s;
+		asked = TRUE;
+	}
+	s = openpgp_agent_connect(socket, &agent, &e);
+	if (s == VULNID_ERR_NOTFOUND && !asked) {
+		/* the socket remembered may have moved (/run/user/UID made) */
+		g_autofree char *now = NULL;
+
+		asked = TRUE;
+		if (agent_socket_ask(home, &now, NULL) == VULNID_OK && strcmp(now, socket) != 0) {
+			g_free(socket);
+			socket = g_steal_pointer(&now);
+			g_clear_error(&e);
+			s = openpgp_agent_connect(socket, &agent, &e);
+		}
+	}
+	if (s == VULNID_ERR_NOTFOUND) {
+		if (!agent_autostart(home))
+			return vulnid_fail(err, VULNID_ERR_TEMP, "gpg-agent is not running (gpg.conf says "
+					   "no-autostart): %s", e->message);
+		g_clear_error(&e);
+		s = run_gpgconf(home, "--launch", "gpg-agent", NULL, &e);
+		if (s == VULNID_OK)
+			s = openpgp_agent_connect(socket, &agent, &e);
+	}
+	if (s != VULNID_OK) {
+		g_propagate_error(err, g_steal_pointer(&e));
+		return s == VULNID_ERR_NOTFOUND ? VULNID_ERR_TEMP : s;
+	}
+	agent_pid = getpid();
+	if (asked) {
+		g_mutex_lock(&robot_lock);
+		robot_remember_socket(home, robot, socket);
+		g_mutex_unlock(&robot_lock);
+	}
+	return VULNID_OK;
+}
+
+/* PKSIGN on the kept connection, or a new one.  A kept connection that
+ * fails may be to an agent restarted since: one more try on a new one. */
+static vulnid_status
+agent_pksign(const char *keygrip, const guint8 *digest, GBytes **sexp, GError **err)
+{
+	vulnid_status s;
+
+	g_mutex_lock(&agent_lock);
+	if (agent != NULL && agent_pid != getpid())
+		agent = NULL;	/* the parent's (see crypto_agent_close()) */
+	for (int attempt = 0;; attempt++) {
+		gboolean fresh = agent == NULL;
+		g_autoptr(GError) e = NULL;
+
+		if (fresh) {
+			s = agent_open(err);
+			if (s != VULNID_OK)
+				break;
+		}
+		s = openpgp_agent_pksign(agent, keygrip, digest, sexp, &e);
+		if (s == VULNID_OK)
+			break;
+		g_clear_pointer(&agent, openpgp_agent_free);
+		if (fresh || attempt > 0) {
+			g_propagate_error(err, g_steal_pointer(&e));
+			break;
+		}
+	}
+	g_mutex_unlock(&agent_lock);
+	return s;
+}
+
+/* The robot's key as openpgp.c signs with it, or FALSE when gpg must
+ * make the signature: another algorithm, a primary key that cannot sign,
+ * an expired key (gpg then says why it cannot sign). */
+static gboolean
+robot_openpgp_key(const char *signer, openpgp_key *key)
+{
+	g_autofree char *fpr = NULL;
+	gboolean ok = FALSE;
+	guint64 bits;
+
+	if (!is_fingerprint(signer))
+		return FALSE;
+	g_mutex_lock(&robot_lock);
+	if (robot_fingerprint(TRUE, &fpr, NULL) != VULNID_OK || g_ascii_strcasecmp(fpr, signer) != 0 ||
+	    robot->keygrip == NULL ||
+	    (robot->expires != 0 && robot->expires <= g_get_real_time() / G_USEC_PER_SEC))
+		ok = FALSE;
+	else if (strcmp(robot->algo, "ed25519") == 0)
+		ok = openpgp_key_init(key, OPENPGP_PK_EDDSA, 255, robot->fpr, robot->keygrip);
+	else if (g_str_has_prefix(robot->algo, "rsa") &&
+		 g_ascii_string_to_unsigned(robot->algo + 3, 10, 1024, 16384, &bits, NULL))
+		ok = openpgp_key_init(key, OPENPGP_PK_RSA, (guint) bits, robot->fpr, robot->keygrip);
+	g_mutex_unlock(&robot_lock);
+	return ok;
+}
+
+/* The armored signature (type: binary or canonical text) over data. */
+static vulnid_status
+agent_sign(const openpgp_key *key, const char *signer, guint8 type, const void *data, gsize len,
+	   char **armored, GError **err)
+{
+	g_autoptr(openpgp_sig) sig = openpgp_sig_new(key, type, g_get_real_time() / G_USEC_PER_SEC);
+	g_autoptr(GBytes) sexp = NULL, packet = NULL;
+	vulnid_status s;
+
+	openpgp_sig_update(sig, data, len);
+	s = agent_pksign(key->keygrip, openpgp_sig_digest(sig), &sexp, err);
+	if (s == VULNID_OK)
+		s = openpgp_sig_finish(sig, g_bytes_get_data(sexp, NULL), g_bytes_get_size(sexp), &packet, err);
+	if (s == VULNID_OK)
+		*armored = openpgp_armor_signature(packet);
+	else if (err != NULL && *err != NULL)
+		g_prefix_error(err, "cannot sign with %s: ", signer);
+	return s;
+}
+
+/* A detached signature over data by signer: through gpg-agent, or by gpg
+ * for keys of other kinds.  micalg: "pgp-sha256" or what gpg used. */
+static vulnid_status
+sign_data(GBytes *data, const char *signer, GBytes **out, char **micalg, GError **err)
+{
+	openpgp_key key;
+	char *armored = NULL;
+	vulnid_status s;
+
+	if (!robot_openpgp_key(signer, &key))
+		return sign_data_gpg(data, signer, GPGME_SIG_MODE_DETACH, out, micalg, err);
+	s = agent_sign(&key, signer, OPENPGP_SIG_BINARY, g_bytes_get_data(data, NULL), g_bytes_get_size(data),
+		       &armored, err);
+	if (s != VULNID_OK)
+		return s;
+	*out = g_bytes_new_take(armored, strlen(armored));
+	if (micalg != NULL)
+		*micalg = g_strdup("pgp-sha256");
+	return VULNID_OK;
+}
+
 vulnid_status
 crypto_clearsign(const char *text, const char *signer, char **out, GError **err)
 {
-	g_autoptr(GBytes) in = g_bytes_new(text, strlen(text));
-	g_autoptr(GBytes) sig = NULL;
-	vulnid_status s = sign_data(in, signer, GPGME_SIG_MODE_CLEAR, &sig, NULL, err);
+	g_autoptr(GString) shown = g_string_new(NULL);
+	g_autoptr(GString) canonical = g_string_new(NULL);
+	g_autofree char *armored = NULL;
+	openpgp_key key;
+	vulnid_status s;
 
+	if (!robot_openpgp_key(signer, &key)) {
+		g_autoptr(GBytes) in = g_bytes_new(text, strlen(text));
+		g_autoptr(GBytes) sig = NULL;
+
+		s = sign_data_gpg(in, signer, GPGME_SIG_MODE_CLEAR, &sig, NULL, err);
+		if (s == VULNID_OK)
+			*out = g_strndup(g_bytes_get_data(sig, NULL), g_bytes_get_size(sig));
+		return s;
+	}
+	openpgp_cleartext(text, shown, canonical);
+	s = agent_sign(&key, signer, OPENPGP_SIG_TEXT, canonical->str, canonical->len, &armored, err);
 	if (s == VULNID_OK)
-		*out = g_strndup(g_bytes_get_data(sig, NULL), g_bytes_get_size(sig));
+		*out = openpgp_cleartext_message(shown->str, armored);
 	return s;
 }
 
 vulnid_status
 crypto_sign_detached(GBytes *data, const char *signer, GBytes **sig, GError **err)
 {
-	return sign_data(data, signer, GPGME_SIG_MODE_DETACH, sig, NULL, err);
+	return sign_data(data, signer, sig, NULL, err);
 }
 
 vulnid_status

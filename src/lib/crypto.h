@@ -101,8 +101,15 @@ GMimeSignatureList *crypto_verify_multipart_signed(GMimeMultipartSigned *mps, GE
 vulnid_status crypto_verify_with_key(GBytes *key, GBytes *data, GBytes *signature,
 				     char **fpr, GError **err);
 
-/* Sign entity as PGP/MIME (multipart/signed) or encrypt (and sign) it to
- * the given fingerprints. */
+/* Signatures by the robot's key (signer: its fingerprint) cost no gpg
+ * process: openpgp.c builds them and gpg-agent signs their digest, over a
+ * connection kept for the process.  The agent is started when it is not
+ * running, unless gpg.conf says no-autostart.  Keys of other kinds are
+ * signed with by running gpg.  A failure (agent down, key unusable) is
+ * TEMP, with the reason.
+ *
+ * Sign entity as PGP/MIME (multipart/signed) or encrypt (and sign, by
+ * gpg) it to the given fingerprints. */
 GMimeObject *crypto_sign_mime(GMimeObject *entity, const char *signer, GError **err);
 GMimeObject *crypto_encrypt_mime(GMimeObject *entity, const char *signer,
 				 GPtrArray *recipients /* char* fpr */, GError **err);
@@ -114,6 +121,10 @@ vulnid_status crypto_sign_detached(GBytes *data, const char *signer, GBytes **si
  * one when home is NULL); *fpr is the good signer. */
 vulnid_status crypto_verify_detached(const char *home, GBytes *data, GBytes *sig,
 				     char **fpr, GError **err);
+
+/* Close the connection to gpg-agent kept for signatures (the next one
+ * opens another); after fork(), the child leaves the parent's alone. */
+void crypto_agent_close(void);
 
 /* Encrypt bytes to the robot's own key (sealed content) and back. */
 vulnid_status crypto_seal(GBytes *clear, const char *robot_fpr, GBytes **sealed, GError **err);
