@@ -2,7 +2,7 @@
 # T232-agent-feed: the feed's HEAD.json is signed through gpg-agent (a
 # detached signature, crypto_sign_detached()), for Ed25519 and RSA 3072
 # robot keys, without a gpg process; the signature verifies with gpg, gpgv
-# (the recipe of vulnid-feed(5)), sqv and vulnid verify-feed.
+# and sqv (the recipes of vulnid-feed(5)) and vulnid verify-feed.
 . "$(dirname "$0")/test-lib.sh"
 
 command -v sqv >/dev/null || { echo "1..0 # SKIP sqv is not installed (Debian package sqv)"; exit 0; }
@@ -32,9 +32,11 @@ for algo in ed25519 rsa3072; do
 		expect_match "^detached ok" "$TMP/out"
 	'
 
-	test_expect_success "$algo: gpgv alone and vulnid verify-feed accept it" '
+	test_expect_success "$algo: the recipes of vulnid-feed(5) (gpgv, sqv) and vulnid verify-feed accept it" '
 		gpg --dearmor <"$TMP/$algo-feed/robot.asc" >"$TMP/$algo.gpg" &&
 		gpgv --keyring "$TMP/$algo.gpg" "$TMP/$algo-feed/HEAD.json.asc" "$TMP/$algo-feed/HEAD.json" 2>/dev/null &&
+		(cd "$TMP/$algo-feed" && sqv --keyring robot.asc HEAD.json.asc HEAD.json) >"$TMP/out" &&
+		expect_eq "$ROBOT" "$(cat "$TMP/out")" &&
 		"$VULNID" verify-feed "$TMP/$algo-feed" --key "$TMP/$algo-feed/robot.asc" >/dev/null
 	'
 
