@@ -156,6 +156,13 @@ test_expect_success 'setup: a signed request after the import (the keyring chang
 	traced "$TMP/s0.eml" && expect_eq 0 "$rc"
 '
 
+test_expect_success 'the key listed again after the import: one line, rewritten whole, the agent socket kept' '
+	expect_eq 1 "$(wc -l <"$GNUPG/vulnid-robot-key" | tr -d " ")" "lines" &&
+	expect_match "^$(cat "$TMP/new.fpr") [0-9A-F]{40} ed25519 0 $(id -u):$(gpgconf --homedir "$GNUPG" --list-dirs agent-socket) " \
+		"$GNUPG/vulnid-robot-key" &&
+	expect_eq 0 "$(grep -c "gpgconf" "$TMP/strace.out")" "gpgconf runs"
+'
+
 signed_mail "$TMP/s1.eml" s1
 test_expect_success 'a signed request starts three gpg processes: probe, verify, one key listing' '
 	traced "$TMP/s1.eml" &&

@@ -291,8 +291,28 @@ is_keygrip(const char *g)
  * URI-escaped, and STAMP is three fields. */
 #define ROBOT_FIELDS 8
 
+/* The socket field of a line (UID:PATH), when it is one. */
+static void
+robot_cache_socket(const char *field, robot_key *r)
+{
+	g_autofree char *f = g_strdup(field);
+	char *colon = strchr(f, ':');
+	guint64 uid;
+
+	if (colon == NULL)
+		return;
+	*colon = '\0';
+	if (g_ascii_string_to_unsigned(f, 10, 0, G_MAXUINT32, &uid, NULL)) {
+		r->socket = g_uri_unescape_string(colon + 1, NULL);
+		r->socket_uid = (uid_t) uid;
+	}
+}
+
+/* What is remembered, if it still holds for the keyring; otherwise NULL,
+ * and *socket_only (when given) gets where gpg-agent listened, which the
+ * keyring does not change. */
 static robot_key *
-robot_cache_read(void)
+robot_cache_read(robot_key **socket_only)
 {
 	g_autofree char *path = NULL, *text = NULL, *stamp = NULL, *have = NULL;
 	g_auto(GStrv) f = NULL;
@@ -307,7 +327,11 @@ robot_cache_read(void)
 		return NULL;
 	g_strchomp(text);
 	f = g_strsplit(text, " ", -1);
-	if (g_strv_length(f) != ROBOT_FIELDS || !is_fingerprint(f[0]) ||
+	if (socket_only != NULL && g_strv_length(f) == ROBOT_FIELDS && strchr(text, '\n') == NULL) {
+		*socket_only = g_new0(robot_key, 1);
+		robot_cache_socket(f[4], *socket_only);
+	}
+	if (g_strv_length(f) != ROBOT_FIELDS || strchr(text, '\n') != NULL || !is_fingerprint(f[0]) ||
 	    (strcmp(f[1], "-") != 0 && !is_keygrip(f[1])) ||
 	    strspn(f[2], "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(f[2]))
 		return NULL;
@@ -324,18 +348,7 @@ robot_cache_read(void)
 	r->algo = g_strdup(f[2]);
 	r->expires = expires;
 	r->stamp = g_steal_pointer(&stamp);
-	if (strcmp(f[4], "-") != 0) {
-		char *colon = strchr(f[4], ':');
-		guint64 uid;
-
-		if (colon != NULL) {
-			*colon = '\0';
-			if (g_ascii_string_to_unsigned(f[4], 10, 0, G_MAXUINT32, &uid, NULL)) {
-				r->socket = g_uri_unescape_string(colon + 1, NULL);
-				r->socket_uid = (uid_t) uid;
-			}
-		}
-	}
+	robot_cache_socket(f[4], r);
 	return g_steal_pointer(&r);
 }
 
@@ -350,8 +363,10 @@ robot_cache_write(const char *home, const robot_key *r)
 						r->keygrip != NULL ? r->keygrip : "-", r->algo, r->expires,
 						socket_field, r->stamp);
 
-	/* only a cache: losing it costs one listing */
-	g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_NONE, 0600, NULL);
+	/* only a cache: losing it costs one listing.  Replaced whole (a
+	 * file written in place keeps the end of a longer old line), and
+	 * other processes read the old line or the new one. */
+	g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, NULL);
 }
 
 /* What signing needs of a secret key as gpgme lists it: its primary key
@@ -492,8 +507,16 @@ robot_fingerprint(gboolean remembered, char **fpr, GError **err)
 			socket_uid = robot->socket_uid;
 		}
 		g_clear_pointer(&robot, robot_key_free);
-	} else if (robot == NULL)
-		robot = robot_cache_read();
+	} else if (robot == NULL) {
+		g_autoptr(robot_key) old = NULL;
+
+		robot = robot_cache_read(&old);
+		if (robot == NULL && old != NULL) {
+			/* the keyring changed, not where the agent listens */
+			socket = g_steal_pointer(&old->socket);
+			socket_uid = old->socket_uid;
+		}
+	}
 	if (robot != NULL) {
 		*fpr = g_strdup(robot->fpr);
 		return VULNID_OK;
