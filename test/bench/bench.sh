@@ -6,6 +6,9 @@
 #   BENCH_RUNS=N      runs per series (default 40; large mails fewer)
 #   BENCH_BIG=0       skip the 1,000,000-entry database (about 20 s, 1.5 GB)
 #   BENCH_KEEP=DIR    keep the work directory (default: a temporary one)
+#   BENCH_BEFORE=DIR  a build directory of an earlier tree: its filter runs
+#                     the plain and signed requests too, interleaved with
+#                     this one's, for a before/after comparison in one run
 #
 # Rows (targets from the issue, on a 2-core machine):
 #   plain 4 KiB, 2 MiB request  vs procmail into a Maildir       <= 3x
@@ -106,7 +109,17 @@ say "plain requests"
 mkdir -p "$W/pm/Maildir"
 printf 'MAILDIR=%s\nDEFAULT=%s/Maildir/\nLOGFILE=/dev/null\nVERBOSE=off\n' "$W/pm" "$W/pm" >"$W/pm/rc"
 mails "$W/m4k" p4k $((N * 4)) 4096
+# BEFORE: the earlier tree's programs, when given
+BEFORE=${BENCH_BEFORE:+$(cd "$BENCH_BEFORE" && pwd)}
+# before_instance NAME [sign]: an instance made by the earlier vulnid
+before_instance() {
+	rm -rf "$W/$1"
+	"$BEFORE/src/vulnid" init --prefix TEST --domain example.org "$W/$1" >/dev/null || exit 1
+	sed -i "s/^sign = .*/sign = ${2:-pgpmime}/" "$W/$1/vulnid.conf"
+}
+
 instance plain
+[ -z "$BEFORE" ] || before_instance plainbefore
 instance plainnosign none
 instance plainnogpg none
 # interleave the series so that drift hits all alike
@@ -116,6 +129,7 @@ for part in 0 1; do
 	series "filter-4k-$part" "$N" "$W/m4k-$part/%d" "$FILTER" -c "$W/plain/vulnid.conf" -f alice@example.net -r request@example.org
 	series "filter-4k-nosign-$part" "$N" "$W/m4k-$part/%d" "$FILTER" -c "$W/plainnosign/vulnid.conf" -f alice@example.net -r request@example.org
 	nogpg series "filter-4k-nogpg-$part" "$N" "$W/m4k-$part/%d" "$FILTER" -c "$W/plainnogpg/vulnid.conf" -f alice@example.net -r request@example.org
+	[ -z "$BEFORE" ] || series "before-4k-$part" "$N" "$W/m4k-$part/%d" "$BEFORE/src/vulnid-filter" -c "$W/plainbefore/vulnid.conf" -f alice@example.net -r request@example.org
 	# the next half uses new mails (the same ones again would be duplicates)
 	mails "$W/m4k" p4k$part $((N * 4)) 4096
 done
@@ -160,11 +174,12 @@ mkdir -p "$W/pm/Maildir"
 say "signed requests"
 instance signed
 instance signednosign none
+[ -z "$BEFORE" ] || before_instance signedbefore
 ALICE="$W/gnupg-alice"
 mkdir -p "$ALICE" && chmod 700 "$ALICE"
 gpg --homedir "$ALICE" --batch --passphrase '' --quick-gen-key "Alice Researcher <alice@example.net>" ed25519 sign never 2>/dev/null
 gpg --homedir "$ALICE" --batch --export --armor alice@example.net >"$W/alice.asc"
-for i in signed signednosign; do
+for i in signed signednosign ${BEFORE:+signedbefore}; do
 	gpg --homedir "$(gpghome $i)" --batch --import "$W/alice.asc" 2>/dev/null
 done
 mkdir -p "$W/msig"
@@ -183,10 +198,21 @@ for i in $(seq 1 $((N * 2))); do
 		printf -- '\n--sig--\n'
 	} >"$W/msig/$i"
 done
-mkdir -p "$W/msig2" && for i in $(seq 1 "$N"); do ln -sf "$W/msig/$((N + i))" "$W/msig2/$i"; done
-series gpg-verify "$N" /dev/null gpg --homedir "$(gpghome signed)" --batch --quiet --verify "$W/msig/sig1" "$W/msig/part1"
-series filter-signed "$N" "$W/msig/%d" "$FILTER" -c "$W/signed/vulnid.conf" -f alice@example.net -r request@example.org
-series filter-signed-nosign "$N" "$W/msig2/%d" "$FILTER" -c "$W/signednosign/vulnid.conf" -f alice@example.net -r request@example.org
+# in two halves, interleaved (as the plain requests), so that drift hits
+# all series alike: mails 1..N for the signing instances, N+1..2N for
+# the one that does not sign
+H=$(( N / 2 > 1 ? N / 2 : 1 ))
+for part in 0 1; do
+	mkdir -p "$W/msig-$part" "$W/msig2-$part"
+	for i in $(seq 1 "$H"); do
+		ln -sf "$W/msig/$((part * H + i))" "$W/msig-$part/$i"
+		ln -sf "$W/msig/$((N + part * H + i))" "$W/msig2-$part/$i"
+	done
+	series "gpg-verify-$part" "$H" /dev/null gpg --homedir "$(gpghome signed)" --batch --quiet --verify "$W/msig/sig1" "$W/msig/part1"
+	series "filter-signed-$part" "$H" "$W/msig-$part/%d" "$FILTER" -c "$W/signed/vulnid.conf" -f alice@example.net -r request@example.org
+	series "filter-signed-nosign-$part" "$H" "$W/msig2-$part/%d" "$FILTER" -c "$W/signednosign/vulnid.conf" -f alice@example.net -r request@example.org
+	[ -z "$BEFORE" ] || series "before-signed-$part" "$H" "$W/msig-$part/%d" "$BEFORE/src/vulnid-filter" -c "$W/signedbefore/vulnid.conf" -f alice@example.net -r request@example.org
+done
 AUTH=$(sqlite3 "$W/signed/vulnid.db" "SELECT auth FROM records ORDER BY id DESC LIMIT 1")
 
 # --- 3b. signing a reply: through gpg-agent, and with a gpg process ------------------------
@@ -318,7 +344,10 @@ def ratio(a, b):
 pm = med("procmail-4k-0", "procmail-4k-1")
 for key, label in (("filter-4k", "plain 4 KiB request (default: reply signed)"),
                    ("filter-4k-nosign", "plain 4 KiB request, [crypto] sign = none"),
-                   ("filter-4k-nogpg", "plain 4 KiB request, gpg never started")):
+                   ("filter-4k-nogpg", "plain 4 KiB request, gpg never started"),
+                   ("before-4k", "plain 4 KiB request, the earlier tree (BENCH_BEFORE)")):
+    if key + "-0" not in rows:
+        continue
     v = med(key + "-0", key + "-1")
     r = ratio(v, pm)
     row(label, fmt(v), "procmail " + fmt(pm), f"{r:.1f}x" if r else "-", "<= 3x", "yes" if r and r <= 3 else "no")
@@ -334,10 +363,13 @@ for key, label in (("filter-50m", "50 MiB mail (attachment): peak RSS"), ("filte
 st = med("startup")
 if st is not None:
     row("vulnid-filter --version (start-up only)", fmt(st), "procmail " + fmt(pm), f"{ratio(st, pm):.1f}x", "-", "-")
-g = med("gpg-verify")
+g = med("gpg-verify-0", "gpg-verify-1")
 for key, label in (("filter-signed", "signed 4 KiB request (reply signed)"),
-                   ("filter-signed-nosign", "signed 4 KiB request, sign = none")):
-    v = med(key)
+                   ("filter-signed-nosign", "signed 4 KiB request, sign = none"),
+                   ("before-signed", "signed 4 KiB request, the earlier tree (BENCH_BEFORE)")):
+    if key + "-0" not in rows:
+        continue
+    v = med(key + "-0", key + "-1")
     r = ratio(v, g)
     row(label, fmt(v), "gpg --verify " + fmt(g), f"{r:.1f}x" if r else "-", "<= 3x", "yes" if r and r <= 3 else "no")
 def fmt2(x):
@@ -386,6 +418,7 @@ for r in out:
     print("  ".join(str(c).ljust(w[i]) for i, c in enumerate(r)))
 print()
 print(f"medians of {n} runs per series (large mails fewer, queue runs and smtp-source 3); procmail and vulnid runs interleaved")
+print(f"signing a reply: medians of {5 * int(n)} signatures in one process (two rounds, averaged); the gpg process {n} runs")
 if auth:
     print(f"auth recorded for the signed requests: {auth}")
 if "dbsize" in rows:
