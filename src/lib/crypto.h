@@ -27,7 +27,11 @@ vulnid_status crypto_generate_robot_key(const char *home, const char *address,
 					const char *algo, char **fpr, GError **err);
 
 /* The robot's fingerprint: the secret key in the keyring (remembered in
- * GNUPGHOME/vulnid-robot-key while the keyring's files are unchanged). */
+ * GNUPGHOME/vulnid-robot-key, with what signing needs, while the
+ * keyring's files are unchanged).  These two and the signing functions
+ * (crypto_sign_mime(), crypto_clearsign(), crypto_sign_detached()) may be
+ * called from several threads; the cache of keys that verification and
+ * import use is not locked. */
 vulnid_status crypto_robot_fingerprint(char **fpr, GError **err);
 /* Whether the robot's secret key can be used now: listed afresh, through
  * gpg-agent (TEMP when the agent is the trouble). */
