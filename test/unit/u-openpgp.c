@@ -687,6 +687,53 @@ test_detached_restart(void)
 	}
 }
 
+/* Several threads signing at once (a resident server's workers), over
+ * the one connection kept: every signature made, and good. */
+#define THREADS 4
+#define PER_THREAD 10
+
+static gpointer
+sign_thread(gpointer data)
+{
+	GBytes *last = NULL;
+
+	for (int i = 0; i < PER_THREAD; i++) {
+		g_autoptr(GBytes) in = g_bytes_new_static("{\"head\":2}\n", 11);
+		g_autoptr(GError) err = NULL;
+		GBytes *sig = NULL;
+
+		if (crypto_sign_detached(in, data, &sig, &err) != VULNID_OK) {
+			g_test_message("thread: %s", err->message);
+			break;
+		}
+		if (last != NULL)
+			g_bytes_unref(last);
+		last = sig;
+	}
+	return last;
+}
+
+static void
+test_threads(void)
+{
+	GThread *t[THREADS];
+	g_autofree char *dat = write_tmp("threads.json", "{\"head\":2}\n", 11);
+
+	robot_home(ED);
+	for (int i = 0; i < THREADS; i++)
+		t[i] = g_thread_new("sign", sign_thread, (gpointer) ED->fpr);
+	for (int i = 0; i < THREADS; i++) {
+		g_autoptr(GBytes) sig = g_thread_join(t[i]);
+		g_autofree char *sig_path = NULL;
+
+		g_assert_nonnull(sig);
+		if (sig == NULL)
+			continue;
+		sig_path = write_tmp("threads.asc", g_bytes_get_data(sig, NULL), g_bytes_get_size(sig));
+		check_verifies(ED, sig_path, dat);
+	}
+}
+
 /* --- set-up ------------------------------------------------------------------------------- */
 
 static void
@@ -763,6 +810,7 @@ main(int argc, char **argv)
 		g_test_add_func("/openpgp/agent/leading-zero", test_agent_leading_zero);
 		g_test_add_func("/openpgp/crypto/clearsign", test_clearsign);
 		g_test_add_func("/openpgp/crypto/detached-restart", test_detached_restart);
+		g_test_add_func("/openpgp/crypto/threads", test_threads);
 	}
 	rc = g_test_run();
 	if (gpg != NULL && !have_sqv)
