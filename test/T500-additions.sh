@@ -57,8 +57,10 @@ test_expect_success 'a reply to the ack (In-Reply-To) is an addition to the entr
 	expect_eq "addition|creator" "$(sql "SELECT kind || '\''|'\'' || role FROM records WHERE entry = '\''$ID'\'' AND seq = 2")" &&
 	expect_eq entry "$(sql "SELECT disposition FROM messages WHERE message_id = '\''a1@example.net'\''")" &&
 	"$VULNID" -c "$CONF" show "$ID" --json --private >"$TMP/s.json" &&
-	expect_eq "[\"3.1\", \"3.2\"]" "$(json_get "j[\"versions\"]" <"$TMP/s.json")" &&
-	expect_eq "[\"https://example.net/widget-advisory\"]" "$(json_get "j[\"references\"]" <"$TMP/s.json")" &&
+	expect_eq "[\"3.1\"]" "$(json_get "j[\"versions\"]" <"$TMP/s.json")" &&
+	expect_eq "[]" "$(json_get "j[\"references\"]" <"$TMP/s.json")" &&
+	expect_eq "Version=3.2 Reference=https://example.net/widget-advisory" \
+		"$(json_get "\" \".join(p[\"key\"] + \"=\" + p[\"value\"] for p in j[\"proposals\"])" <"$TMP/s.json")" &&
 	expect_eq "Version 3.2 is affected too." "$(json_get "j[\"records\"][1][\"body\"]" <"$TMP/s.json")" &&
 	expect_eq "address" "$(json_get "j[\"records\"][1][\"auth\"][\"how\"]" <"$TMP/s.json")" &&
 	r=$(mail_to_subject alice@example.net "^Re: \[$ID\] something else entirely$") &&

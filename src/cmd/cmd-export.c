@@ -9,6 +9,8 @@
 #include "export.h"
 #include "feed.h"
 #include "html.h"
+#include "osv.h"
+#include "pubmail.h"
 
 /* A value of [export] in vulnid.conf, or NULL. */
 static char *
@@ -101,17 +103,17 @@ cmd_export(const cli_global *g, int argc, char **argv)
 		printf("%s: %" G_GUINT64_FORMAT " new lines, %u years, complete up to pos %" G_GINT64_FORMAT "%s\n",
 		       target, res.appended, res.years, res.pos, res.head_written ? ", HEAD signed" : "");
 	} else if (strcmp(what, "osv") == 0) {
-		export_osv_opts o = { id_prefix, base_url };
+		osv_opts o = { id_prefix, base_url };
 		guint n = 0;
 
-		s = export_osv(st, target, &o, &n, &err);
+		s = osv_export(st, target, &o, &n, &err);
 		if (s != VULNID_OK)
 			return cli_fail(s, err);
 		printf("%s: %u OSV records\n", target, n);
 	} else if (strcmp(what, "mbox") == 0) {
 		guint n = 0;
 
-		s = export_mbox(st, target, cfg->domain, &n, &err);
+		s = pubmail_mbox(st, target, cfg->domain, &n, &err);
 		if (s != VULNID_OK)
 			return cli_fail(s, err);
 		printf("%s: %u mails\n", target, n);

@@ -15,15 +15,18 @@
 #include "intake.h"
 #include "lifecycle.h"
 #include "mailctx.h"
+#include "disclosure.h"
 #include "dsn.h"
 #include "message.h"
 #include "notify.h"
 #include "outbox.h"
+#include "random.h"
 #include "smtp.h"
 #include "request.h"
 #include "store.h"
 #include "template.h"
 #include "text.h"
+#include "tokens.h"
 
 typedef mail_ctx intake_ctx;
 
@@ -147,6 +150,38 @@ mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **er
 	c->res->outcome = INTAKE_QUARANTINED;
 	c->res->reason = g_strdup(reason);
 	return audit_append(c->st, ev, err);
+}
+
+char *
+mail_record_auth(const mail_ctx *c, gboolean withhold_key, const char *role, const char *how)
+{
+	const char *a = withhold_key && c->auth_json_withheld != NULL ? c->auth_json_withheld : c->auth_json;
+	gsize n = a != NULL ? strlen(a) : 0;
+	gboolean first;
+	GString *s;
+
+	if (n < 2 || a[0] != '{' || a[n - 1] != '}') {
+		a = "{\"method\":\"none\"}";
+		n = strlen(a);
+	}
+	if (role == NULL)
+		return g_strdup(a);
+	/* the role and how it was established are hashed with the rest */
+	s = g_string_new_len(a, (gssize) n - 1);
+	first = n == 2;
+	canonjson_member_str(s, &first, "role", role);
+	canonjson_member_str(s, &first, "how", how);
+	g_string_append_c(s, '}');
+	return g_string_free(s, FALSE);
+}
+
+vulnid_status
+mail_record_signer(mail_ctx *c, gint64 row, const char *auth, GError **err)
+{
+	if (c->auth_json_withheld == NULL || c->signer == NULL ||
+	    strncmp(auth, c->auth_json_withheld, strlen(c->auth_json_withheld) - 1) != 0)
+		return VULNID_OK;
+	return store_record_signer_insert(c->st, row, c->signer, c->key_salt, err);
 }
 
 static char *
@@ -343,6 +378,43 @@ ack_encryption_key(const intake_ctx *c)
 	return c->signer;
 }
 
+/* What a request's first record says: the block as written, with every
+ * token the robot issued removed (quoted from another entry's mail, say),
+ * and for an anonymous request the researcher's addresses and name
+ * replaced, so that no view of the record can show them (the ack, to the
+ * researcher, quotes the request as written). */
+static vulnid_status
+request_content(intake_ctx *c, const request_block *b, gboolean anonymous, guint *budget,
+		char **subject, char **fields, char **body, GError **err)
+{
+	g_autoptr(researcher_identity) id = researcher_identity_new();
+	g_autoptr(GPtrArray) kv = g_ptr_array_new_with_free_func(entry_kv_free);
+	vulnid_status s;
+
+	if (anonymous) {
+		researcher_identity_add_address(id, c->m->from_addr);
+		researcher_identity_add_address(id, c->m->reply_addr);
+		researcher_identity_add_address(id, c->envelope_sender);
+		researcher_identity_add_name(id, c->m->from_name);
+	}
+	*subject = researcher_identity_redact(id, c->m->subject);
+	*body = researcher_identity_redact(id, b->description);
+	s = tokens_scrub(c->st, subject, budget, err);
+	if (s == VULNID_OK)
+		s = tokens_scrub(c->st, body, budget, err);
+	for (guint i = 0; s == VULNID_OK && i < b->fields->len; i++) {
+		const request_field *f = g_ptr_array_index(b->fields, i);
+		entry_kv *x = g_new0(entry_kv, 1);
+
+		x->key = g_strdup(f->key);
+		x->value = researcher_identity_redact(id, f->value);
+		g_ptr_array_add(kv, x);
+		s = tokens_scrub(c->st, &x->value, budget, err);
+	}
+	*fields = entry_fields_canonical(kv);
+	return s;
+}
+
 static vulnid_status
 intake_assign(intake_ctx *c, const request *r, GError **err)
 {
@@ -354,10 +426,10 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	g_autofree char *blocks_spec = NULL;
 	g_autofree char *robot = NULL;
 	g_autoptr(GHashTable) vars = NULL;
-	const char *auth = c->auth_json;
 	g_autofree char *reply_to = NULL;
 	gboolean sealed_mail = intake_request_embargoed(r);
 	gboolean confirm = FALSE;
+	guint scrub_budget = 200;
 	const char *encrypt_key = sealed_mail ? ack_encryption_key(c) : NULL;
 	int year = g_date_time_get_year(c->now_dt);
 	vulnid_status s;
@@ -378,7 +450,12 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	for (guint bi = 0; bi < r->blocks->len; bi++) {
 		const request_block *b = g_ptr_array_index(r->blocks, bi);
 		gboolean embargoed = block_embargoed(b);
-		g_autofree char *fields = request_block_fields_json(b);
+		const char *anon = request_block_get(b, "Anonymous");
+		gboolean anonymous = anon != NULL && g_ascii_strcasecmp(anon, "yes") == 0;
+		g_autofree char *auth = mail_record_auth(c, anonymous, NULL, NULL);
+		g_autofree char *fields = NULL;
+		g_autofree char *subject = NULL;
+		g_autofree char *body = NULL;
 		g_autofree char *id = NULL;
 		g_autofree char *canon = NULL;
 		g_autofree char *digest = NULL;
@@ -391,8 +468,10 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 		if (s != VULNID_OK)
 			return s;
 		id = ids_format(c->cfg->prefix, year, number);
-		canon = entry_record_canonical(id, 1, c->now, "request", auth, c->m->subject,
-					       fields, b->description,
+		s = request_content(c, b, anonymous, &scrub_budget, &subject, &fields, &body, err);
+		if (s != VULNID_OK)
+			return s;
+		canon = entry_record_canonical(id, 1, c->now, "request", auth, subject, fields, body,
 					       embargoed || !sealed_mail ? attachments : NULL);
 		/* For an embargoed entry the digest is the commitment: the hash
 		 * of the content that stays sealed until release. */
@@ -419,12 +498,14 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 		rec.author_name = c->m->from_name;
 		rec.role = "creator";
 		rec.auth = auth;
-		rec.subject = embargoed ? NULL : c->m->subject;
+		rec.subject = embargoed ? NULL : subject;
 		rec.fields = embargoed ? "[]" : fields;
-		rec.body = embargoed ? "" : b->description;
+		rec.body = embargoed ? "" : body;
 		rec.sha256 = digest;
 		rec.sealed = sealed;
 		s = store_record_insert(c->st, &rec, &rec_row, err);
+		if (s == VULNID_OK)
+			s = mail_record_signer(c, rec_row, auth, err);
 		if (s != VULNID_OK)
 			return s;
 		for (guint i = 0; !sealed_mail && i < attachments->len; i++) {
@@ -467,7 +548,7 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 			const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
 
 			if (c->signer == NULL && to != NULL && config_address_valid(to)) {
-				s = lifecycle_issue_token(c->st, id, "creator", to, &token, err);
+				s = tokens_issue(c->st, id, "creator", to, &token, err);
 				if (s != VULNID_OK)
 					return s;
 			}
@@ -677,6 +758,29 @@ auth_json(const message *m, const char **signer)
 			canonjson_member_str(s, &first, "reason",
 					     "an encrypted part inside the mail was not decrypted");
 	}
+	if (m->decrypted) {
+		canonjson_key(s, &first, "encrypted");
+		g_string_append(s, "true");
+	}
+	g_string_append_c(s, '}');
+	return g_string_free(s, FALSE);
+}
+
+/* The auth object of a signed mail by an anonymous researcher: the key is
+ * not named, so the record's hash does not publish it; a commitment to it,
+ * salted with a secret the robot keeps with the record, binds the record to
+ * the key all the same (vulnid-json(7)). */
+static char *
+auth_json_withheld(const message *m, const char *salt)
+{
+	GString *s = g_string_new("{");
+	g_autofree char *pre = g_strdup_printf("vulnid-key-commitment:%s:%s", salt, m->sig->fpr);
+	g_autofree char *commitment = g_compute_checksum_for_string(G_CHECKSUM_SHA256, pre, -1);
+	gboolean first = TRUE;
+
+	canonjson_member_str(s, &first, "method", "pgp");
+	canonjson_member_str(s, &first, "fingerprint", ENTRY_KEY_WITHHELD);
+	canonjson_member_str(s, &first, "key_commitment", commitment);
 	if (m->decrypted) {
 		canonjson_key(s, &first, "encrypted");
 		g_string_append(s, "true");
@@ -1032,6 +1136,8 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	intake_ctx c = { 0 };
 	g_autofree char *imported = NULL;
 	g_autofree char *auth = NULL;
+	g_autofree char *auth_withheld = NULL;
+	g_autofree char *key_salt = NULL;
 	gboolean duplicate = FALSE;
 	vulnid_status s;
 
@@ -1064,6 +1170,14 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	c.imported_key = imported;
 	auth = auth_json(m, &c.signer);
 	c.auth_json = auth;
+	if (c.signer != NULL) {
+		key_salt = random_hex(16, err);
+		if (key_salt == NULL)
+			return VULNID_ERR_TEMP;
+		auth_withheld = auth_json_withheld(m, key_salt);
+		c.key_salt = key_salt;
+		c.auth_json_withheld = auth_withheld;
+	}
 
 	s = store_begin(st, err);
 	if (s != VULNID_OK)

@@ -148,6 +148,19 @@ static const char *const migrations[] = {
 	"  BEGIN SELECT RAISE(ABORT, 'outbox_signed is append-only'); END;"
 	"CREATE TRIGGER outbox_signed_no_delete BEFORE DELETE ON outbox_signed"
 	"  BEGIN SELECT RAISE(ABORT, 'outbox_signed is append-only'); END;",
+	/* 3 -> 4: the key behind a record whose auth object withholds it (an
+	 * anonymous researcher's), with the salt of the commitment to it that
+	 * the record carries; never published. */
+	"CREATE TABLE record_signers ("
+	"  record INTEGER PRIMARY KEY REFERENCES records(id), fingerprint TEXT NOT NULL,"
+	"  salt TEXT NOT NULL);"
+	"CREATE TRIGGER record_signers_no_replace BEFORE INSERT ON record_signers"
+	"  WHEN EXISTS (SELECT 1 FROM record_signers WHERE record = NEW.record)"
+	"  BEGIN SELECT RAISE(ABORT, 'record_signers is append-only'); END;"
+	"CREATE TRIGGER record_signers_no_update BEFORE UPDATE ON record_signers"
+	"  BEGIN SELECT RAISE(ABORT, 'record_signers is append-only'); END;"
+	"CREATE TRIGGER record_signers_no_delete BEFORE DELETE ON record_signers"
+	"  BEGIN SELECT RAISE(ABORT, 'record_signers is append-only'); END;",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
 
@@ -880,6 +893,21 @@ store_record_insert(store *st, const store_record *r, gint64 *id, GError **err)
 	if (s == VULNID_OK && id != NULL)
 		*id = sqlite3_last_insert_rowid(st->db);
 	return s;
+}
+
+vulnid_status
+store_record_signer_insert(store *st, gint64 record, const char *fingerprint, const char *salt, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, "INSERT INTO record_signers (record, fingerprint, salt)"
+					   " VALUES (?, ?, ?)", &s, err);
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_int64(stmt, 1, record);
+	store_bind_text(stmt, 2, fingerprint);
+	store_bind_text(stmt, 3, salt);
+	return store_step_done(st, stmt, "record_signers", err);
 }
 
 vulnid_status

@@ -8,7 +8,7 @@
 #include "status.h"
 
 /* Schema version this program writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 typedef struct store store;
 
@@ -112,6 +112,9 @@ typedef struct {
 } store_record;
 
 vulnid_status store_record_insert(store *st, const store_record *r, gint64 *id, GError **err);
+/* The withheld key behind a record and the salt of its commitment. */
+vulnid_status store_record_signer_insert(store *st, gint64 record, const char *fingerprint,
+					 const char *salt, GError **err);
 vulnid_status store_attachment_insert(store *st, gint64 record, int idx,
 				      const char *filename, const char *content_type,
 				      gint64 size, const char *sha256, GError **err);
