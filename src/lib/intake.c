@@ -21,6 +21,7 @@
 #include "notify.h"
 #include "outbox.h"
 #include "random.h"
+#include "render.h"
 #include "smtp.h"
 #include "request.h"
 #include "store.h"
@@ -297,58 +298,6 @@ intake_store_attachments(intake_ctx *c, GPtrArray *out, gboolean store_blobs, GE
 	return VULNID_OK;
 }
 
-static void
-describe_block(GString *out, const vulnid_config *cfg, const char *id, const char *digest,
-	       const request_block *b, const char *subject, guint nattach, const char *token)
-{
-	const char *title = request_block_title(b, subject);
-
-	g_string_append_printf(out, "  %s\n", id);
-	g_string_append_printf(out, "    digest:      %s\n", digest);
-	g_string_append_printf(out, "    title:       %s\n", *title ? title : "(none)");
-	for (guint i = 0; i < b->fields->len; i++) {
-		const request_field *f = g_ptr_array_index(b->fields, i);
-		g_autofree char *label = g_strdup_printf("%s:", f->key);
-		g_autofree char *lower = g_ascii_strdown(label, -1);
-
-		if (g_ascii_strcasecmp(f->key, "Title") == 0)
-			continue;
-		g_string_append_printf(out, "    %-12s %s\n", lower, f->value);
-	}
-	if (*b->description != '\0') {
-		guint lines = 1;
-
-		for (const char *p = b->description; *p; p++)
-			lines += *p == '\n';
-		g_string_append_printf(out, "    description: %u line%s\n", lines, lines == 1 ? "" : "s");
-	} else if (b->fields->len == 0)
-		g_string_append(out, "    (reserved: nothing said yet; add details at any time)\n");
-	if (nattach > 0)
-		g_string_append_printf(out, "    attachments: %u (archived, listed on the entry)\n", nattach);
-	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, id, cfg->domain);
-	if (token != NULL)
-		g_string_append_printf(out, "    token:       %s\n"
-				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
-				       "                 to the entry proves that you created it)\n", token, token);
-	g_string_append_c(out, '\n');
-}
-
-static void
-describe_sealed(GString *out, const vulnid_config *cfg, const char *id, const char *digest,
-		const char *embargo, const char *token)
-{
-	g_string_append_printf(out, "  %s\n", id);
-	g_string_append_printf(out, "    commitment:  %s\n", digest);
-	g_string_append_printf(out, "    embargo:     %s\n", g_ascii_strcasecmp(embargo, "yes") == 0
-			       ? "until you release it" : embargo);
-	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, id, cfg->domain);
-	if (token != NULL)
-		g_string_append_printf(out, "    token:       %s\n"
-				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
-				       "                 to the entry proves that you created it)\n", token, token);
-	g_string_append_c(out, '\n');
-}
-
 static gboolean
 block_embargoed(const request_block *b)
 {
@@ -552,10 +501,18 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 				if (s != VULNID_OK)
 					return s;
 			}
-			if (embargoed && encrypt_key == NULL)
-				describe_sealed(entries, c->cfg, id, digest, request_block_get(b, "Embargo"), token);
-			else
-				describe_block(entries, c->cfg, id, digest, b, c->m->subject, attachments->len, token);
+			/* the ack tells the creator what the entry now is, from
+			 * the creator's view of it, as recorded */
+			g_autoptr(entry) made = entry_new_empty(id, c->now);
+			g_autoptr(entry_view) view = NULL;
+
+			g_free(made->digest);
+			made->digest = g_strdup(digest);
+			made->embargo = g_strdup(embargoed ? request_block_get(b, "Embargo") : NULL);
+			entry_add_record(made, &rec, rec_row, subject, fields, body,
+					 embargoed || !sealed_mail ? attachments : NULL, c->signer);
+			view = entry_view_new(made, AUDIENCE_CREATOR, G_MAXINT64, c->now_dt);
+			render_ack_entry(entries, c->cfg, view, embargoed && encrypt_key == NULL, token);
 		}
 		g_string_append_printf(idlist, "%s%s", idlist->len ? ", " : "", id);
 		g_ptr_array_add(c->res->ids, g_steal_pointer(&id));

@@ -630,6 +630,63 @@ render_mail_text(const entry_view *v)
 	return g_string_free(out, FALSE);
 }
 
+/* ---- the acknowledgement ---------------------------------------------------- */
+
+static void
+ack_tail(GString *out, const vulnid_config *cfg, const entry_view *v, const char *token)
+{
+	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, v->e->id, cfg->domain);
+	if (token != NULL)
+		g_string_append_printf(out, "    token:       %s\n"
+				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
+				       "                 to the entry proves that you created it)\n", token, token);
+	g_string_append_c(out, '\n');
+}
+
+void
+render_ack_entry(GString *out, const vulnid_config *cfg, const entry_view *v, gboolean stub, const char *token)
+{
+	const view_record *first = v->records->len > 0 ? g_ptr_array_index(v->records, 0) : NULL;
+	const entry_record *r = first != NULL ? first->r : NULL;
+	const char *title = entry_view_title(v);
+
+	g_string_append_printf(out, "  %s\n", v->e->id);
+	if (stub || v->stub || r == NULL || !first->content) {
+		g_string_append_printf(out, "    commitment:  %s\n", v->e->digest);
+		g_string_append_printf(out, "    embargo:     %s\n", v->facts->embargo == NULL ||
+				       g_ascii_strcasecmp(v->facts->embargo, "yes") == 0
+				       ? "until you release it" : v->facts->embargo);
+		ack_tail(out, cfg, v, token);
+		return;
+	}
+	g_string_append_printf(out, "    digest:      %s\n", v->e->digest);
+	g_string_append(out, "    title:       ");
+	append_safe(out, *title != '\0' ? title : "(none)");
+	g_string_append_c(out, '\n');
+	for (guint i = 0; i < r->fields->len; i++) {
+		const entry_kv *kv = g_ptr_array_index(r->fields, i);
+		g_autofree char *label = g_strdup_printf("%s:", kv->key);
+		g_autofree char *lower = g_ascii_strdown(label, -1);
+
+		if (g_ascii_strcasecmp(kv->key, "Title") == 0)
+			continue;
+		g_string_append_printf(out, "    %-12s ", lower);
+		append_safe(out, kv->value);
+		g_string_append_c(out, '\n');
+	}
+	if (r->body != NULL && *r->body != '\0') {
+		guint lines = 1;
+
+		for (const char *p = r->body; *p; p++)
+			lines += *p == '\n';
+		g_string_append_printf(out, "    description: %u line%s\n", lines, lines == 1 ? "" : "s");
+	} else if (r->fields->len == 0)
+		g_string_append(out, "    (reserved: nothing said yet; add details at any time)\n");
+	if (r->attachments->len > 0)
+		g_string_append_printf(out, "    attachments: %u (archived, listed on the entry)\n", r->attachments->len);
+	ack_tail(out, cfg, v, token);
+}
+
 /* ---- template values ---------------------------------------------------------- */
 
 static void

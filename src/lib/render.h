@@ -27,6 +27,15 @@ char *render_record_text(const entry_view *v, const view_record *vr, gboolean wi
 /* The view record of seq, or NULL. */
 const view_record *render_find_record(const entry_view *v, gint64 seq);
 
+/* The entry as the acknowledgement describes it to its creator (v is the
+ * creator's view of the new entry): the headline and the request's
+ * fields, or only the commitment and the embargo when stub (embargoed
+ * content in a mail that travels in clear); the entry's address, and the
+ * creator token when there is one (the only mail a token is written
+ * into). */
+void render_ack_entry(GString *out, const vulnid_config *cfg, const entry_view *v, gboolean stub,
+		      const char *token);
+
 /* Template values describing the entry (id, digest, title, vendor, product,
  * versions, type, references, description, embargo, entry_address,
  * researcher, headline, state, ...), as the view may show them. */
