@@ -519,7 +519,8 @@ tlog_builder_free(tlog_builder *b)
 		return;
 	g_free(b->dir);
 	for (guint l = 0; l < TLOG_MAX_LEVEL; l++)
-		g_array_unref(b->cur[l]);
+		if (b->cur[l] != NULL)
+			g_array_unref(b->cur[l]);
 	g_ptr_array_unref(b->entries);
 	g_free(b);
 }
