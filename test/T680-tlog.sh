@@ -144,6 +144,17 @@ test_expect_success 'vulnid prove ID: a tlog-proof per line, checked by verify-f
 	expect_match "ok vulnid proofs 2" "$TMP/go.out"
 '
 
+test_expect_success 'the Python proof check of vulnid-feed(5) accepts a proof and refuses a changed one' '
+	awk "/^An inclusion proof checked in Python/ { f = 1 } f && /^\\.EX/ { g = 1; next } g && /^\\.EE/ { exit } g { print }" \
+		"$VULNID_SRCDIR/doc/vulnid-feed.5" | sed -e "s/\\\\-/-/g" -e "s/\\\\e/\\\\/g" >"$TMP/docproof.py" &&
+	test -s "$TMP/docproof.py" &&
+	"$VULNID" prove "$TMP/feed" "TEST-$Y-0003" >"$TMP/proof3" &&
+	$PYTHON "$TMP/docproof.py" "$TMP/proof3" >"$TMP/out" &&
+	expect_match "\"entry\":\"TEST-$Y-0003\"" "$TMP/out" &&
+	sed "/^index /s/\$/1/" "$TMP/proof3" >"$TMP/proof3b" && ! cmp -s "$TMP/proof3" "$TMP/proof3b" &&
+	! $PYTHON "$TMP/docproof.py" "$TMP/proof3b" >/dev/null 2>&1
+'
+
 test_expect_success 'vulnid prove: an unknown entry, a bad identifier' '
 	rc=0; "$VULNID" prove "$TMP/feed" "TEST-$Y-0099" >/dev/null 2>"$TMP/err" || rc=$? &&
 	expect_eq 66 "$rc" && expect_match "no line of TEST-$Y-0099" "$TMP/err" &&
