@@ -245,9 +245,12 @@ INST="$TMP/inst"; CONF="$INST/vulnid.conf"
 
 test_expect_success 'a log behind its year files (export killed before the checkpoint) catches up' '
 	cp -a "$good" "$TMP/behind" && cp "$TMP/cp.1" "$TMP/behind/checkpoint" &&
+	head -c 160 /dev/zero >"$TMP/behind/tile/0/000.p/5" && : >"$TMP/behind/tile/entries/000.p/5" &&
 	"$VULNID" -c "$CONF" export feed "$TMP/behind" >"$TMP/out" &&
 	expect_match "0 new lines.*log of 5 entries, checkpoint signed" "$TMP/out" &&
-	cmp "$good/checkpoint" "$TMP/behind/checkpoint"
+	cmp "$good/checkpoint" "$TMP/behind/checkpoint" &&
+	cmp "$good/tile/0/000.p/5" "$TMP/behind/tile/0/000.p/5" &&
+	cmp "$good/tile/entries/000.p/5" "$TMP/behind/tile/entries/000.p/5"
 '
 
 test_expect_success 'a feed exported before the log gets the whole log at the next export' '

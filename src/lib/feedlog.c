@@ -143,19 +143,24 @@ typedef struct {
 	line_ref ref;
 } tail;
 
-/* The line ending at t->end, read backwards. */
+/* The line ending at t->end, read backwards in chunks that grow from
+ * 4 KiB: most lines are short, and each is found without reading much
+ * more than itself. */
 static vulnid_status
 tail_peek(tail *t, guint file, const char *path, GError **err)
 {
-	char buf[65536], head[128];
+	g_autofree char *buf = NULL;
+	char head[128];
 	off_t end = t->end - 1, start = 0;
+	gsize chunk = 4096;
 	ssize_t got;
 
 	t->have = FALSE;
 	if (t->left == 0)
 		return VULNID_OK;
+	buf = g_malloc(65536);
 	while (end > 0) {
-		off_t from = end > (off_t) sizeof buf ? end - (off_t) sizeof buf : 0;
+		off_t from = end > (off_t) chunk ? end - (off_t) chunk : 0;
 		ssize_t n = pread(t->fd, buf, (size_t) (end - from), from);
 		char *p;
 
@@ -167,6 +172,7 @@ tail_peek(tail *t, guint file, const char *path, GError **err)
 			break;
 		}
 		end = from;
+		chunk = MIN(chunk * 2, 65536);
 	}
 	t->ref.file = file;
 	t->ref.off = start;
@@ -339,6 +345,8 @@ feedlog_update(const char *dir, const note_key *key, const char *fpr, const feed
 			close(fds[i]);
 	if (s == VULNID_OK)
 		s = tlog_builder_finish(b, err);
+	if (s == VULNID_OK)
+		s = tlog_builder_sync(b, err);
 	if (s != VULNID_OK)
 		goto out;
 	tlog_builder_root(b, &root);

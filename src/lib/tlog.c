@@ -15,7 +15,6 @@
 #include <unistd.h>
 #include <openssl/evp.h>
 
-#include "export.h"
 #include "tlog.h"
 
 /* ---- hashing ----------------------------------------------------------------------- */
@@ -504,6 +503,7 @@ tlog_check_consistency(guint64 m, guint64 n, const tlog_hash *old_root, const tl
 struct tlog_builder {
 	char *dir;
 	tlog_builder_mode mode;
+	guint64 start;			/* the size of the last checkpoint (TLOG_WRITE) */
 	guint64 size;
 	GArray *cur[TLOG_MAX_LEVEL];	/* hashes of the rightmost, unfinished tile per level */
 	guint64 idx[TLOG_MAX_LEVEL];	/* its index */
@@ -536,6 +536,7 @@ tlog_builder_new(const char *dir, tlog_builder_mode mode, guint64 start_size, tl
 	b->bundle_ok = TRUE;
 	if (mode == TLOG_CHECK)
 		start_size = 0;
+	b->start = start_size;
 	b->size = start_size - start_size % TLOG_TILE_WIDTH;
 	for (guint l = 0; l < TLOG_MAX_LEVEL; l++) {
 		guint w = l == 0 ? 0 : (guint) (shr(start_size, 8 * l) & 0xff);
@@ -583,10 +584,63 @@ mkdirs_for(const char *path, GError **err)
 	return VULNID_OK;
 }
 
-/* Write a tile or bundle, or compare it with what is there.  Tiles are
- * immutable: one that is there must already say the same. */
+/* Write a file whole under its name (a temporary file renamed); not
+ * synced: tlog_builder_sync() syncs them all at once. */
 static vulnid_status
-emit(tlog_builder *b, const char *rel, const void *data, gsize len, GError **err)
+write_unsynced(const char *path, const void *data, gsize len, GError **err)
+{
+	g_autofree char *tmp = g_strdup_printf("%s.tmp.XXXXXX", path);
+	gsize off = 0;
+	int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s", tmp,
+				   g_strerror(errno));
+	while (off < len) {
+		ssize_t n = write(fd, (const char *) data + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		off += (gsize) n;
+	}
+	if (off < len || fchmod(fd, 0644) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+		int e = errno;
+
+		if (off < len)
+			close(fd);
+		unlink(tmp);
+		return vulnid_fail(err, vulnid_status_from_errno(e), "cannot write '%s': %s", path, g_strerror(e));
+	}
+	return VULNID_OK;
+}
+
+vulnid_status
+tlog_builder_sync(const tlog_builder *b, GError **err)
+{
+	int fd;
+
+	if (b->stats.tiles_written == 0)
+		return VULNID_OK;
+	fd = open(b->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || syncfs(fd) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return vulnid_fail(err, vulnid_status_from_errno(e), "cannot sync '%s': %s", b->dir, g_strerror(e));
+	}
+	close(fd);
+	return VULNID_OK;
+}
+
+/* Write a tile or bundle, or compare it with what is there.  What a
+ * checkpoint covers is immutable and must already say the same; what no
+ * checkpoint covers yet (left by an export killed before its checkpoint)
+ * is written again. */
+static vulnid_status
+emit(tlog_builder *b, const char *rel, const void *data, gsize len, gboolean covered, GError **err)
 {
 	g_autofree char *path = g_build_filename(b->dir, rel, NULL);
 	g_autoptr(GBytes) have = NULL;
@@ -598,19 +652,19 @@ emit(tlog_builder *b, const char *rel, const void *data, gsize len, GError **err
 		b->stats.tiles_checked++;
 		return VULNID_OK;
 	}
-	if (b->mode == TLOG_CHECK || (e_no != ENOENT && have == NULL) || have != NULL)
+	if (b->mode == TLOG_CHECK || (covered && e_no != ENOENT))
 		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s' %s", path,
 				   e_no == ENOENT ? "is missing" : "differs from the tile the entries make");
 	s = mkdirs_for(path, err);
 	if (s == VULNID_OK)
-		s = export_write_file(path, data, len, 0644, err);
+		s = write_unsynced(path, data, len, err);
 	if (s == VULNID_OK)
 		b->stats.tiles_written++;
 	return s;
 }
 
 static vulnid_status
-emit_bundle(tlog_builder *b, guint64 index, guint width, GError **err)
+emit_bundle(tlog_builder *b, guint64 index, guint width, gboolean covered, GError **err)
 {
 	g_autofree char *rel = tlog_tile_path(-1, index, width);
 	g_autoptr(GByteArray) out = NULL;
@@ -633,7 +687,7 @@ emit_bundle(tlog_builder *b, guint64 index, guint width, GError **err)
 		g_byte_array_append(out, be, 2);
 		g_byte_array_append(out, d, (guint) len);
 	}
-	return emit(b, rel, out->data, out->len, err);
+	return emit(b, rel, out->data, out->len, covered, err);
 }
 
 /* Level l's tile is full: store it, and its root one level up. */
@@ -642,11 +696,13 @@ complete(tlog_builder *b, guint l, GError **err)
 {
 	g_autofree char *rel = tlog_tile_path((int) l, b->idx[l], 0);
 	tlog_hash h[TLOG_TILE_WIDTH], root;
+	/* Its last leaf is at or below the last checkpoint's size. */
+	gboolean covered = shr(b->start, 8 * (l + 1)) > b->idx[l];
 	vulnid_status s;
 
-	s = emit(b, rel, b->cur[l]->data, TLOG_TILE_WIDTH * TLOG_HASH_LEN, err);
+	s = emit(b, rel, b->cur[l]->data, TLOG_TILE_WIDTH * TLOG_HASH_LEN, covered, err);
 	if (s == VULNID_OK && l == 0)
-		s = emit_bundle(b, b->idx[0], 0, err);
+		s = emit_bundle(b, b->idx[0], 0, covered, err);
 	if (s != VULNID_OK)
 		return s;
 	if (l == 0) {
@@ -724,9 +780,9 @@ tlog_builder_finish(tlog_builder *b, GError **err)
 		if (w == 0)
 			continue;
 		rel = tlog_tile_path((int) l, b->idx[l], w);
-		s = emit(b, rel, b->cur[l]->data, (gsize) w * TLOG_HASH_LEN, err);
+		s = emit(b, rel, b->cur[l]->data, (gsize) w * TLOG_HASH_LEN, b->size <= b->start, err);
 		if (s == VULNID_OK && l == 0)
-			s = emit_bundle(b, b->idx[0], w, err);
+			s = emit_bundle(b, b->idx[0], w, b->size <= b->start, err);
 		if (s != VULNID_OK)
 			return s;
 	}

@@ -67,8 +67,9 @@ gboolean tlog_check_consistency(guint64 m, guint64 n, const tlog_hash *old_root,
  * first the entries already in the log from the start of the last
  * partial level-0 tile (start_size % 256 of them), then the new ones;
  * the upper levels are read from the partial tiles of start_size.  Full
- * tiles are written as they complete (an existing one must be equal),
- * partial tiles and the partial entry bundle at tlog_builder_finish().
+ * tiles are written as they complete (one a checkpoint covers must be
+ * there and equal), partial tiles and the partial entry bundle at
+ * tlog_builder_finish(), all without syncing (tlog_builder_sync()).
  * TLOG_CHECK starts from 0 and compares every tile and bundle it would
  * write with the file there.  An entry bundle that would hold an entry
  * longer than 65535 bytes cannot be encoded: it is not written (and must
@@ -84,6 +85,9 @@ guint64 tlog_builder_size(const tlog_builder *b);
 /* The root hash of the leaves added so far (and those loaded). */
 void tlog_builder_root(const tlog_builder *b, tlog_hash *out);
 vulnid_status tlog_builder_finish(tlog_builder *b, GError **err);
+/* Make every tile written durable (one syncfs() of the directory's file
+ * system): before a checkpoint may name them. */
+vulnid_status tlog_builder_sync(const tlog_builder *b, GError **err);
 typedef struct {
 	guint tiles_written, tiles_checked;
 	guint bundles_skipped;	/* bundles with an entry over 65535 bytes */
