@@ -115,7 +115,9 @@ test_expect_success 'the log is published, and two robots witness each other (--
 	expect_match "1 cosignatures" "$TMP/out" &&
 	"$VULNID" verify-feed "$TMP/clone/robot-b" --key "$TMP/b.asc" --witness-key "$TMP/wa.vkey" \
 		--cosigned "$TMP/clone/robot-a/witness" >"$TMP/out" &&
-	expect_match "1 cosignatures" "$TMP/out"
+	expect_match "1 cosignatures" "$TMP/out" &&
+	mirror "$B" robot-b --witness-log "robot-a=$TMP/a.vkey" >"$TMP/out" &&
+	expect_match "nothing new" "$TMP/out"
 '
 
 test_expect_success 'a checkpoint the witness cannot check is refused: exit 65, its own feed still published' '

@@ -171,6 +171,30 @@ state_append(int fd, const char *path, const checkpoint *c, guint64 now, GError 
 	return VULNID_OK;
 }
 
+/* The cosignature already given to this very checkpoint, if any: asking
+ * again for the same tree changes nothing (no new state line, no new
+ * timestamp, so a mirror has nothing new to commit). */
+static char *
+cosigned_before(const witness *w, const note *n, const char *origin)
+{
+	g_autofree char *base = witness_log_path(w, origin);
+	g_autofree char *path = g_strconcat(base, ".checkpoint", NULL);
+	g_autofree char *data = NULL;
+	g_autoptr(note) old = NULL;
+	gsize len = 0;
+
+	if (!g_file_get_contents(path, &data, &len, NULL) || note_parse(data, len, &old, NULL) != VULNID_OK ||
+	    strcmp(old->text, n->text) != 0 || note_verify_key(old, w->key, NULL) != NOTE_SIG_GOOD)
+		return NULL;
+	for (guint i = 0; i < old->sigs->len; i++) {
+		const note_sig *sg = g_ptr_array_index(old->sigs, i);
+
+		if (sg->id == w->key->id && strcmp(sg->name, w->key->name) == 0)
+			return g_strdup(sg->line);
+	}
+	return NULL;
+}
+
 vulnid_status
 witness_add_checkpoint(const witness *w, const note_key *log_key, const char *body, gsize len, guint64 now,
 		       char **cosig, guint64 *current, GError **err)
@@ -203,6 +227,8 @@ witness_add_checkpoint(const witness *w, const note_key *log_key, const char *bo
 	}
 	s = check_request(fd, path, old, proof, &c, current, err);
 	if (s != VULNID_OK)
+		goto out;
+	if (old == c.size && (*cosig = cosigned_before(w, n, c.origin)) != NULL)
 		goto out;
 	line = note_cosign(w->key, n->text, now);
 	if (line == NULL) {
