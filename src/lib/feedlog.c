@@ -73,7 +73,8 @@ publish_key(const char *dir, const note_key *key, const char *fpr, GError **err)
 {
 	g_autofree char *vk_path = g_build_filename(dir, FEEDLOG_VKEY, NULL);
 	g_autofree char *sig_path = g_build_filename(dir, FEEDLOG_VKEY_SIG, NULL);
-	g_autofree char *vk = g_strconcat(note_key_vkey(key), "\n", NULL);
+	g_autofree char *vk_line = note_key_vkey(key);
+	g_autofree char *vk = g_strconcat(vk_line, "\n", NULL);
 	g_autoptr(GBytes) have = read_limited(vk_path, MAX_VKEY_FILE, NULL);
 	g_autoptr(GBytes) want = g_bytes_new(vk, strlen(vk));
 	g_autoptr(GBytes) sig = NULL;

@@ -255,7 +255,12 @@ note_key_load_or_create(const char *path, const char *name, guint8 type, note_ke
 	s = note_key_generate(name, type, &k, err);
 	if (s != VULNID_OK)
 		return s;
-	text = g_strconcat(note_key_private_text(k), "\n", NULL);
+	{
+		g_autofree char *line = note_key_private_text(k);
+
+		text = g_strconcat(line, "\n", NULL);
+		OPENSSL_cleanse(line, strlen(line));
+	}
 	len = strlen(text);
 	/* Exclusive: two exports starting at once make one key, and the
 	 * loser reads the winner's. */
