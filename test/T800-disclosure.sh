@@ -121,7 +121,7 @@ S="$TMP/surfaces"
 mkdir -p "$S"
 # The one list: NAME AUDIENCE, and how each is collected below.
 SURFACES="show:public show-json:public list:public list-json:public lookup:public
-subscription:public announce:public feed:public osv:public mbox:public html:public
+subscription:public announce:public feed:public prove:public osv:public mbox:public html:public
 quarantine:public vendor-mail:vendor show-private:operator"
 
 collect() {
@@ -135,7 +135,8 @@ collect() {
 	subscription) for f in $(mails_to bob@example.com); do
 			mail_header "$f" Subject | grep -q "^\[" && dump_mail "$f"; done; true ;;
 	announce) for f in $(mails_to list@lists.example); do dump_mail "$f"; done ;;
-	feed) V export feed "$TMP/feed" >/dev/null && cat "$TMP"/feed/* ;;
+	feed) V export feed "$TMP/feed" >/dev/null && find "$TMP/feed" -type f -exec cat {} + ;;
+	prove) for e in $A $B $C; do "$VULNID" prove "$TMP/feed" "$e" || true; done ;;
 	osv) V export osv "$TMP/osv" >/dev/null && cat "$TMP"/osv/* ;;
 	mbox) V export mbox "$TMP/mbox" >/dev/null && cat "$TMP/mbox" &&
 		$PYTHON -c 'import mailbox, sys
@@ -215,8 +216,8 @@ error:sender help:sender key:sender notify-failed:creator rate-limited:sender
 relay-to-vendor:vendor-mail subscription:subscription vendor-notify:vendor-mail
 vendor-notify-embargoed:vendor-mail vendor-response:creator"
 # Subcommands: those that show entries are surfaces; the others are not.
-COMMANDS="show:show list:list export:feed/osv/mbox/html quarantine:quarantine
-init:- queue:- audit:- vendor:- tick:- key:- keys:- verify-feed:- backup:-"
+COMMANDS="show:show list:list export:feed/osv/mbox/html quarantine:quarantine prove:prove
+init:- queue:- audit:- vendor:- tick:- key:- keys:- verify-feed:- backup:- witness:-"
 
 test_expect_success 'every mail template is in the matrix' '
 	for f in "$VULNID_SRCDIR"/templates/*.txt; do

@@ -113,6 +113,10 @@ static const config_key config_keys[] = {
 	  "empty means relative links only." },
 	{ "export", "title", "",
 	  "Title of the static web archive; empty means \"vulnid at DOMAIN\"." },
+	{ "export", "log_origin", "",
+	  "Name of the feed's transparency log (its checkpoint origin and note key),\n"
+	  "used when the log key DIR/log.key is made; empty means\n"
+	  "DOMAIN/vulnid/PREFIX/FPR16 (the first 16 hex digits of the robot key)." },
 	{ "crypto", "sign", "pgpmime",
 	  "How the robot signs what it sends: pgpmime (RFC 3156), inline\n"
 	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/." },

@@ -14,6 +14,7 @@
 #include "entry.h"
 #include "export.h"
 #include "feed.h"
+#include "feedlog.h"
 #include "ids.h"
 
 #define HASH_KEY ",\"hash\":\""
@@ -138,6 +139,42 @@ feed_line_hash(const char *line, gsize len)
 	    memcmp(line + len - 2, "\"}", 2) != 0 || !is_hex64(line + len - HASH_TAIL + HASH_KEY_LEN, 64))
 		return NULL;
 	return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) line, len - HASH_TAIL);
+}
+
+/* A decimal integer at *p, then the text `next`. */
+static gboolean
+frame_int(const char **p, const char *end, const char *next, guint64 *v)
+{
+	const char *q = *p;
+
+	*v = 0;
+	if (q >= end || !g_ascii_isdigit(*q) || (*q == '0' && q + 1 < end && g_ascii_isdigit(q[1])))
+		return FALSE;
+	for (; q < end && g_ascii_isdigit(*q); q++) {
+		if (*v > (G_MAXINT64 - 9) / 10)
+			return FALSE;
+		*v = *v * 10 + (guint64) (*q - '0');
+	}
+	if ((gsize) (end - q) < strlen(next) || memcmp(q, next, strlen(next)) != 0)
+		return FALSE;
+	*p = q + strlen(next);
+	return TRUE;
+}
+
+gboolean
+feed_line_frame(const char *line, gsize len, int *year, guint64 *n, gint64 *pos)
+{
+	static const char start[] = "{\"feed\":\"" FEED_FORMAT "\",\"year\":";
+	const char *p = line + strlen(start), *end = line + len;
+	guint64 y, ps;
+
+	if (len < strlen(start) || memcmp(line, start, strlen(start)) != 0 ||
+	    !frame_int(&p, end, ",\"n\":", &y) || !frame_int(&p, end, ",\"pos\":", n) ||
+	    !frame_int(&p, end, ",", &ps) || y > 9999)
+		return FALSE;
+	*year = (int) y;
+	*pos = (gint64) ps;
+	return TRUE;
 }
 
 static char *
@@ -606,7 +643,7 @@ year_file_name(const char *name, int *year)
 }
 
 static char *
-head_text(const char *time, const char *fpr, gint64 pos, GPtrArray *years)
+head_text(const char *time, const char *fpr, gint64 pos, GPtrArray *years, const feedlog_state *log)
 {
 	GString *s = g_string_new("{");
 	gboolean first = TRUE;
@@ -631,7 +668,18 @@ head_text(const char *time, const char *fpr, gint64 pos, GPtrArray *years)
 		canonjson_member_str(s, &f, "hash", y->hash);
 		g_string_append_c(s, '}');
 	}
-	g_string_append(s, "]}\n");
+	g_string_append_c(s, ']');
+	if (log != NULL && log->origin != NULL) {
+		gboolean f = TRUE;
+
+		canonjson_key(s, &first, "checkpoint");
+		g_string_append_c(s, '{');
+		canonjson_member_str(s, &f, "origin", log->origin);
+		canonjson_member_int(s, &f, "size", (gint64) log->size);
+		canonjson_member_str(s, &f, "root", log->root);
+		g_string_append_c(s, '}');
+	}
+	g_string_append(s, "}\n");
 	return g_string_free(s, FALSE);
 }
 
@@ -746,9 +794,30 @@ read_small(const char *path, gsize max, int *err_no)
 	return g_bytes_new_take(buf, off);
 }
 
-vulnid_status
-feed_export(store *st, const char *dir, feed_export_result *res, GError **err)
+/* The transparency log follows the year files, which are complete and
+ * synced by now (feedlog.c); HEAD.json then names its checkpoint. */
+static vulnid_status
+log_update(const char *dir, const note_key *key, const char *fpr, GPtrArray *years, feedlog_state *log,
+	   GError **err)
 {
+	g_autofree feedlog_file *files = g_new0(feedlog_file, years->len + 1);
+	guint n = 0;
+
+	if (key == NULL)
+		return VULNID_OK;
+	for (guint i = 0; i < years->len; i++) {
+		const feed_year *y = g_ptr_array_index(years, i);
+
+		if (y->n > 0)
+			files[n++] = (feedlog_file) { y->path, y->n };
+	}
+	return feedlog_update(dir, key, fpr, files, n, log, err);
+}
+
+vulnid_status
+feed_export(store *st, const char *dir, const note_key *log_key, feed_export_result *res, GError **err)
+{
+	feedlog_state log = { 0 };
 	g_autoptr(GPtrArray) years = g_ptr_array_new_with_free_func(feed_year_free);
 	g_autoptr(GHashTable) by_year = g_hash_table_new(g_direct_hash, g_direct_equal);
 	g_autofree char *fpr = NULL;
@@ -878,6 +947,12 @@ feed_export(store *st, const char *dir, feed_export_result *res, GError **err)
 	g_ptr_array_sort(years, year_cmp);
 	for (guint i = 0; i < years->len; i++)
 		res->years += ((feed_year *) g_ptr_array_index(years, i))->n > 0;
+	s = log_update(dir, log_key, fpr, years, &log, err);
+	if (s != VULNID_OK)
+		goto out_fd;
+	res->log_size = log.size;
+	res->log_appended = log.appended;
+	res->checkpoint_written = log.checkpoint_written;
 
 	/* HEAD changes only when the feed does: an unchanged feed keeps its
 	 * signed HEAD, and a mirror makes no empty commit. */
@@ -890,14 +965,14 @@ feed_export(store *st, const char *dir, feed_export_result *res, GError **err)
 		    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
 			old_time = obj_str(json_node_get_object(json_parser_get_root(p)), "time");
 		if (old_time != NULL) {
-			g_autofree char *same = head_text(old_time, fpr, res->pos, years);
+			g_autofree char *same = head_text(old_time, fpr, res->pos, years, &log);
 
 			if (strlen(same) == g_bytes_get_size(old_head) &&
 			    memcmp(same, g_bytes_get_data(old_head, NULL), strlen(same)) == 0)
 				goto key;
 		}
 	}
-	head = head_text(now, fpr, res->pos, years);
+	head = head_text(now, fpr, res->pos, years, &log);
 	{
 		g_autoptr(GBytes) hb = g_bytes_new(head, strlen(head));
 
@@ -925,6 +1000,7 @@ out_txn:
 	store_rollback(st);
 out_fd:
 	close(dfd);
+	feedlog_state_clear(&log);
 	return s;
 }
 
@@ -994,6 +1070,8 @@ typedef struct {
 	char *time, *robot;
 	gint64 pos;
 	GPtrArray *years;	/* head_year* */
+	char *log_origin, *log_root;	/* the checkpoint it names, or NULL */
+	gint64 log_size;
 } head_info;
 
 static void
@@ -1003,6 +1081,8 @@ head_info_free(head_info *h)
 		return;
 	g_free(h->time);
 	g_free(h->robot);
+	g_free(h->log_origin);
+	g_free(h->log_root);
 	g_ptr_array_unref(h->years);
 	g_free(h);
 }
@@ -1059,6 +1139,8 @@ static const char *const stub_members_list[] = {
 	"commitment", "prev", "hash", NULL
 };
 static const char *const head_members_list[] = { "feed", "time", "robot", "pos", "years", NULL };
+static const char *const head_members_log[] = { "feed", "time", "robot", "pos", "years", "checkpoint", NULL };
+static const char *const head_checkpoint_members[] = { "origin", "size", "root", NULL };
 static const char *const head_year_members[] = { "year", "lines", "hash", NULL };
 
 static gboolean
@@ -1495,6 +1577,26 @@ verify_year(vctx *c, guint file_idx, const head_year *hy, const head_year *prev_
 	return VULNID_OK;
 }
 
+/* The checkpoint a HEAD.json names (vulnid-feed(5), LOG), if any. */
+static gboolean
+head_checkpoint(JsonObject *o, head_info *h)
+{
+	JsonNode *cn = json_object_get_member(o, "checkpoint");
+	JsonObject *co;
+
+	if (cn == NULL)
+		return TRUE;
+	if (!JSON_NODE_HOLDS_OBJECT(cn))
+		return FALSE;
+	co = json_node_get_object(cn);
+	if (!members_are(co, head_checkpoint_members) || obj_str(co, "origin") == NULL ||
+	    !obj_int(co, "size", &h->log_size) || h->log_size < 0 || obj_str(co, "root") == NULL)
+		return FALSE;
+	h->log_origin = g_strdup(obj_str(co, "origin"));
+	h->log_root = g_strdup(obj_str(co, "root"));
+	return TRUE;
+}
+
 /* HEAD.json as written by feed_export (canonical, one line). */
 static head_info *
 head_parse(const char *dir, GBytes *b, gboolean strict, const char **why)
@@ -1524,7 +1626,9 @@ head_parse(const char *dir, GBytes *b, gboolean strict, const char **why)
 	}
 	o = json_node_get_object(root);
 	yn = json_object_get_member(o, "years");
-	if (!members_are(o, head_members_list) || g_strcmp0(obj_str(o, "feed"), FEED_FORMAT) != 0 ||
+	if (!head_checkpoint(o, h) ||
+	    !(members_are(o, head_members_list) || members_are(o, head_members_log)) ||
+	    g_strcmp0(obj_str(o, "feed"), FEED_FORMAT) != 0 ||
 	    obj_str(o, "time") == NULL || obj_str(o, "robot") == NULL || !obj_int(o, "pos", &h->pos) ||
 	    h->pos < 0 || !JSON_NODE_HOLDS_ARRAY(yn))
 		return NULL;
@@ -1577,6 +1681,8 @@ feed_verify_result_clear(feed_verify_result *r)
 	g_clear_pointer(&r->bad_file, g_free);
 	g_clear_pointer(&r->robot, g_free);
 	g_clear_pointer(&r->time, g_free);
+	g_clear_pointer(&r->log_origin, g_free);
+	g_clear_pointer(&r->log_root, g_free);
 }
 
 static gint
@@ -1685,6 +1791,9 @@ feed_verify(const char *dir, GBytes *key, const feed_verify_opts *o, feed_line_f
 	res->robot = g_strdup(head->robot);
 	res->time = g_strdup(head->time);
 	res->pos = head->pos;
+	res->log_origin = g_strdup(head->log_origin);
+	res->log_size = head->log_size;
+	res->log_root = g_strdup(head->log_root);
 	if (o->previous != NULL) {
 		g_autoptr(GBytes) pb = read_small(o->previous, FEED_MAX_HEAD, &e_no);
 
