@@ -11,6 +11,7 @@
 #include "audit.h"
 #include "canonjson.h"
 #include "entry.h"
+#include "header.h"
 #include "ids.h"
 #include "intake.h"
 #include "lifecycle.h"
@@ -19,6 +20,7 @@
 #include "message.h"
 #include "notify.h"
 #include "outbox.h"
+#include "ratelimit.h"
 #include "smtp.h"
 #include "request.h"
 #include "store.h"
@@ -792,8 +794,12 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	gboolean sealed = FALSE;
 	lifecycle_route_kind route = ROUTE_NEW;
 	gboolean automatic, bounce;
+	g_autofree char *sender_domain = NULL;
 	vulnid_status s;
 	gint64 seen;
+
+	if (c->envelope_sender != NULL && strrchr(c->envelope_sender, '@') != NULL)
+		sender_domain = g_ascii_strdown(strrchr(c->envelope_sender, '@') + 1, -1);
 
 	s = store_message_find(c->st, key, &seen, err);
 	if (s != VULNID_OK)
@@ -890,6 +896,10 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	sm.envelope_from = c->envelope_sender;
 	sm.envelope_to = rcpt;
 	sm.from_addr = c->m->from_addr;
+	sm.client_address = c->client_address;
+	sm.client_net = c->client_net;
+	sm.sender_domain = sender_domain;
+	sm.from_verified = c->from_verified;
 	s = store_message_insert(c->st, &sm, &c->msg_row, err);
 	if (s != VULNID_OK)
 		return s;
@@ -898,6 +908,7 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	audit_event_int(ev, "message", c->msg_row);
 	audit_event_str(ev, "from", c->m->from_addr);
 	audit_event_str(ev, "sender", c->envelope_sender);
+	audit_event_str(ev, "client", c->client_address);
 	audit_event_str(ev, "recipient", sm.envelope_to);
 	audit_event_int(ev, "size", sp->size);
 	audit_event_str(ev, "sha256", sp->raw_sha256);
@@ -1015,6 +1026,35 @@ intake_after_commit(intake_ctx *c)
 	}
 }
 
+/* The SMTP client address the MTA passed (or, for "received", the one in
+ * brackets in the topmost Received field, which that MTA added), or NULL. */
+static char *
+intake_client_address(const intake_envelope *env, const message_spool *sp)
+{
+	GPtrArray *trace;
+
+	if (env->client_address == NULL || g_ascii_strcasecmp(env->client_address, "received") != 0)
+		return ratelimit_client_address(env->client_address);
+	trace = header_scan_trace(sp->scan);
+	for (guint i = 0; i < trace->len; i++) {
+		const header_trace_field *f = g_ptr_array_index(trace, i);
+		const char *open, *close;
+
+		if (strcmp(f->name, "received") != 0)
+			continue;
+		open = strchr(f->value, '[');
+		close = open != NULL ? strchr(open, ']') : NULL;
+		if (close == NULL)
+			return NULL;
+		{
+			g_autofree char *a = g_strndup(open + 1, (gsize) (close - open - 1));
+
+			return ratelimit_client_address(a);
+		}
+	}
+	return NULL;
+}
+
 vulnid_status
 intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	       intake_result **result, GError **err)
@@ -1032,6 +1072,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	intake_ctx c = { 0 };
 	g_autofree char *imported = NULL;
 	g_autofree char *auth = NULL;
+	g_autofree char *client = NULL;
 	gboolean duplicate = FALSE;
 	vulnid_status s;
 
@@ -1060,6 +1101,9 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	c.now_dt = now_dt;
 	c.res = res;
 	c.envelope_sender = env->sender != NULL ? env->sender : sp->mbox_sender;
+	client = intake_client_address(env, sp);
+	c.client_address = client;
+	c.client_net = ratelimit_client_net(client);
 	intake_tofu(&c, &imported);
 	c.imported_key = imported;
 	auth = auth_json(m, &c.signer);
@@ -1088,6 +1132,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 		return s;
 	time_limit_mark_committed();
 	intake_after_commit(&c);
+	g_free(c.client_net);
 	*result = g_steal_pointer(&res);
 	return VULNID_OK;
 }

@@ -21,6 +21,7 @@
 #include "lifecycle.h"
 #include "notify.h"
 #include "outbox.h"
+#include "ratelimit.h"
 #include "request.h"
 #include "template.h"
 #include "text.h"
@@ -45,21 +46,6 @@ conf_string(const vulnid_config *cfg, const char *key, const char *def)
 	char *v = cfg->keyfile != NULL ? g_key_file_get_string(cfg->keyfile, "lifecycle", key, NULL) : NULL;
 
 	return v != NULL ? g_strstrip(v) : g_strdup(def);
-}
-
-static gint64
-conf_int(const vulnid_config *cfg, const char *key, gint64 def, gint64 max)
-{
-	g_autofree char *v = conf_string(cfg, key, NULL);
-	char *end = NULL;
-	gint64 n;
-
-	if (v == NULL || *v == '\0')
-		return def;
-	n = g_ascii_strtoll(v, &end, 10);
-	if (end == v || *end != '\0' || n < 0 || n > max)
-		return def;
-	return n;
 }
 
 gboolean
@@ -410,84 +396,6 @@ scrub_tokens(store *st, char **text, guint *budget, GError **err)
 	return VULNID_OK;
 }
 
-/* ---- rate limits ------------------------------------------------------------- */
-
-static vulnid_status
-count_query(store *st, const char *sql, const char *a, const char *since, gint64 *n, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, sql, &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, a, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 2, since, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	*n = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "database", err);
-	return VULNID_OK;
-}
-
-static char *
-hour_ago(const mail_ctx *c)
-{
-	g_autoptr(GDateTime) t = g_date_time_add_hours(c->now_dt, -1);
-
-	return g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ");
-}
-
-/* Whether the sender (its address, and its key when signed) has sent as
- * many mails of this kind in the last hour as the limit allows.  The
- * robot's own moderator and vendor keys are never limited. */
-static vulnid_status
-over_limit(mail_ctx *c, gboolean requests, gboolean *over, GError **err)
-{
-	gint64 limit = conf_int(c->cfg, requests ? "rate_requests_per_hour" : "rate_additions_per_hour",
-				300, G_GINT64_CONSTANT(1000000000));
-	g_autofree char *since = hour_ago(c);
-	const char *who = sender_of(c);
-	const char *in = requests ? "('request', 'rejected', 'help')" : "('entry', 'commands')";
-	g_autofree char *by_addr = g_strdup_printf(
-		"SELECT count(*) FROM messages WHERE (from_addr = ?1 COLLATE NOCASE OR"
-		" envelope_from = ?1 COLLATE NOCASE) AND received >= ?2 AND disposition IN %s", in);
-	g_autofree char *by_key = g_strdup_printf(
-		"SELECT count(*) FROM signatures s JOIN messages m ON m.id = s.message"
-		" WHERE s.fingerprint = ?1 COLLATE NOCASE AND m.received >= ?2 AND m.disposition IN %s", in);
-	vulnid_status s;
-	gint64 n = 0;
-
-	*over = FALSE;
-	if (limit == 0)
-		return VULNID_OK;
-	if (c->signer != NULL) {
-		gboolean vendor_key = FALSE;
-		g_autofree char *f = fpr_norm(c->signer);
-
-		if (is_moderator(c->cfg, c->signer))
-			return VULNID_OK;
-		s = exists_row(c->st, "SELECT 1 FROM vendors WHERE replace(upper(key_fpr), ' ', '') = ?",
-			       f, NULL, &vendor_key, err);
-		if (s != VULNID_OK || vendor_key)
-			return s;
-		s = count_query(c->st, by_key, c->signer, since, &n, err);
-		if (s != VULNID_OK)
-			return s;
-		if (n >= limit) {
-			*over = TRUE;
-			return VULNID_OK;
-		}
-	}
-	if (who == NULL || *who == '\0')
-		return VULNID_OK;
-	s = count_query(c->st, by_addr, who, since, &n, err);
-	if (s == VULNID_OK)
-		*over = n >= limit;
-	return s;
-}
-
 /* ---- routing ------------------------------------------------------------------- */
 
 /* The detail of request+DETAIL@domain, or NULL. */
@@ -576,6 +484,7 @@ lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError
 	g_autofree char *detail = plus_detail(c->cfg, c->recipient);
 	g_autofree char *id = NULL;
 	gboolean found = FALSE, over = FALSE;
+	const char *why = NULL;
 	vulnid_status s;
 
 	*kind = ROUTE_NEW;
@@ -610,7 +519,7 @@ lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError
 			*kind = ROUTE_COMMANDS;
 	}
 limit:
-	s = over_limit(c, *kind == ROUTE_NEW, &over, err);
+	s = ratelimit_check(c, *kind == ROUTE_NEW, &over, &why, err);
 	if (s != VULNID_OK)
 		return s;
 	if (over)
@@ -2192,7 +2101,7 @@ static vulnid_status
 handle_limited(mail_ctx *c, const char *entry_id, GError **err)
 {
 	const char *to = reply_address_of(c);
-	g_autofree char *since = hour_ago(c);
+	g_autofree char *since = ratelimit_since(c->now_dt, 3600);
 	g_autoptr(GHashTable) vars = NULL;
 	gint64 n = 0;
 	vulnid_status s;
@@ -2203,7 +2112,7 @@ handle_limited(mail_ctx *c, const char *entry_id, GError **err)
 	if (s != VULNID_OK || to == NULL || !config_address_valid(to))
 		return s;
 	/* One notice an hour at most: a flood must not become one back. */
-	s = count_query(c->st, "SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
+	s = ratelimit_count(c->st, "SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
 			" WHERE o.kind = 'rate-limited' AND r.address = ?1 COLLATE NOCASE AND o.created >= ?2",
 			to, since, &n, err);
 	if (s != VULNID_OK || n > 0)
