@@ -295,11 +295,10 @@ test_expect_success 'aliases(5) and .forward: local(8) runs the filter as the ow
 	expect_eq "" "$(find "$INST" ! -user "$PIPE_USER")" "files of the instance not owned by $PIPE_USER"
 '
 
-test_expect_success 'a vendor notification is delivered to the Maildir of psirt@example.net' '
+test_expect_success 'a vendor notification is delivered to the Maildir of security@example.net' '
 	write_mail "$TMP/v1.eml" "Message-ID: <pfv1@example.net>" "Subject: SQLi in Widget" <<-MAIL &&
-	Vendor: Widget Co
+	Vendor: Widget Co <example.net>
 	Product: Widget
-	Vendor-Contact: psirt@example.net
 
 	The search box is injectable.
 	MAIL
@@ -308,7 +307,7 @@ test_expect_success 'a vendor notification is delivered to the Maildir of psirt@
 	id=$(entry_of pfv1@example.net) &&
 	test -n "$id" &&
 	n=$(wait_mail "[$id] Vulnerability report: Widget Co Widget: SQLi in Widget") &&
-	expect_eq psirt@example.net "$(mail_header "$n" To)" &&
+	expect_eq security@example.net "$(mail_header "$n" To)" &&
 	expect_eq "request+$id@example.org" "$(mail_header "$n" Reply-To)" &&
 	mail_body "$n" | grep -q "The search box is injectable." &&
 	wait_mail "[$id] SQLi in Widget" >/dev/null &&

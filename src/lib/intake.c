@@ -19,7 +19,9 @@
 #include "dsn.h"
 #include "message.h"
 #include "notify.h"
+#include "loop.h"
 #include "outbox.h"
+#include "policy.h"
 #include "ratelimit.h"
 #include "smtp.h"
 #include "request.h"
@@ -121,8 +123,8 @@ mail_queue_reply(mail_ctx *c, const char *tmpl, GHashTable *vars, outbox_mail *m
 	mail->references = c->m->references;
 	mail->bulk = TRUE;
 	s = notify_queue_template(c->st, c->cfg, c->msg_row, tmpl, vars, mail, &id, err);
-	if (s != VULNID_OK)
-		return s;
+	if (s != VULNID_OK || id == 0)
+		return s;	/* 0: held back by the policy (audited there) */
 	{
 		g_autoptr(audit_event) ev = audit_event_new("replied", mail->entry, c->m->message_id);
 
@@ -904,6 +906,23 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	if (s != VULNID_OK)
 		return s;
 
+	{
+		/* What the outgoing-mail policy needs to know of this mail. */
+		policy_mail pm = { 0 };
+		const char *loop_why = NULL;
+
+		s = loop_suspect(c, config_key_int(c->cfg, "policy", "loop_hours"), &loop_why, err);
+		if (s != VULNID_OK)
+			return s;
+		pm.cause = c->msg_row;
+		pm.size = sp->size;
+		pm.signed_mail = c->signer != NULL;
+		pm.from = c->m->from_addr;
+		pm.envelope_sender = c->envelope_sender;
+		pm.suspect = loop_why != NULL;
+		pm.suspect_why = loop_why;
+		policy_mail_begin(&pm);
+	}
 	ev = audit_event_new("received", NULL, c->m->message_id);
 	audit_event_int(ev, "message", c->msg_row);
 	audit_event_str(ev, "from", c->m->from_addr);
@@ -1113,6 +1132,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	if (s != VULNID_OK)
 		return s;
 	s = intake_record(&c, sp, &duplicate, err);
+	policy_mail_end(c.msg_row);
 	if (s != VULNID_OK) {
 		store_rollback(st);
 		if (s == VULNID_ERR_EXHAUSTED) {

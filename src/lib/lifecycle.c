@@ -21,6 +21,7 @@
 #include "lifecycle.h"
 #include "notify.h"
 #include "outbox.h"
+#include "policy.h"
 #include "ratelimit.h"
 #include "request.h"
 #include "template.h"
@@ -1333,7 +1334,9 @@ renotify_vendor(lc_mail *l, const char *entry_id, GError **err)
 	return s;
 }
 
-/* confirm_unsigned: the creator's token answers the confirmation. */
+/* The creator's token answers a confirmation: confirm_unsigned, or vendor
+ * contacts the outgoing-mail policy held (policy.h) until the creator
+ * proves a working mailbox. */
 static vulnid_status
 confirm_if_pending(lc_mail *l, const char *entry_id, const role_info *ri, GError **err)
 {
@@ -1341,7 +1344,7 @@ confirm_if_pending(lc_mail *l, const char *entry_id, const role_info *ri, GError
 	g_autoptr(entry) e = NULL;
 	g_autoptr(lifecycle_view) v = NULL;
 	g_autoptr(GString) note = g_string_new(NULL);
-	gboolean pending = FALSE;
+	gboolean pending = FALSE, held = FALSE;
 	const char *kv[] = { "Confirmed", "yes", NULL };
 	vulnid_status s;
 
@@ -1349,23 +1352,29 @@ confirm_if_pending(lc_mail *l, const char *entry_id, const role_info *ri, GError
 		return VULNID_OK;
 	s = exists_row(c->st, "SELECT 1 FROM tokens WHERE entry = ? AND role = 'unconfirmed'", entry_id, NULL,
 		       &pending, err);
-	if (s != VULNID_OK || !pending)
+	if (s == VULNID_OK)
+		s = policy_entry_held(c->st, entry_id, &held, err);
+	if (s != VULNID_OK || (!pending && !held))
 		return s;
 	s = load_entry(c->st, entry_id, TRUE, &e, err);
 	if (s != VULNID_OK)
 		return s;
 	v = lifecycle_view_new(e, c->now_dt);
-	if (v->confirmed != NULL)
+	if (v->confirmed != NULL && !held)
 		return VULNID_OK;
-	s = append_command_record(l, e, ri, kv, NULL, err);
+	if (v->confirmed == NULL)
+		s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s == VULNID_OK)
 		s = notify_vendor(c->st, c->cfg, c->msg_row, entry_id, note, err);
-	if (s == VULNID_OK)
+	if (s == VULNID_OK && pending && v->confirmed == NULL)
 		s = notify_announce(c->st, c->cfg, c->msg_row, entry_id, err);
 	if (s != VULNID_OK)
 		return s;
-	g_string_append_printf(l->out, "Token: accepted: %s is confirmed; it is now notified and announced\n"
-			       "as usual.\n%s\n", entry_id, note->str);
+	if (pending && v->confirmed == NULL)
+		g_string_append_printf(l->out, "Token: accepted: %s is confirmed; it is now notified and announced\n"
+				       "as usual.\n%s\n", entry_id, note->str);
+	else if (note->len > 0)
+		g_string_append_printf(l->out, "Token: accepted: %s is confirmed.\n%s\n", entry_id, note->str);
 	return audit_command(l, entry_id, "confirm", "done", NULL, err);
 }
 
