@@ -136,6 +136,28 @@ text_clean_line(const char *s, gsize max_chars)
 }
 
 char *
+text_encoded_words_b(const char *s)
+{
+	static const char head[] = "=?UTF-8?B?";
+	GString *out = g_string_new(NULL);
+	const char *p = s != NULL ? s : "";
+
+	/* At most 45 bytes of UTF-8 per word: 60 base64 characters, 72 with
+	 * the frame, under the 75 of RFC 2047; never a character split. */
+	while (*p) {
+		const char *q = p;
+		g_autofree char *b64 = NULL;
+
+		while (*q && (q == p || (gsize) (g_utf8_next_char(q) - p) <= 45))
+			q = g_utf8_next_char(q);
+		b64 = g_base64_encode((const guchar *) p, (gsize) (q - p));
+		g_string_append_printf(out, "%s%s%s?=", out->len ? " " : "", head, b64);
+		p = q;
+	}
+	return g_string_free(out, FALSE);
+}
+
+char *
 text_mask_controls(const char *s)
 {
 	g_autofree char *valid = NULL;
