@@ -144,9 +144,11 @@ static const config_key config_keys[] = {
 	  "(RFC 8601).  Empty: such fields are ignored.  Only those at the top of\n"
 	  "the header, above the Received fields counted by trusted_received, are\n"
 	  "read; every other one, whatever it claims, is ignored." },
-	{ "auth", "trusted_received", "1",
+	{ "auth", "trusted_received", "0",
 	  "Received fields at the top of the header that this site's own MTAs add\n"
-	  "(the results may sit above or between them)." },
+	  "and that its Authentication-Results may stand below: 0 when the MTA puts\n"
+	  "them on top; 1 if they come below its own Received field, and then the\n"
+	  "MTA must remove such fields with its authserv-id from incoming mail." },
 	{ "export", "osv_id_prefix", "x_",
 	  "Prefix of OSV record ids (vulnid export osv): x_ for a database not\n"
 	  "registered with OSV, giving x_PREFIX-YYYY-NNNN." },

@@ -372,6 +372,8 @@ auth_summary(const char *auth_json)
 		return g_strdup("the robot");
 	if (how != NULL && strcmp(how, "token") == 0)
 		return g_strdup("token");
+	if (how != NULL && strcmp(how, "address-dmarc") == 0)
+		return g_strdup("address (DMARC pass)");
 	if (how != NULL && strcmp(how, "none") != 0)
 		return g_strdup_printf("unverified: %s", how);
 	return g_strdup("unauthenticated");

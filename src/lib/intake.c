@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "authres.h"
 #include "canonjson.h"
 #include "entry.h"
 #include "header.h"
@@ -648,7 +649,7 @@ intake_bounce(intake_ctx *c, const char *rcpt, GError **err)
  * signature,...} or {"method":"none",...}.  A note says when From is not
  * one of the key's addresses: the key, not From, is the author. */
 static char *
-auth_json(const message *m, const char **signer)
+auth_json(const message *m, const char *from_verified, const char **signer)
 {
 	GString *s = g_string_new("{");
 	gboolean first = TRUE;
@@ -685,6 +686,8 @@ auth_json(const message *m, const char **signer)
 		canonjson_key(s, &first, "encrypted");
 		g_string_append(s, "true");
 	}
+	if (from_verified != NULL)
+		canonjson_member_str(s, &first, "from_verified", from_verified);
 	g_string_append_c(s, '}');
 	return g_string_free(s, FALSE);
 }
@@ -1123,9 +1126,10 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	client = intake_client_address(env, sp);
 	c.client_address = client;
 	c.client_net = ratelimit_client_net(client);
+	c.from_verified = authres_from_verified(cfg, header_scan_trace(sp->scan), m->from_addr);
 	intake_tofu(&c, &imported);
 	c.imported_key = imported;
-	auth = auth_json(m, &c.signer);
+	auth = auth_json(m, c.from_verified, &c.signer);
 	c.auth_json = auth;
 
 	s = store_begin(st, err);

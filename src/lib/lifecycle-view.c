@@ -83,6 +83,8 @@ lifecycle_how_phrase(const char *how)
 		return "unverified: sent from the vendor's notified address";
 	if (strcmp(how, "address") == 0)
 		return "unverified: sent from the creator's address";
+	if (strcmp(how, "address-dmarc") == 0)
+		return "address (DMARC pass): sent from the creator's address, which its domain authenticated";
 	return "not authenticated";
 }
 

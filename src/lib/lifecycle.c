@@ -776,6 +776,8 @@ role_for(lc_mail *l, const entry *e, role_info *ri, GError **err)
 		ri->role = "third-party";
 		ri->how = "none";
 	}
+	if (c->from_verified != NULL && strcmp(ri->how, "address") == 0)
+		ri->how = "address-dmarc";	/* authres.h: stronger, still no key or token */
 	return VULNID_OK;
 }
 
