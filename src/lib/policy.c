@@ -246,12 +246,31 @@ audit_policy(store *st, const char *event, const char *entry_id, const char *kin
 	return audit_append(st, ev, err);
 }
 
+/* Addresses let through so far in one batch (one mail to several), not
+ * in the ledger yet: they count against the caps as well. */
+typedef struct {
+	GPtrArray *addresses;
+} batch;
+
+static gint64
+batch_in_domain(const batch *b, const char *domain)
+{
+	gint64 n = 0;
+
+	for (guint i = 0; b != NULL && i < b->addresses->len; i++) {
+		g_autofree char *d = domain_of(g_ptr_array_index(b->addresses, i));
+
+		n += g_ascii_strcasecmp(d, domain) == 0;
+	}
+	return n;
+}
+
 /* Why one more third-party mail to address may not go now, or NULL:
  * the caps per address and domain and day, and the mail's own bound of
  * third-party addresses (not for mail signed by a known key). */
 static vulnid_status
 third_party_refusal(store *st, const vulnid_config *cfg, const policy_mail *pm, const char *address,
-		    const char **why, GError **err)
+		    const batch *b, const char **why, GError **err)
 {
 	g_autofree char *day = since(24);
 	g_autofree char *domain = domain_of(address);
@@ -276,7 +295,7 @@ third_party_refusal(store *st, const vulnid_config *cfg, const policy_mail *pm, 
 			 domain, day, 0, &n, err);
 	if (s != VULNID_OK)
 		return s;
-	if (n >= cap_d) {
+	if (n + batch_in_domain(b, domain) >= cap_d) {
 		*why = "the domain has had [policy] per_domain_per_day mails nobody asked for today";
 		return VULNID_OK;
 	}
@@ -285,7 +304,7 @@ third_party_refusal(store *st, const vulnid_config *cfg, const policy_mail *pm, 
 	s = ledger_count(st, "SELECT count(DISTINCT address) FROM mail_ledger WHERE cause = ?3"
 			 " AND third_party = 1 AND address <> ?1 COLLATE NOCASE",
 			 address, NULL, pm->cause, &n, err);
-	if (s == VULNID_OK && n >= per_mail)
+	if (s == VULNID_OK && n + (b != NULL ? b->addresses->len : 0) >= per_mail)
 		*why = "one mail not signed by a known key makes the robot write to at most "
 		       "[policy] third_party_per_mail addresses that did not write to it";
 	return s;
@@ -386,7 +405,7 @@ queue_answer(store *st, const vulnid_config *cfg, gint64 cause, const policy_mai
 	}
 	third = pm != NULL && third_party(pm, mail->to_addr);
 	if (third)
-		s = third_party_refusal(st, cfg, pm, mail->to_addr, &why, err);
+		s = third_party_refusal(st, cfg, pm, mail->to_addr, NULL, &why, err);
 	if (s != VULNID_OK)
 		return s;
 	g_ptr_array_add(to, g_strdup(mail->to_addr));
@@ -439,9 +458,10 @@ policy_queue(store *st, const vulnid_config *cfg, gint64 cause, outbox_mail *mai
 	if (cls == CLASS_UNSOLICITED)
 		for (guint i = 0; i < to->len;) {
 			const char *why = NULL;
+			batch b = { list };
 
 			s = third_party(pm, g_ptr_array_index(to, i))
-			    ? third_party_refusal(st, cfg, pm, g_ptr_array_index(to, i), &why, err) : VULNID_OK;
+			    ? third_party_refusal(st, cfg, pm, g_ptr_array_index(to, i), &b, &why, err) : VULNID_OK;
 			if (s == VULNID_OK && why != NULL)
 				s = audit_policy(st, "policy-held", mail->entry, mail->kind,
 						 g_ptr_array_index(to, i), why, err);
@@ -450,12 +470,13 @@ policy_queue(store *st, const vulnid_config *cfg, gint64 cause, outbox_mail *mai
 			if (why != NULL)
 				g_ptr_array_remove_index(to, i);
 			else
-				i++;
+				g_ptr_array_add(list, g_ptr_array_index(to, i++));
 		}
+	else
+		for (guint i = 0; i < to->len; i++)
+			g_ptr_array_add(list, g_ptr_array_index(to, i));
 	if (to->len == 0)
 		return VULNID_OK;
-	for (guint i = 0; i < to->len; i++)
-		g_ptr_array_add(list, g_ptr_array_index(to, i));
 	g_ptr_array_add(list, NULL);
 	if (mail->to_list != NULL)
 		mail->to_list = (const char *const *) list->pdata;
@@ -562,7 +583,9 @@ policy_vendor_contacts(store *st, const vulnid_config *cfg, gint64 cause, const 
 {
 	const policy_mail *pm = mail_of(cause);
 	g_autoptr(GPtrArray) told = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) passed = g_ptr_array_new();
 	g_autoptr(GString) held = g_string_new(NULL);
+	batch b = { passed };
 	gboolean directory = strcmp(how, "directory") == 0;
 	gboolean verified = creator_verified(e);
 	vulnid_status s;
@@ -591,13 +614,13 @@ policy_vendor_contacts(store *st, const vulnid_config *cfg, gint64 cause, const 
 			why = "a Vendor-Contact of a request that is not signed waits for the creator's token";
 			event = "policy-held";
 		} else if (third_party(pm, a)) {
-			s = third_party_refusal(st, cfg, pm, a, &why, err);
+			s = third_party_refusal(st, cfg, pm, a, &b, &why, err);
 			if (s != VULNID_OK)
 				return s;
 			event = "policy-held";
 		}
 		if (why == NULL) {
-			i++;
+			g_ptr_array_add(passed, g_ptr_array_index(to, i++));
 			continue;
 		}
 		if (strcmp(event, "policy-held") == 0)
