@@ -133,7 +133,12 @@ case_subscription() {
 	sent_or sub@r13b.net x x
 }
 
-sed -n '/^\.\\" policy-table/,/^\.TE/p' "$MAN" | sed -n '/^_$/,/^\.TE/p' | sed '1d;$d' >"$TMP/table"
+# rows "case;T{", "text", "T};writes;outcome" (tbl text blocks) joined
+sed -n '/^\.\\" policy-table/,/^\.TE/p' "$MAN" | sed -n '/^_$/,/^\.TE/p' | sed '1d;$d' |
+	awk '/T\{$/ { head = substr($0, 1, length($0) - 2); text = ""; inblock = 1; next }
+	     inblock && /^T\}/ { print head text substr($0, 3); inblock = 0; next }
+	     inblock { text = text (text == "" ? "" : " ") $0; next }
+	     { print }' >"$TMP/table"
 test_expect_success 'the man page has the policy table' '
 	test "$(wc -l <"$TMP/table")" -ge 15
 '
