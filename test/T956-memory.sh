@@ -357,6 +357,10 @@ test_expect_success 'a schema 1 database is upgraded in place and keeps its blob
 		DROP TRIGGER blobs_keyed; DROP TRIGGER blob_keys_no_replace;
 		DROP TRIGGER blob_keys_no_update; DROP TRIGGER blob_keys_no_delete;
 		DROP TABLE blob_keys; DROP TABLE outbox_signed; DROP TABLE record_signers;
+		DROP INDEX messages_net_received; DROP INDEX messages_domain_received;
+		DROP INDEX messages_received; DROP TABLE mail_ledger;
+		ALTER TABLE messages DROP COLUMN client_address; ALTER TABLE messages DROP COLUMN client_net;
+		ALTER TABLE messages DROP COLUMN sender_domain; ALTER TABLE messages DROP COLUMN from_verified;
 		CREATE TRIGGER blobs_no_replace BEFORE INSERT ON blobs
 		  WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256)
 		  BEGIN SELECT RAISE(ABORT, '\''blobs is append-only'\''); END;

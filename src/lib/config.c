@@ -101,10 +101,54 @@ static const config_key config_keys[] = {
 	{ "lifecycle", "rate_additions_per_hour", "300",
 	  "Most mails to entries one sender address or key may send in an hour.\n"
 	  "0: no limit.  Vendor and moderator keys are never limited." },
+	{ "lifecycle", "rate_network_per_hour", "1000",
+	  "Most mails (requests and mail to entries) from one SMTP client network\n"
+	  "(a /24 for IPv4, a /64 for IPv6; vulnid-filter -a) in an hour.  0: no limit." },
+	{ "lifecycle", "rate_domain_per_hour", "1000",
+	  "Most mails from envelope senders of one domain in an hour.  0: no limit." },
+	{ "lifecycle", "rate_global_per_hour", "10000",
+	  "Most mails the robot handles in an hour, from everyone together.\n"
+	  "0: no limit." },
 	{ "lifecycle", "confirm_unsigned", "no",
 	  "yes: an unsigned request gets its identifier at once, but the vendor\n"
 	  "is told and the entry announced only after the sender sends back the\n"
 	  "token from the acknowledgement (this proves a working mailbox)." },
+	{ "policy", "third_party_per_mail", "3",
+	  "Most addresses that did not write to the robot (vendor contacts, relays,\n"
+	  "a Reply-To in another domain) one mail not signed by a known key may\n"
+	  "make it write to; the rest waits until the creator confirms with the\n"
+	  "token (vulnid-filter(8), OUTGOING MAIL POLICY)." },
+	{ "policy", "amplification", "3",
+	  "Bytes the robot sends to third parties because of one mail not signed\n"
+	  "by a known key: at most this many times the mail's size ..." },
+	{ "policy", "amplification_floor", "4096",
+	  "... where a mail counts as at least this many bytes." },
+	{ "policy", "per_address_per_day", "20",
+	  "Most mails nobody asked for (vendor notices, relays, notices to a\n"
+	  "researcher) to one address in 24 hours; confirmed subscribers and the\n"
+	  "announcement lists are not counted." },
+	{ "policy", "per_domain_per_day", "100",
+	  "The same, for all addresses of one domain together." },
+	{ "policy", "loop_answers", "5",
+	  "Answers to one address in loop_hours for mail that looks automatic or\n"
+	  "repeats (it answers the robot's own mail, quotes its Message-IDs,\n"
+	  "tokens or texts, or was sent before); more are recorded, not answered." },
+	{ "policy", "loop_hours", "24",
+	  "The period of loop_answers." },
+	{ "policy", "allow_reserved_domains", "",
+	  "Reserved or local domains (example.com, .test, ...) that Vendor-Contact\n"
+	  "and security@ addresses may name all the same, comma-separated; for\n"
+	  "test installations." },
+	{ "auth", "authserv_id", "",
+	  "The authserv-id of this site's own MTA in Authentication-Results fields\n"
+	  "(RFC 8601).  Empty: such fields are ignored.  Only those at the top of\n"
+	  "the header, above the Received fields counted by trusted_received, are\n"
+	  "read; every other one, whatever it claims, is ignored." },
+	{ "auth", "trusted_received", "0",
+	  "Received fields at the top of the header that this site's own MTAs add\n"
+	  "and that its Authentication-Results may stand below: 0 when the MTA puts\n"
+	  "them on top; 1 if they come below its own Received field, and then the\n"
+	  "MTA must remove such fields with its authserv-id from incoming mail." },
 	{ "export", "osv_id_prefix", "x_",
 	  "Prefix of OSV record ids (vulnid export osv): x_ for a database not\n"
 	  "registered with OSV, giving x_PREFIX-YYYY-NNNN." },
@@ -123,6 +167,25 @@ static const config_key config_keys[] = {
 	{ "templates", "dir", "",
 	  "Directory searched first for mail templates; empty means DIR/templates.\n"
 	  "Templates missing there come from the installed set." },
+};
+
+/* Whole-number keys read where they are used (config_key_int()), checked
+ * here at load time. */
+static const struct {
+	const char *group, *key;
+	gint64 min, max;
+} checked_ints[] = {
+	{ "lifecycle", "rate_network_per_hour", 0, 100000000 },
+	{ "lifecycle", "rate_domain_per_hour", 0, 100000000 },
+	{ "lifecycle", "rate_global_per_hour", 0, 100000000 },
+	{ "policy", "third_party_per_mail", 0, 1000 },
+	{ "policy", "amplification", 1, 1000 },
+	{ "policy", "amplification_floor", 0, 100000000 },
+	{ "policy", "per_address_per_day", 0, 100000000 },
+	{ "policy", "per_domain_per_day", 0, 100000000 },
+	{ "policy", "loop_answers", 0, 100000 },
+	{ "policy", "loop_hours", 1, 24 * 365 },
+	{ "auth", "trusted_received", 0, 20 },
 };
 
 const char *
@@ -455,6 +518,14 @@ config_load(const char *path, vulnid_config **out, GError **err)
 						   "[lifecycle] moderators: '%s' is not an OpenPGP fingerprint", *f);
 		}
 	}
+	for (gsize i = 0; i < G_N_ELEMENTS(checked_ints); i++) {
+		gint64 v;
+
+		st = config_get_int(kf, checked_ints[i].group, checked_ints[i].key, checked_ints[i].min,
+				    checked_ints[i].max, &v, err);
+		if (st != VULNID_OK)
+			return st;
+	}
 	if (strcmp(cfg->sign, "pgpmime") != 0 && strcmp(cfg->sign, "inline") != 0 &&
 	    strcmp(cfg->sign, "none") != 0)
 		return vulnid_fail(err, VULNID_ERR_CONFIG,
@@ -514,6 +585,26 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	cfg->bounce_address = g_strdup_printf("%s@%s", cfg->bounce_local, cfg->domain);
 	*out = g_steal_pointer(&cfg);
 	return VULNID_OK;
+}
+
+gint64
+config_key_int(const vulnid_config *cfg, const char *group, const char *key)
+{
+	gint64 v = 0;
+
+	if (config_get_int(cfg->keyfile, group, key, G_MININT64, G_MAXINT64, &v, NULL) != VULNID_OK)
+		return 0;
+	return v;
+}
+
+char *
+config_key_string(const vulnid_config *cfg, const char *group, const char *key)
+{
+	char *v = NULL;
+
+	if (config_get_string(cfg->keyfile, group, key, &v, NULL) != VULNID_OK)
+		return g_strdup("");
+	return v;
 }
 
 char *

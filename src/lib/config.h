@@ -74,6 +74,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(vulnid_config, config_free)
 /* The blocks that apply to a year: `blocks_YYYY` if present, else `blocks`. */
 char *config_blocks_for_year(const vulnid_config *cfg, int year);
 
+/* A key read where it is used: its value (checked at load time), else
+ * its default from the key table. */
+gint64 config_key_int(const vulnid_config *cfg, const char *group, const char *key);
+char *config_key_string(const vulnid_config *cfg, const char *group, const char *key);
+
 /* Text of a new, fully commented configuration file. */
 char *config_default_text(const char *prefix, const char *domain);
 

@@ -93,7 +93,7 @@ static const char *const role_names[] = {
 
 static const char *const how_names[] = {
 	[ENTRY_HOW_KEY] = "key", [ENTRY_HOW_TOKEN] = "token", [ENTRY_HOW_ROBOT] = "robot",
-	[ENTRY_HOW_REQUEST] = "request", [ENTRY_HOW_DMARC] = "dmarc",
+	[ENTRY_HOW_REQUEST] = "request", [ENTRY_HOW_DMARC] = "address-dmarc",
 	[ENTRY_HOW_CONTACT] = "contact", [ENTRY_HOW_DOMAIN] = "domain",
 	[ENTRY_HOW_ADDRESS] = "address", [ENTRY_HOW_NONE] = "none",
 };
@@ -157,7 +157,7 @@ entry_how_phrase(entry_how h)
 	case ENTRY_HOW_TOKEN: return "verified by token";
 	case ENTRY_HOW_ROBOT: return "written by the robot";
 	case ENTRY_HOW_REQUEST: return "the request that made the entry";
-	case ENTRY_HOW_DMARC: return "unverified: sent from the address, DMARC passed";
+	case ENTRY_HOW_DMARC: return "address (DMARC pass): sent from the creator's address, which its domain authenticated";
 	case ENTRY_HOW_CONTACT: return "unverified: sent from the vendor's notified address";
 	case ENTRY_HOW_DOMAIN: return "unverified: sent from the vendor's domain";
 	case ENTRY_HOW_ADDRESS: return "unverified: sent from the creator's address";

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "authres.h"
 #include "canonjson.h"
 #include "entry.h"
+#include "header.h"
 #include "ids.h"
 #include "intake.h"
 #include "lifecycle.h"
@@ -19,9 +21,12 @@
 #include "dsn.h"
 #include "message.h"
 #include "notify.h"
+#include "loop.h"
 #include "outbox.h"
 #include "random.h"
 #include "render.h"
+#include "policy.h"
+#include "ratelimit.h"
 #include "smtp.h"
 #include "request.h"
 #include "store.h"
@@ -123,8 +128,8 @@ mail_queue_reply(mail_ctx *c, const char *tmpl, GHashTable *vars, outbox_mail *m
 	mail->references = c->m->references;
 	mail->bulk = TRUE;
 	s = notify_queue_template(c->st, c->cfg, c->msg_row, tmpl, vars, mail, &id, err);
-	if (s != VULNID_OK)
-		return s;
+	if (s != VULNID_OK || id == 0)
+		return s;	/* 0: held back by the policy (audited there) */
 	{
 		g_autoptr(audit_event) ev = audit_event_new("replied", mail->entry, c->m->message_id);
 
@@ -682,7 +687,7 @@ intake_bounce(intake_ctx *c, const char *rcpt, GError **err)
  * signature,...} or {"method":"none",...}.  A note says when From is not
  * one of the key's addresses: the key, not From, is the author. */
 static char *
-auth_json(const message *m, const char **signer)
+auth_json(const message *m, const char *from_verified, const char **signer)
 {
 	GString *s = g_string_new("{");
 	gboolean first = TRUE;
@@ -719,6 +724,8 @@ auth_json(const message *m, const char **signer)
 		canonjson_key(s, &first, "encrypted");
 		g_string_append(s, "true");
 	}
+	if (from_verified != NULL)
+		canonjson_member_str(s, &first, "from_verified", from_verified);
 	g_string_append_c(s, '}');
 	return g_string_free(s, FALSE);
 }
@@ -853,8 +860,12 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	gboolean sealed = FALSE;
 	lifecycle_route_kind route = ROUTE_NEW;
 	gboolean automatic, bounce;
+	g_autofree char *sender_domain = NULL;
 	vulnid_status s;
 	gint64 seen;
+
+	if (c->envelope_sender != NULL && strrchr(c->envelope_sender, '@') != NULL)
+		sender_domain = g_ascii_strdown(strrchr(c->envelope_sender, '@') + 1, -1);
 
 	s = store_message_find(c->st, key, &seen, err);
 	if (s != VULNID_OK)
@@ -951,14 +962,36 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	sm.envelope_from = c->envelope_sender;
 	sm.envelope_to = rcpt;
 	sm.from_addr = c->m->from_addr;
+	sm.client_address = c->client_address;
+	sm.client_net = c->client_net;
+	sm.sender_domain = sender_domain;
+	sm.from_verified = c->from_verified;
 	s = store_message_insert(c->st, &sm, &c->msg_row, err);
 	if (s != VULNID_OK)
 		return s;
 
+	{
+		/* What the outgoing-mail policy needs to know of this mail. */
+		policy_mail pm = { 0 };
+		const char *loop_why = NULL;
+
+		s = loop_suspect(c, config_key_int(c->cfg, "policy", "loop_hours"), &loop_why, err);
+		if (s != VULNID_OK)
+			return s;
+		pm.cause = c->msg_row;
+		pm.size = sp->size;
+		pm.signed_mail = c->signer != NULL;
+		pm.from = c->m->from_addr;
+		pm.envelope_sender = c->envelope_sender;
+		pm.suspect = loop_why != NULL;
+		pm.suspect_why = loop_why;
+		policy_mail_begin(&pm);
+	}
 	ev = audit_event_new("received", NULL, c->m->message_id);
 	audit_event_int(ev, "message", c->msg_row);
 	audit_event_str(ev, "from", c->m->from_addr);
 	audit_event_str(ev, "sender", c->envelope_sender);
+	audit_event_str(ev, "client", c->client_address);
 	audit_event_str(ev, "recipient", sm.envelope_to);
 	audit_event_int(ev, "size", sp->size);
 	audit_event_str(ev, "sha256", sp->raw_sha256);
@@ -1076,6 +1109,35 @@ intake_after_commit(intake_ctx *c)
 	}
 }
 
+/* The SMTP client address the MTA passed (or, for "received", the one in
+ * brackets in the topmost Received field, which that MTA added), or NULL. */
+static char *
+intake_client_address(const intake_envelope *env, const message_spool *sp)
+{
+	GPtrArray *trace;
+
+	if (env->client_address == NULL || g_ascii_strcasecmp(env->client_address, "received") != 0)
+		return ratelimit_client_address(env->client_address);
+	trace = header_scan_trace(sp->scan);
+	for (guint i = 0; i < trace->len; i++) {
+		const header_trace_field *f = g_ptr_array_index(trace, i);
+		const char *open, *close;
+
+		if (strcmp(f->name, "received") != 0)
+			continue;
+		open = strchr(f->value, '[');
+		close = open != NULL ? strchr(open, ']') : NULL;
+		if (close == NULL)
+			return NULL;
+		{
+			g_autofree char *a = g_strndup(open + 1, (gsize) (close - open - 1));
+
+			return ratelimit_client_address(a);
+		}
+	}
+	return NULL;
+}
+
 vulnid_status
 intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	       intake_result **result, GError **err)
@@ -1095,6 +1157,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	g_autofree char *auth = NULL;
 	g_autofree char *auth_withheld = NULL;
 	g_autofree char *key_salt = NULL;
+	g_autofree char *client = NULL;
 	gboolean duplicate = FALSE;
 	vulnid_status s;
 
@@ -1123,9 +1186,13 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	c.now_dt = now_dt;
 	c.res = res;
 	c.envelope_sender = env->sender != NULL ? env->sender : sp->mbox_sender;
+	client = intake_client_address(env, sp);
+	c.client_address = client;
+	c.client_net = ratelimit_client_net(client);
+	c.from_verified = authres_from_verified(cfg, header_scan_trace(sp->scan), m->from_addr);
 	intake_tofu(&c, &imported);
 	c.imported_key = imported;
-	auth = auth_json(m, &c.signer);
+	auth = auth_json(m, c.from_verified, &c.signer);
 	c.auth_json = auth;
 	if (c.signer != NULL) {
 		key_salt = random_hex(16, err);
@@ -1140,6 +1207,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	if (s != VULNID_OK)
 		return s;
 	s = intake_record(&c, sp, &duplicate, err);
+	policy_mail_end(c.msg_row);
 	if (s != VULNID_OK) {
 		store_rollback(st);
 		if (s == VULNID_ERR_EXHAUSTED) {
@@ -1159,6 +1227,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 		return s;
 	time_limit_mark_committed();
 	intake_after_commit(&c);
+	g_free(c.client_net);
 	*result = g_steal_pointer(&res);
 	return VULNID_OK;
 }

@@ -10,6 +10,9 @@
 typedef struct {
 	const char *sender;	/* envelope sender (-f), or NULL */
 	const char *recipient;	/* envelope recipient (-r), or NULL */
+	const char *client_address;	/* the SMTP client's IP address (-a, or an
+					 * LMTP server's XFORWARD ADDR), or NULL;
+					 * "received": from the topmost Received field */
 } intake_envelope;
 
 typedef enum {

@@ -23,6 +23,8 @@
 #include "outbox.h"
 #include "random.h"
 #include "render.h"
+#include "policy.h"
+#include "ratelimit.h"
 #include "request.h"
 #include "template.h"
 #include "text.h"
@@ -47,21 +49,6 @@ conf_string(const vulnid_config *cfg, const char *key, const char *def)
 	char *v = cfg->keyfile != NULL ? g_key_file_get_string(cfg->keyfile, "lifecycle", key, NULL) : NULL;
 
 	return v != NULL ? g_strstrip(v) : g_strdup(def);
-}
-
-static gint64
-conf_int(const vulnid_config *cfg, const char *key, gint64 def, gint64 max)
-{
-	g_autofree char *v = conf_string(cfg, key, NULL);
-	char *end = NULL;
-	gint64 n;
-
-	if (v == NULL || *v == '\0')
-		return def;
-	n = g_ascii_strtoll(v, &end, 10);
-	if (end == v || *end != '\0' || n < 0 || n > max)
-		return def;
-	return n;
 }
 
 gboolean
@@ -202,84 +189,6 @@ fields_json(const char *const *kv)
 	return g_string_free(s, FALSE);
 }
 
-/* ---- rate limits ------------------------------------------------------------- */
-
-static vulnid_status
-count_query(store *st, const char *sql, const char *a, const char *since, gint64 *n, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, sql, &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, a, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 2, since, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	*n = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "database", err);
-	return VULNID_OK;
-}
-
-static char *
-hour_ago(const mail_ctx *c)
-{
-	g_autoptr(GDateTime) t = g_date_time_add_hours(c->now_dt, -1);
-
-	return g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ");
-}
-
-/* Whether the sender (its address, and its key when signed) has sent as
- * many mails of this kind in the last hour as the limit allows.  The
- * robot's own moderator and vendor keys are never limited. */
-static vulnid_status
-over_limit(mail_ctx *c, gboolean requests, gboolean *over, GError **err)
-{
-	gint64 limit = conf_int(c->cfg, requests ? "rate_requests_per_hour" : "rate_additions_per_hour",
-				300, G_GINT64_CONSTANT(1000000000));
-	g_autofree char *since = hour_ago(c);
-	const char *who = sender_of(c);
-	const char *in = requests ? "('request', 'rejected', 'help')" : "('entry', 'commands')";
-	g_autofree char *by_addr = g_strdup_printf(
-		"SELECT count(*) FROM messages WHERE (from_addr = ?1 COLLATE NOCASE OR"
-		" envelope_from = ?1 COLLATE NOCASE) AND received >= ?2 AND disposition IN %s", in);
-	g_autofree char *by_key = g_strdup_printf(
-		"SELECT count(*) FROM signatures s JOIN messages m ON m.id = s.message"
-		" WHERE s.fingerprint = ?1 COLLATE NOCASE AND m.received >= ?2 AND m.disposition IN %s", in);
-	vulnid_status s;
-	gint64 n = 0;
-
-	*over = FALSE;
-	if (limit == 0)
-		return VULNID_OK;
-	if (c->signer != NULL) {
-		gboolean vendor_key = FALSE;
-		g_autofree char *f = fpr_norm(c->signer);
-
-		if (is_moderator(c->cfg, c->signer))
-			return VULNID_OK;
-		s = exists_row(c->st, "SELECT 1 FROM vendors WHERE replace(upper(key_fpr), ' ', '') = ?",
-			       f, NULL, &vendor_key, err);
-		if (s != VULNID_OK || vendor_key)
-			return s;
-		s = count_query(c->st, by_key, c->signer, since, &n, err);
-		if (s != VULNID_OK)
-			return s;
-		if (n >= limit) {
-			*over = TRUE;
-			return VULNID_OK;
-		}
-	}
-	if (who == NULL || *who == '\0')
-		return VULNID_OK;
-	s = count_query(c->st, by_addr, who, since, &n, err);
-	if (s == VULNID_OK)
-		*over = n >= limit;
-	return s;
-}
-
 /* ---- routing ------------------------------------------------------------------- */
 
 /* The detail of request+DETAIL@domain, or NULL. */
@@ -368,6 +277,7 @@ lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError
 	g_autofree char *detail = plus_detail(c->cfg, c->recipient);
 	g_autofree char *id = NULL;
 	gboolean found = FALSE, over = FALSE;
+	const char *why = NULL;
 	vulnid_status s;
 
 	*kind = ROUTE_NEW;
@@ -402,7 +312,7 @@ lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError
 			*kind = ROUTE_COMMANDS;
 	}
 limit:
-	s = over_limit(c, *kind == ROUTE_NEW, &over, err);
+	s = ratelimit_check(c, *kind == ROUTE_NEW, &over, &why, err);
 	if (s != VULNID_OK)
 		return s;
 	if (over)
@@ -676,6 +586,8 @@ role_for(lc_mail *l, const entry *e, role_info *ri, GError **err)
 		ri->role = "third-party";
 		ri->how = "none";
 	}
+	if (c->from_verified != NULL && strcmp(ri->how, "address") == 0)
+		ri->how = "address-dmarc";	/* authres.h: stronger, still no key or token */
 	return VULNID_OK;
 }
 
@@ -1160,7 +1072,9 @@ renotify_vendor(lc_mail *l, const char *entry_id, GError **err)
 	return s;
 }
 
-/* confirm_unsigned: the creator's token answers the confirmation. */
+/* The creator's token answers a confirmation: confirm_unsigned, or vendor
+ * contacts the outgoing-mail policy held (policy.h) until the creator
+ * proves a working mailbox. */
 static vulnid_status
 confirm_if_pending(lc_mail *l, const char *entry_id, const role_info *ri, GError **err)
 {
@@ -1168,7 +1082,7 @@ confirm_if_pending(lc_mail *l, const char *entry_id, const role_info *ri, GError
 	g_autoptr(entry) e = NULL;
 	g_autoptr(entry_facts) f = NULL;
 	g_autoptr(GString) note = g_string_new(NULL);
-	gboolean pending = FALSE;
+	gboolean pending = FALSE, held = FALSE;
 	const char *kv[] = { "Confirmed", "yes", NULL };
 	vulnid_status s;
 
@@ -1176,23 +1090,29 @@ confirm_if_pending(lc_mail *l, const char *entry_id, const role_info *ri, GError
 		return VULNID_OK;
 	s = exists_row(c->st, "SELECT 1 FROM tokens WHERE entry = ? AND role = 'unconfirmed'", entry_id, NULL,
 		       &pending, err);
-	if (s != VULNID_OK || !pending)
+	if (s == VULNID_OK)
+		s = policy_entry_held(c->st, entry_id, &held, err);
+	if (s != VULNID_OK || (!pending && !held))
 		return s;
 	s = load_entry(c->st, entry_id, TRUE, &e, err);
 	if (s != VULNID_OK)
 		return s;
 	f = entry_facts_now(e);
-	if (f->confirmed != NULL)
+	if (f->confirmed != NULL && !held)
 		return VULNID_OK;
-	s = append_command_record(l, e, ri, kv, NULL, err);
+	if (f->confirmed == NULL)
+		s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s == VULNID_OK)
 		s = notify_vendor(c->st, c->cfg, c->msg_row, entry_id, note, err);
-	if (s == VULNID_OK)
+	if (s == VULNID_OK && pending && f->confirmed == NULL)
 		s = notify_announce(c->st, c->cfg, c->msg_row, entry_id, err);
 	if (s != VULNID_OK)
 		return s;
-	g_string_append_printf(l->out, "Token: accepted: %s is confirmed; it is now notified and announced\n"
-			       "as usual.\n%s\n", entry_id, note->str);
+	if (pending && f->confirmed == NULL)
+		g_string_append_printf(l->out, "Token: accepted: %s is confirmed; it is now notified and announced\n"
+				       "as usual.\n%s\n", entry_id, note->str);
+	else if (note->len > 0)
+		g_string_append_printf(l->out, "Token: accepted: %s is confirmed.\n%s\n", entry_id, note->str);
 	return audit_command(l, entry_id, "confirm", "done", NULL, err);
 }
 
@@ -1927,7 +1847,7 @@ static vulnid_status
 handle_limited(mail_ctx *c, const char *entry_id, GError **err)
 {
 	const char *to = reply_address_of(c);
-	g_autofree char *since = hour_ago(c);
+	g_autofree char *since = ratelimit_since(c->now_dt, 3600);
 	g_autoptr(GHashTable) vars = NULL;
 	gint64 n = 0;
 	vulnid_status s;
@@ -1938,7 +1858,7 @@ handle_limited(mail_ctx *c, const char *entry_id, GError **err)
 	if (s != VULNID_OK || to == NULL || !config_address_valid(to))
 		return s;
 	/* One notice an hour at most: a flood must not become one back. */
-	s = count_query(c->st, "SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
+	s = ratelimit_count(c->st, "SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
 			" WHERE o.kind = 'rate-limited' AND r.address = ?1 COLLATE NOCASE AND o.created >= ?2",
 			to, since, &n, err);
 	if (s != VULNID_OK || n > 0)

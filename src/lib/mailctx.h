@@ -38,6 +38,10 @@ typedef struct {
 	const char *signer;	/* fingerprint of the valid signer, or NULL */
 	char *imported_key;	/* key imported on first use for this mail, or NULL */
 	gboolean replay;	/* its signature was acted on before */
+	const char *client_address;	/* the SMTP client, canonical, or NULL */
+	char *client_net;	/* its /24 or /64, or NULL */
+	const char *from_verified;	/* "dmarc" or "dkim": the operator's MTA
+					 * authenticated From (authres.h), or NULL */
 } mail_ctx;
 
 /* Template values every reply has (request_address, domain, prefix, date,

@@ -39,6 +39,8 @@ typedef struct {
 	gint64 longest_header;
 	gint64 longest_line;
 	gboolean header_has_nul;
+	gint64 body_offset;	/* where the body starts (after the blank line) */
+	struct header_scan *scan;	/* the header as read (header.h) */
 } message_spool;
 
 /* Copy in_fd to a new unlinked file in spool_dir.  VULNID_ERR_TOOBIG when
@@ -96,6 +98,8 @@ typedef struct {
 	GPtrArray *attachments;	/* message_attachment* */
 	guint part_count;
 	guint depth;
+	gint64 offset_shift;	/* parser offsets in the body + this = offsets in the mail */
+	gboolean header_only;	/* refused for its header or structure: the body is not parsed */
 } message;
 
 /* Of a text part longer than this many bytes (decoded), only the head is

@@ -8,6 +8,7 @@
 #include "disclosure.h"
 #include "lifecycle.h"
 #include "notify.h"
+#include "policy.h"
 #include "render.h"
 #include "template.h"
 #include "text.h"
@@ -31,7 +32,7 @@ notify_queue_template(store *st, const vulnid_config *cfg, gint64 cause, const c
 	template_split(rendered, &subject, &body);
 	mail->subject = subject != NULL ? subject : "vulnid";
 	mail->body = body;
-	s = outbox_queue(st, cfg, cause, mail, id, err);
+	s = policy_queue(st, cfg, cause, mail, id, err);
 	mail->subject = NULL;
 	mail->body = NULL;
 	return s;
@@ -59,6 +60,7 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	g_autoptr(vendor) dir = NULL;
 	gboolean embargoed;
 	outbox_mail mail = { 0 };
+	gint64 queued = 0;
 	vulnid_status s;
 
 	if (!cfg->notify_vendors)
@@ -101,9 +103,18 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 				       entry_id, clean);
 		return VULNID_OK;
 	}
+	/* Who may be told now (policy.h): refused, held, already told. */
+	s = policy_vendor_contacts(st, cfg, cause, e, how, to, note, err);
+	if (s != VULNID_OK || to->len == 0)
+		return s;
 	g_ptr_array_add(to, NULL);
 	list = g_strjoinv(", ", (char **) to->pdata);
 	vars = render_template_vars(cfg, view);
+	/* The token and the mail go together, or neither (over the mail's
+	 * byte budget: the contacts wait like held ones). */
+	s = store_savepoint(st, "notify", err);
+	if (s != VULNID_OK)
+		return s;
 	reply_to = g_strdup_printf("%s+%s@%s", cfg->request_local, entry_id, cfg->domain);
 	{
 		g_autofree char *token = NULL;
@@ -146,8 +157,21 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 		s = notify_queue_template(st, cfg, cause,
 					  embargoed && vendor_key == NULL ? "vendor-notify-embargoed.txt"
 									  : "vendor-notify.txt",
-					  vars, &mail, NULL, err);
+					  vars, &mail, &queued, err);
 	}
+	if (s != VULNID_OK)
+		return s;
+	if (queued == 0) {
+		s = store_rollback_to(st, "notify", err);
+		if (s == VULNID_OK)
+			s = policy_hold_contacts(st, entry_id, list, err);
+		if (s == VULNID_OK)
+			g_string_append_printf(note, "%s: the vendor contact %s is held: this mail may not make the\n"
+					       "  robot send more to others now; it is told once you confirm the request\n"
+					       "  with the entry's token.\n", entry_id, list);
+		return s;
+	}
+	s = store_release(st, "notify", err);
 	if (s != VULNID_OK)
 		return s;
 	g_string_append_printf(note, "%s: the vendor's security contact was notified: %s\n  (%s).\n",

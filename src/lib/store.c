@@ -161,6 +161,36 @@ static const char *const migrations[] = {
 	"  BEGIN SELECT RAISE(ABORT, 'record_signers is append-only'); END;"
 	"CREATE TRIGGER record_signers_no_delete BEFORE DELETE ON record_signers"
 	"  BEGIN SELECT RAISE(ABORT, 'record_signers is append-only'); END;",
+	/* 4 -> 5: abuse.  Rate limits keyed on what a sender cannot choose
+	 * freely: the SMTP client address (and its /24 or /64), the domain of
+	 * the envelope sender, a From that the operator's MTA authenticated
+	 * (DMARC or aligned DKIM).  mail_ledger: one row per recipient of
+	 * every mail the robot queues because of a mail (or unasked), what the
+	 * outgoing-mail policy (policy.c) counts: caps per recipient and
+	 * domain and day, third parties and bytes per mail, the loop brake. */
+	"ALTER TABLE messages ADD COLUMN client_address TEXT;"
+	"ALTER TABLE messages ADD COLUMN client_net TEXT;"
+	"ALTER TABLE messages ADD COLUMN sender_domain TEXT;"
+	"ALTER TABLE messages ADD COLUMN from_verified TEXT;"
+	"CREATE INDEX messages_net_received ON messages(client_net, received);"
+	"CREATE INDEX messages_domain_received ON messages(sender_domain COLLATE NOCASE, received);"
+	"CREATE INDEX messages_received ON messages(received);"
+	"CREATE TABLE mail_ledger ("
+	"  id INTEGER PRIMARY KEY, created TEXT NOT NULL, cause INTEGER REFERENCES messages(id),"
+	"  outbox INTEGER REFERENCES outbox(id), kind TEXT NOT NULL, class TEXT NOT NULL,"
+	"  third_party INTEGER NOT NULL, suspect INTEGER NOT NULL DEFAULT 0,"
+	"  address TEXT NOT NULL COLLATE NOCASE, domain TEXT NOT NULL COLLATE NOCASE,"
+	"  bytes INTEGER NOT NULL);"
+	"CREATE INDEX mail_ledger_address ON mail_ledger(address, created);"
+	"CREATE INDEX mail_ledger_domain ON mail_ledger(domain, created);"
+	"CREATE INDEX mail_ledger_cause ON mail_ledger(cause);"
+	"CREATE TRIGGER mail_ledger_no_replace BEFORE INSERT ON mail_ledger"
+	"  WHEN EXISTS (SELECT 1 FROM mail_ledger WHERE id = NEW.id)"
+	"  BEGIN SELECT RAISE(ABORT, 'mail_ledger is append-only'); END;"
+	"CREATE TRIGGER mail_ledger_no_update BEFORE UPDATE ON mail_ledger"
+	"  BEGIN SELECT RAISE(ABORT, 'mail_ledger is append-only'); END;"
+	"CREATE TRIGGER mail_ledger_no_delete BEFORE DELETE ON mail_ledger"
+	"  BEGIN SELECT RAISE(ABORT, 'mail_ledger is append-only'); END;",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
 
@@ -781,14 +811,41 @@ store_message_find(store *st, const char *dedup_key, gint64 *id, GError **err)
 	return VULNID_OK;
 }
 
+/* Savepoints inside the caller's transaction: the outgoing-mail policy
+ * queues a mail, measures it, and takes it back when it is over a bound. */
+vulnid_status
+store_savepoint(store *st, const char *name, GError **err)
+{
+	g_autofree char *sql = g_strdup_printf("SAVEPOINT %s", name);
+
+	return store_exec(st, sql, err);
+}
+
+vulnid_status
+store_release(store *st, const char *name, GError **err)
+{
+	g_autofree char *sql = g_strdup_printf("RELEASE %s", name);
+
+	return store_exec(st, sql, err);
+}
+
+vulnid_status
+store_rollback_to(store *st, const char *name, GError **err)
+{
+	g_autofree char *sql = g_strdup_printf("ROLLBACK TO %s; RELEASE %s", name, name);
+
+	return store_exec(st, sql, err);
+}
+
 vulnid_status
 store_message_insert(store *st, const store_message *m, gint64 *id, GError **err)
 {
 	vulnid_status s;
 	sqlite3_stmt *stmt = store_prepare(st,
 		"INSERT INTO messages (received, raw_sha256, dedup_key, message_id,"
-		" envelope_from, envelope_to, from_addr, subject, disposition)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", &s, err);
+		" envelope_from, envelope_to, from_addr, subject, disposition,"
+		" client_address, client_net, sender_domain, from_verified)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", &s, err);
 
 	if (stmt == NULL)
 		return s;
@@ -801,6 +858,10 @@ store_message_insert(store *st, const store_message *m, gint64 *id, GError **err
 	store_bind_text(stmt, 7, m->from_addr);
 	store_bind_text(stmt, 8, m->subject);
 	store_bind_text(stmt, 9, m->disposition);
+	store_bind_text(stmt, 10, m->client_address);
+	store_bind_text(stmt, 11, m->client_net);
+	store_bind_text(stmt, 12, m->sender_domain);
+	store_bind_text(stmt, 13, m->from_verified);
 	s = store_step_done(st, stmt, "messages", err);
 	if (s == VULNID_OK)
 		*id = sqlite3_last_insert_rowid(st->db);

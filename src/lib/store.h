@@ -8,7 +8,7 @@
 #include "status.h"
 
 /* Schema version this program writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 typedef struct store store;
 
@@ -79,11 +79,21 @@ typedef struct {
 	const char *from_addr;
 	const char *subject;
 	const char *disposition;	/* request, help, rejected, quarantined */
+	const char *client_address;	/* the SMTP client, as the MTA said, or NULL */
+	const char *client_net;	/* its /24 (IPv4) or /64 (IPv6), or NULL */
+	const char *sender_domain;	/* of the envelope sender, lower case, or NULL */
+	const char *from_verified;	/* "dmarc" or "dkim": From authenticated, or NULL */
 } store_message;
 
 /* Id of the message recorded under dedup_key, or 0. */
 vulnid_status store_message_find(store *st, const char *dedup_key, gint64 *id, GError **err);
 vulnid_status store_message_insert(store *st, const store_message *m, gint64 *id, GError **err);
+
+/* SAVEPOINT name / RELEASE name / ROLLBACK TO name (and release it), in
+ * the caller's transaction; name is a fixed identifier. */
+vulnid_status store_savepoint(store *st, const char *name, GError **err);
+vulnid_status store_release(store *st, const char *name, GError **err);
+vulnid_status store_rollback_to(store *st, const char *name, GError **err);
 
 /* Next number for year inside blocks; VULNID_ERR_EXHAUSTED when none left.
  * Must run inside the transaction that inserts the entry. */
