@@ -1036,7 +1036,7 @@ intake_mail_row(const intake_mail *im)
 }
 
 vulnid_status
-intake_parse(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
+intake_parse(const vulnid_config *cfg, int in_fd, gboolean spooled, const intake_envelope *env,
 	     intake_mail **out, GError **err)
 {
 	g_autoptr(intake_mail) im = g_new0(intake_mail, 1);
@@ -1061,7 +1061,8 @@ intake_parse(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	if (g_mkdir_with_parents(cfg->spool_dir, 0700) < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
 				   cfg->spool_dir, g_strerror(errno));
-	s = message_spool_input(in_fd, cfg->spool_dir, cfg->max_message_size, &im->sp, err);
+	s = spooled ? message_spool_file(in_fd, cfg->spool_dir, cfg->max_message_size, &im->sp, err)
+		    : message_spool_input(in_fd, cfg->spool_dir, cfg->max_message_size, &im->sp, err);
 	if (s != VULNID_OK)
 		return s;
 	s = message_parse(im->sp, &lim, &im->m, err);
@@ -1143,7 +1144,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	g_autoptr(store) st = NULL;
 	vulnid_status s;
 
-	s = intake_parse(cfg, in_fd, env, &im, err);
+	s = intake_parse(cfg, in_fd, FALSE, env, &im, err);
 	if (s != VULNID_OK)
 		return s;
 	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_EXISTING, &st, err);

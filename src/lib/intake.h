@@ -60,11 +60,14 @@ vulnid_status intake_message(const vulnid_config *cfg, int in_fd, const intake_e
  *   intake_after_commit()   delivery of what it queued (within a budget)
  *                           and the audit.log flush; only after the commit
  *
- * The envelope is copied; the configuration must outlive the mail. */
+ * The envelope is copied; the configuration must outlive the mail.
+ * spooled: in_fd is a seekable file at offset 0 that stays unchanged
+ * while the mail exists, used in place (message_spool_file()); else it is
+ * copied (message_spool_input()). */
 typedef struct intake_mail intake_mail;
 
-vulnid_status intake_parse(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
-			   intake_mail **out, GError **err);
+vulnid_status intake_parse(const vulnid_config *cfg, int in_fd, gboolean spooled,
+			   const intake_envelope *env, intake_mail **out, GError **err);
 vulnid_status intake_apply(intake_mail *im, store *st, GError **err);
 /* After intake_apply() failed and its effects were rolled back: what is
  * still owed in the caller's (next) transaction, the blocks-exhausted
