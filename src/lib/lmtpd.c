@@ -106,6 +106,14 @@ typedef struct {
 	char *self;
 	char *conf_path;
 	store *st;		/* the engine's connection */
+	GThreadPool *pool;	/* the sessions */
+	/* Committed groups wait here for the sync of the WAL (see
+	 * sync_thread()); then their recipients are answered. */
+	GQueue unsynced;	/* of GPtrArray* of job* */
+	GCond sync_cond;
+	gboolean sync_stopping;
+	int wal_fd;
+	char *wal_path;
 } server;
 
 /* --- the engine ------------------------------------------------------------ */
@@ -157,12 +165,107 @@ job_finish(job *j)
 	j->reply = g_string_free(ok, FALSE);
 }
 
+/* The engine commits without waiting for the disk (synchronous = NORMAL)
+ * and goes on with the next group; sync_thread() then makes the commits
+ * durable with one fdatasync() of the WAL file, and only after that are
+ * the recipients answered.  So the next group is parsed and applied while
+ * the last one is being written, and a sync covers all groups committed
+ * since the one before.  Until the sync, a crash may lose the commit; the
+ * MTA then has no answer and delivers the mail again.  Another process
+ * that reads such a commit and then commits itself (synchronous = FULL)
+ * syncs the WAL, this commit's frames included, before it answers its
+ * MTA. */
 static vulnid_status
 engine_store(server *srv, const vulnid_config *cfg, GError **err)
 {
+	vulnid_status s;
+
 	if (srv->st != NULL)
 		return VULNID_OK;
-	return store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_EXISTING, &srv->st, err);
+	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_EXISTING, &srv->st, err);
+	if (s == VULNID_OK)
+		s = store_exec(srv->st, "PRAGMA synchronous = NORMAL", err);
+	if (s != VULNID_OK) {
+		g_clear_pointer(&srv->st, store_close);
+		return s;
+	}
+	store_keep_statements(srv->st, TRUE);
+	/* Checkpoints are left to the delivery agent, whose commits run
+	 * them when the WAL is past 1000 pages (and to the filters and
+	 * vulnid): not in the engine's thread, between two groups. */
+	sqlite3_wal_autocheckpoint(store_db(srv->st), 0);
+	return s;
+}
+
+/* fdatasync() the WAL file; reopened when it is not the one at its path
+ * any more (a connection that closed last without persisting it deleted it
+ * after a full checkpoint, which synced the database: nothing to do). */
+static int
+wal_sync(server *srv)
+{
+	struct stat a, b;
+
+	if (srv->wal_fd >= 0 && (fstat(srv->wal_fd, &a) < 0 || stat(srv->wal_path, &b) < 0 ||
+				 a.st_ino != b.st_ino || a.st_dev != b.st_dev)) {
+		close(srv->wal_fd);
+		srv->wal_fd = -1;
+	}
+	if (srv->wal_fd < 0)
+		srv->wal_fd = open(srv->wal_path, O_RDONLY | O_CLOEXEC);
+	if (srv->wal_fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	return fdatasync(srv->wal_fd);
+}
+
+static gpointer
+sync_thread(gpointer data)
+{
+	server *srv = data;
+
+	g_mutex_lock(&srv->lock);
+	for (;;) {
+		GQueue groups = G_QUEUE_INIT;
+		gboolean any = FALSE;
+		int rc, e = 0;
+
+		while (g_queue_is_empty(&srv->unsynced) && !srv->sync_stopping)
+			g_cond_wait(&srv->sync_cond, &srv->lock);
+		if (g_queue_is_empty(&srv->unsynced))
+			break;
+		groups = srv->unsynced;
+		g_queue_init(&srv->unsynced);
+		g_mutex_unlock(&srv->lock);
+		rc = wal_sync(srv);
+		if (rc < 0)
+			e = errno;
+		g_mutex_lock(&srv->lock);
+		for (GList *l = groups.head; l != NULL; l = l->next) {
+			GPtrArray *group = l->data;
+
+			for (guint i = 0; i < group->len; i++) {
+				job *j = g_ptr_array_index(group, i);
+
+				if (j->applied && rc < 0) {
+					/* committed, perhaps not durable: a retry is
+					 * found as a duplicate if it was */
+					g_free(j->reply);
+					j->reply = g_strdup_printf("451 4.3.0 cannot sync the database (%s), "
+								   "try again later", g_strerror(e));
+					syslog(LOG_ERR, "cannot sync '%s': %s", srv->wal_path, g_strerror(e));
+				}
+				any |= j->applied;
+				j->state = JOB_DONE;
+			}
+		}
+		g_cond_broadcast(&srv->done_cond);
+		g_mutex_unlock(&srv->lock);
+		g_queue_clear_full(&groups, (GDestroyNotify) g_ptr_array_unref);
+		if (any)
+			agent_wake(srv);
+		g_mutex_lock(&srv->lock);
+	}
+	g_mutex_unlock(&srv->lock);
+	return NULL;
 }
 
 /* Apply the parsed mails of a group, each in its own savepoint of one
@@ -233,8 +336,7 @@ engine_apply(server *srv, GPtrArray *group)
 			j->err = g_error_copy(e);
 		}
 	}
-	if (s == VULNID_OK && any)
-		agent_wake(srv);
+	(void) any;
 }
 
 static void
@@ -306,9 +408,8 @@ engine_thread(gpointer data)
 		g_mutex_unlock(&srv->lock);
 		engine_group(srv, group);
 		g_mutex_lock(&srv->lock);
-		for (guint i = 0; i < group->len; i++)
-			((job *) g_ptr_array_index(group, i))->state = JOB_DONE;
-		g_cond_broadcast(&srv->done_cond);
+		g_queue_push_tail(&srv->unsynced, g_steal_pointer(&group));
+		g_cond_signal(&srv->sync_cond);
 	}
 	g_mutex_unlock(&srv->lock);
 	return NULL;
@@ -415,6 +516,7 @@ lmtpd_delivery_agent(const char *conf_path, GError **err)
 	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_EXISTING, &st, err);
 	if (s != VULNID_OK)
 		return s;
+	store_keep_statements(st, TRUE);
 	for (;;) {
 		char buf[4096];
 		ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
@@ -599,11 +701,11 @@ write_out(int fd, GByteArray *out)
 	return TRUE;
 }
 
-static gpointer
-session_thread(gpointer data)
+static void
+session_run(gpointer data, gpointer user_data)
 {
 	session *se = data;
-	server *srv = se->srv;
+	server *srv = user_data;
 	const vulnid_config *cfg = se->conf->cfg;
 	lmtp_server_config lc = { 0 };
 	g_autoptr(lmtp_session) ls = NULL;
@@ -670,7 +772,6 @@ session_thread(gpointer data)
 	srv->sessions--;
 	g_mutex_unlock(&srv->lock);
 	/* the main thread's poll notices through its timeout or next event */
-	return NULL;
 }
 
 /* --- listeners ---------------------------------------------------------------- */
@@ -857,7 +958,7 @@ accept_one(server *srv, const listener *l)
 	g_mutex_lock(&srv->lock);
 	srv->sessions++;
 	g_mutex_unlock(&srv->lock);
-	g_thread_unref(g_thread_new("lmtp-session", session_thread, se));
+	g_thread_pool_push(srv->pool, se, NULL);
 }
 
 static void
@@ -881,6 +982,7 @@ reload(server *srv)
 	srv->conf = c;
 	g_mutex_unlock(&srv->lock);
 	conf_ref_put(old);
+	g_thread_pool_set_max_threads(srv->pool, (gint) c->cfg->lmtpd_sessions, NULL);
 	if (srv->agent_pid > 0)
 		kill(srv->agent_pid, SIGHUP);
 	syslog(LOG_INFO, "configuration reloaded (listeners change only on a restart)");
@@ -955,7 +1057,7 @@ lmtpd_run(const char *conf_path, const char *self, GError **err)
 	g_autoptr(vulnid_config) cfg = NULL;
 	g_autoptr(GArray) ls = g_array_new(FALSE, TRUE, sizeof(listener));
 	server *srv;
-	GThread *engine;
+	GThread *engine, *syncer;
 	vulnid_status s;
 	int sigfd;
 
@@ -990,6 +1092,11 @@ lmtpd_run(const char *conf_path, const char *self, GError **err)
 	srv->self = g_strdup(self);
 	srv->conf_path = g_strdup(conf_path);
 	srv->agent_fd = -1;
+	srv->wal_fd = -1;
+	srv->wal_path = g_strdup_printf("%s-wal", srv->conf->cfg->db_path);
+	g_cond_init(&srv->sync_cond);
+	g_queue_init(&srv->unsynced);
+	srv->pool = g_thread_pool_new(session_run, srv, (gint) srv->conf->cfg->lmtpd_sessions, FALSE, NULL);
 	if (!g_unix_open_pipe(srv->drain_pipe, FD_CLOEXEC, NULL)) {
 		s = vulnid_fail(err, VULNID_ERR_TEMP, "pipe: %s", g_strerror(errno));
 		goto out;
@@ -1002,6 +1109,7 @@ lmtpd_run(const char *conf_path, const char *self, GError **err)
 		goto out;
 	agent_start(srv);
 	engine = g_thread_new("lmtp-engine", engine_thread, srv);
+	syncer = g_thread_new("lmtp-sync", sync_thread, srv);
 	syslog(LOG_INFO, "ready: %u listener%s, up to %" G_GINT64_FORMAT " sessions", ls->len,
 	       ls->len == 1 ? "" : "s", srv->conf->cfg->lmtpd_sessions);
 	serve(srv, ls, sigfd);
@@ -1022,6 +1130,11 @@ lmtpd_run(const char *conf_path, const char *self, GError **err)
 	g_cond_signal(&srv->engine_cond);
 	g_mutex_unlock(&srv->lock);
 	g_thread_join(engine);
+	g_mutex_lock(&srv->lock);
+	srv->sync_stopping = TRUE;
+	g_cond_signal(&srv->sync_cond);
+	g_mutex_unlock(&srv->lock);
+	g_thread_join(syncer);
 	agent_stop(srv);
 	syslog(LOG_INFO, "stopped");
 	/* Sessions still open past the drain time keep their memory; the
