@@ -281,18 +281,30 @@ engine_apply(server *srv, GPtrArray *group)
 	s = engine_store(srv, cfg, &e);
 	if (s == VULNID_OK)
 		s = store_begin(srv->st, &e);
+	/* Only with the write lock held do the mails become the engine's
+	 * for good: while it waits for the lock (another process holds it),
+	 * a mail's deadline may still pass and its session answer 451. */
+	g_mutex_lock(&srv->lock);
+	for (guint i = 0; i < group->len; i++) {
+		job *j = g_ptr_array_index(group, i);
+
+		if (j->status != VULNID_OK || j->abandoned)
+			continue;
+		if (s != VULNID_OK) {
+			j->status = s;
+			j->err = e != NULL ? g_error_copy(e) : NULL;
+		} else
+			j->state = JOB_APPLYING;
+	}
+	g_mutex_unlock(&srv->lock);
 	for (guint i = 0; i < group->len; i++) {
 		job *j = g_ptr_array_index(group, i);
 
 		if (j->state != JOB_APPLYING)
 			continue;
-		if (s != VULNID_OK || lost) {
-			if (s != VULNID_OK) {
-				j->status = s;
-				j->err = e != NULL ? g_error_copy(e) : NULL;
-			} else
-				j->status = vulnid_fail(&j->err, VULNID_ERR_TEMP,
-							"the transaction of the group was rolled back");
+		if (lost) {
+			j->status = vulnid_fail(&j->err, VULNID_ERR_TEMP,
+						"the transaction of the group was rolled back");
 			continue;
 		}
 		store_exec(srv->st, "SAVEPOINT mail", NULL);
@@ -357,22 +369,17 @@ engine_group(server *srv, GPtrArray *group)
 		}
 		j->status = intake_parse(j->conf->cfg, j->fd, TRUE, &env, &j->im, &j->err);
 	}
-	g_mutex_lock(&srv->lock);
 	for (guint i = 0; i < group->len; i++) {
 		job *j = g_ptr_array_index(group, i);
 
-		if (j->status == VULNID_OK && !j->abandoned) {
-			j->state = JOB_APPLYING;
-			ready++;
-		}
+		ready += j->status == VULNID_OK && !g_atomic_int_get(&j->abandoned);
 	}
-	g_mutex_unlock(&srv->lock);
 	if (ready > 0)
 		engine_apply(srv, group);
 	for (guint i = 0; i < group->len; i++) {
 		job *j = g_ptr_array_index(group, i);
 
-		if (!j->abandoned || j->state == JOB_APPLYING)
+		if (j->state == JOB_APPLYING || !g_atomic_int_get(&j->abandoned))
 			job_finish(j);
 		g_clear_pointer(&j->im, intake_mail_free);
 	}
@@ -994,6 +1001,11 @@ signals_open(void)
 	sigset_t set;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* A signal ignored when it arrives is discarded, blocked or not, and
+	 * shells start background jobs with some ignored: take them back. */
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGTERM);
