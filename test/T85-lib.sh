@@ -76,3 +76,6 @@ while len(head) + len(body) + len(line) < size:
 open(path, "w").write(head + body)
 PY
 }
+
+# sent_is N: N mails in the instance's sent/ Maildir (for wait_until).
+sent_is() { [ "$(sent_count)" = "$1" ]; }

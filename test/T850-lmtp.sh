@@ -25,7 +25,7 @@ test_expect_success 'a request gets its identifier in the reply, after the commi
 	expect_match "^END request@example.org 250 2.0.0 assigned TEST-$Y-0001$" "$TMP/lmtp.out" &&
 	expect_eq "TEST-$Y-0001|m1@example.net|request@example.org" \
 		"$(sql "SELECT e.id || '\''|'\'' || m.envelope_from || '\''|'\'' || m.envelope_to FROM entries e JOIN messages m ON e.message = m.id")" &&
-	wait_until test "$(sent_count)" = 1 &&
+	wait_until sent_is 1 &&
 	f=$(sent_files) &&
 	expect_eq "[TEST-$Y-0001] request m1" "$(mail_header "$f" Subject)" &&
 	expect_eq "<m1@example.net>" "$(mail_header "$f" In-Reply-To)" &&

@@ -56,8 +56,17 @@ main(int argc, char **argv)
 	if (agent)
 		s = lmtpd_delivery_agent(conf, &err);
 	else {
+		lmtpd_stats st = { 0 };
+
 		self = g_file_read_link("/proc/self/exe", NULL);
-		s = lmtpd_run(conf, self != NULL ? self : argv[0], &err);
+		s = lmtpd_run(conf, self != NULL ? self : argv[0], &st, &err);
+		if (s == VULNID_OK) {
+			/* for the operator (the journal) and the tests */
+			fprintf(stderr, "vulnid-lmtpd: stopped: %" G_GUINT64_FORMAT " mails in %" G_GUINT64_FORMAT
+				" commits, %" G_GUINT64_FORMAT " syncs\n", st.mails, st.commits, st.syncs);
+			syslog(LOG_INFO, "stopped: %" G_GUINT64_FORMAT " mails in %" G_GUINT64_FORMAT
+			       " commits, %" G_GUINT64_FORMAT " syncs", st.mails, st.commits, st.syncs);
+		}
 	}
 	if (s != VULNID_OK) {
 		fprintf(stderr, "vulnid-lmtpd: %s\n", err != NULL ? err->message : vulnid_status_str(s));

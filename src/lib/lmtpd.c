@@ -114,6 +114,7 @@ typedef struct {
 	gboolean sync_stopping;
 	int wal_fd;
 	char *wal_path;
+	lmtpd_stats stats;	/* under the lock */
 } server;
 
 /* --- the engine ------------------------------------------------------------ */
@@ -239,6 +240,7 @@ sync_thread(gpointer data)
 		if (rc < 0)
 			e = errno;
 		g_mutex_lock(&srv->lock);
+		srv->stats.syncs++;
 		for (GList *l = groups.head; l != NULL; l = l->next) {
 			GPtrArray *group = l->data;
 
@@ -254,6 +256,7 @@ sync_thread(gpointer data)
 					syslog(LOG_ERR, "cannot sync '%s': %s", srv->wal_path, g_strerror(e));
 				}
 				any |= j->applied;
+				srv->stats.mails += j->applied && rc == 0;
 				j->state = JOB_DONE;
 			}
 		}
@@ -339,6 +342,11 @@ engine_apply(server *srv, GPtrArray *group)
 		return;
 	}
 	s = store_commit(srv->st, &e);
+	if (s == VULNID_OK) {
+		g_mutex_lock(&srv->lock);
+		srv->stats.commits++;
+		g_mutex_unlock(&srv->lock);
+	}
 	for (guint i = 0; i < group->len && s != VULNID_OK; i++) {
 		job *j = g_ptr_array_index(group, i);
 
@@ -1064,7 +1072,7 @@ serve(server *srv, GArray *ls, int sigfd)
 }
 
 vulnid_status
-lmtpd_run(const char *conf_path, const char *self, GError **err)
+lmtpd_run(const char *conf_path, const char *self, lmtpd_stats *stats, GError **err)
 {
 	g_autoptr(vulnid_config) cfg = NULL;
 	g_autoptr(GArray) ls = g_array_new(FALSE, TRUE, sizeof(listener));
@@ -1148,7 +1156,7 @@ lmtpd_run(const char *conf_path, const char *self, GError **err)
 	g_mutex_unlock(&srv->lock);
 	g_thread_join(syncer);
 	agent_stop(srv);
-	syslog(LOG_INFO, "stopped");
+	*stats = srv->stats;
 	/* Sessions still open past the drain time keep their memory; the
 	 * process ends now. */
 	store_close(srv->st);

@@ -20,7 +20,13 @@
 /* Serve until SIGTERM or SIGINT (then drain: no new sessions, running
  * mails are finished and answered); SIGHUP reloads the configuration.
  * self: this program's path, to start the delivery agent. */
-vulnid_status lmtpd_run(const char *conf_path, const char *self, GError **err);
+typedef struct {
+	guint64 mails;		/* recipients answered 250 */
+	guint64 commits;	/* transactions committed */
+	guint64 syncs;		/* fdatasync() of the WAL that made them durable */
+} lmtpd_stats;
+
+vulnid_status lmtpd_run(const char *conf_path, const char *self, lmtpd_stats *stats, GError **err);
 
 /* The delivery agent: reads wake-up bytes on stdin; after each, delivers
  * the due outbox items (within [delivery] filter_budget) and flushes
