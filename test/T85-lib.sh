@@ -79,3 +79,98 @@ PY
 
 # sent_is N: N mails in the instance's sent/ Maildir (for wait_until).
 sent_is() { [ "$(sent_count)" = "$1" ]; }
+
+# --- private Postfix instances (root only) --------------------------------------
+POSTFIX=$(command -v postfix 2>/dev/null || echo /usr/sbin/postfix)
+POSTMAP=$(command -v postmap 2>/dev/null || echo /usr/sbin/postmap)
+POSTQUEUE=$(command -v postqueue 2>/dev/null || echo /usr/sbin/postqueue)
+PF_NAMES=""
+
+# pf_start NAME PORT MAIN-SNIPPET TRANSPORT-TABLE: a Postfix instance of the
+# test's own in $TMP/NAME (smtpd on 127.0.0.1:PORT, log in
+# $TMP/NAME/postfix.log), with the active lines of a filters/ snippet
+# (vulnid.example.org and /etc/postfix/ replaced) and TRANSPORT-TABLE as
+# its vulnid-transport.
+pf_start() {
+	local name=$1 port=$2 snippet=$3 table=$4 d="$TMP/$1"
+	mkdir -p "$d/etc" "$d/spool" "$d/data"
+	chown postfix "$d/data"
+	cat >"$d/etc/main.cf" <<-EOF
+	compatibility_level = 3.6
+	queue_directory = $d/spool
+	data_directory = $d/data
+	mail_owner = postfix
+	setgid_group = postdrop
+	myhostname = $name.example.net
+	mydomain = example.net
+	mydestination =
+	inet_interfaces = 127.0.0.1
+	inet_protocols = ipv4
+	mynetworks = 127.0.0.0/8
+	smtputf8_enable = no
+	maillog_file = $d/postfix.log
+	maillog_file_prefixes = $TMP
+	relayhost =
+	biff = no
+	queue_run_delay = 1s
+	minimal_backoff_time = 1s
+	maximal_backoff_time = 2s
+	delay_warning_time = 0
+	smtpd_banner = \$myhostname ESMTP
+	EOF
+	grep -v '^[[:space:]]*#' "$snippet" | grep -v '^[[:space:]]*$' |
+		sed -e "s|vulnid\.example\.org|example.org|g" -e "s|/etc/postfix/|$d/etc/|g" >>"$d/etc/main.cf"
+	cp "$table" "$d/etc/vulnid-transport"
+	cat >"$d/etc/master.cf" <<-EOF
+	127.0.0.1:$port inet n - n - - smtpd
+	pickup    unix  n       -       n       60      1       pickup
+	cleanup   unix  n       -       n       -       0       cleanup
+	qmgr      unix  n       -       n       300     1       qmgr
+	rewrite   unix  -       -       n       -       -       trivial-rewrite
+	bounce    unix  -       -       n       -       0       bounce
+	defer     unix  -       -       n       -       0       bounce
+	trace     unix  -       -       n       -       0       bounce
+	verify    unix  -       -       n       -       1       verify
+	flush     unix  n       -       n       1000?   0       flush
+	proxymap  unix  -       -       n       -       -       proxymap
+	proxywrite unix -       -       n       -       1       proxymap
+	smtp      unix  -       -       n       -       -       smtp
+	lmtp      unix  -       -       n       -       -       lmtp
+	showq     unix  n       -       n       -       -       showq
+	error     unix  -       -       n       -       -       error
+	retry     unix  -       -       n       -       -       error
+	discard   unix  -       -       n       -       -       discard
+	anvil     unix  -       -       n       -       1       anvil
+	scache    unix  -       -       n       -       1       scache
+	postlog   unix-dgram n  -       n       -       1       postlogd
+	EOF
+	"$POSTMAP" -c "$d/etc" "hash:$d/etc/vulnid-transport" || return 1
+	"$POSTFIX" -c "$d/etc" check >"$d/check.out" 2>&1 || { cat "$d/check.out" >&2; return 1; }
+	"$POSTFIX" -c "$d/etc" start >"$d/start.out" 2>&1 || { cat "$d/start.out" "$d/postfix.log" >&2; return 1; }
+	PF_NAMES="$PF_NAMES $name"
+	for _ in $(seq 100); do
+		ss -ltnH "sport = :$port" | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "postfix $name does not listen on $port" >&2
+	return 1
+}
+
+pf_stop() {
+	local d="$TMP/$1" pid kids p
+	[ -f "$d/etc/main.cf" ] || return 0
+	pid=$(tr -d ' \n' <"$d/spool/pid/master.pid" 2>/dev/null)
+	kids=
+	[ -z "$pid" ] || kids=$(ps -o pid= --ppid "$pid" 2>/dev/null)
+	"$POSTFIX" -c "$d/etc" stop >/dev/null 2>&1
+	for p in $pid $kids; do
+		for _ in $(seq 50); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$p" 2>/dev/null
+	done
+	return 0
+}
+pf_stop_all() { for n in $PF_NAMES; do pf_stop "$n"; done; }
+pf_queue_empty() { [ -z "$("$POSTQUEUE" -c "$TMP/$1/etc" -j)" ]; }
