@@ -69,8 +69,8 @@ def main():
                 if not d:
                     break
                 out += d
-        except socket.timeout:
-            pass
+        except (socket.timeout, ConnectionResetError):
+            pass    # a reset after the server's last words: they were read
         sys.stdout.write(out.decode("utf-8", "replace"))
         return 0
     print("GREETING " + c.reply()[0])
