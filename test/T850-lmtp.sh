@@ -114,6 +114,25 @@ test_expect_success 'the server does not start twice on one socket, and says why
 	kill -0 "$LMTPD_PID"
 '
 
+if command -v systemd-socket-activate >/dev/null 2>&1; then
+test_expect_success 'socket activation: the listening socket comes from the service manager (LISTEN_FDS)' '
+	make_instance act
+	set_conf crypto sign none
+	set_conf lmtpd socket ""
+	systemd-socket-activate -E VULNID_TEMPLATE_DIR -l "$TMP/act.sock" "$LMTPD" -c "$CONF" 2>"$TMP/act.err" &
+	act=$!
+	wait_until test -S "$TMP/act.sock"
+	request_mail "$TMP/a1.eml" a1
+	LMTP_ADDR=$TMP/act.sock lmtp "$TMP/a1.eml" --from a1@example.net --to request@example.org
+	expect_match "^END request@example.org 250 2.0.0 assigned TEST-$Y-0001$" "$TMP/lmtp.out"
+	kill "$act"
+	wait "$act"
+	expect_match "stopped: 1 mails in 1 commits" "$TMP/act.err"
+'
+else
+	test_skip "socket activation" "systemd-socket-activate is not installed (Debian package systemd)"
+fi
+
 test_expect_success 'SIGTERM: an idle session gets 421, the server exits 0 and removes its socket' '
 	stop_lmtpd
 	start_lmtpd
