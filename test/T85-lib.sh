@@ -3,14 +3,32 @@
 LMTPD="$VULNID_BUILDDIR/src/vulnid-lmtpd"
 LMTPC="$PYTHON $VULNID_SRCDIR/test/lmtp-client.py"
 
+# Servers started inside a test case (a subshell, where bg_track does not
+# reach) are listed in $TMP/lmtpd.pids and stopped at exit too.
+lmtpd_track() { echo "$1" >>"$TMP/lmtpd.pids"; }
+lmtpd_cleanup() {
+	local p
+	[ -f "$TMP/lmtpd.pids" ] || return 0
+	for p in $(cat "$TMP/lmtpd.pids"); do
+		kill "$p" 2>/dev/null
+	done
+	sleep 0.5
+	for p in $(cat "$TMP/lmtpd.pids"); do
+		kill -9 "$p" 2>/dev/null
+	done
+	return 0
+}
+trap 'lmtpd_cleanup; test_cleanup' EXIT
+
 # start_lmtpd [SOCKET]: run vulnid-lmtpd for $CONF in the background
 # (LMTPD_PID), stderr in $TMP/lmtpd.err; wait until SOCKET (default
 # $INST/lmtp.sock) accepts connections.
 start_lmtpd() {
 	local sock=${1:-$INST/lmtp.sock}
-	"$LMTPD" -c "$CONF" 2>>"$TMP/lmtpd.err" &
+	"$LMTPD" -c "$CONF" >/dev/null 2>>"$TMP/lmtpd.err" &
 	LMTPD_PID=$!
 	bg_track "$LMTPD_PID"
+	lmtpd_track "$LMTPD_PID"
 	for _ in $(seq 200); do
 		if [ -S "$sock" ] && $PYTHON -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$sock" 2>/dev/null; then
 			return 0

@@ -108,7 +108,7 @@ test_expect_success 'pipelined commands and a mail of only a dot line; HELO and 
 
 test_expect_success 'the server does not start twice on one socket, and says why' '
 	rc=0 &&
-	"$LMTPD" -c "$CONF" 2>"$TMP/second.err" || rc=$? &&
+	"$LMTPD" -c "$CONF" >/dev/null 2>"$TMP/second.err" || rc=$? &&
 	expect_eq 75 "$rc" &&
 	expect_match "another server is listening" "$TMP/second.err" &&
 	kill -0 "$LMTPD_PID"
@@ -119,8 +119,9 @@ test_expect_success 'socket activation: the listening socket comes from the serv
 	make_instance act
 	set_conf crypto sign none
 	set_conf lmtpd socket ""
-	systemd-socket-activate -E VULNID_TEMPLATE_DIR -l "$TMP/act.sock" "$LMTPD" -c "$CONF" 2>"$TMP/act.err" &
+	systemd-socket-activate -E VULNID_TEMPLATE_DIR -l "$TMP/act.sock" "$LMTPD" -c "$CONF" >/dev/null 2>"$TMP/act.err" &
 	act=$!
+	lmtpd_track "$act"
 	wait_until test -S "$TMP/act.sock"
 	request_mail "$TMP/a1.eml" a1
 	LMTP_ADDR=$TMP/act.sock lmtp "$TMP/a1.eml" --from a1@example.net --to request@example.org

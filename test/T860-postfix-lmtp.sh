@@ -17,7 +17,7 @@ if [ ! -x "$POSTFIX" ] || [ ! -x "$SMTP_SOURCE" ] || ! id postfix >/dev/null 2>&
 	test_skip "Postfix lmtp:unix to vulnid-lmtpd" "Postfix is not installed (Debian package postfix)"
 test_done
 fi
-trap 'pf_stop_all; test_cleanup' EXIT
+trap 'pf_stop_all; lmtpd_cleanup; test_cleanup' EXIT
 RUN_UID=$(id -u $RUN_USER) RUN_GID=$(id -g $RUN_USER)
 as_user() {
 	setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --clear-groups -- \
@@ -39,10 +39,14 @@ if ! as_user test -x "$LMTPD"; then
 	mkdir -p "$TMP/bin" && cp "$LMTPD" "$TMP/bin/" && chmod 755 "$TMP/bin" "$TMP/bin/vulnid-lmtpd"
 	LMTPD="$TMP/bin/vulnid-lmtpd"
 fi
+# setpriv execs the server: $! is the server itself (through a shell
+# function it would be a subshell, and kill -9 would miss the server)
 run_lmtpd() {
-	as_user "$LMTPD" -c "$CONF" 2>>"$TMP/lmtpd.err" &
+	setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --clear-groups -- \
+		env VULNID_TEMPLATE_DIR="$VULNID_TEMPLATE_DIR" "$LMTPD" -c "$CONF" >/dev/null 2>>"$TMP/lmtpd.err" &
 	LMTPD_PID=$!
 	bg_track "$LMTPD_PID"
+	lmtpd_track "$LMTPD_PID"
 	wait_until test -S "$SOCK"
 }
 
@@ -84,11 +88,14 @@ test_expect_success 'kill -9 of vulnid-lmtpd amid 300 deliveries: Postfix retrie
 	done
 	kill -9 "$LMTPD_PID"
 	echo "# killed after $n mails" >&2
+	wait_until sh -c "! kill -0 $LMTPD_PID 2>/dev/null" || fail "the server survived kill -9"
 	sleep 1
 	test "$(sql "SELECT count(*) FROM messages")" -lt 301 || fail "all was delivered before the kill"
 	rm -f "$SOCK"
-	as_user "$LMTPD" -c "$CONF" 2>>"$TMP/lmtpd.err" &
+	setpriv --reuid="$RUN_UID" --regid="$RUN_GID" --clear-groups -- \
+		env VULNID_TEMPLATE_DIR="$VULNID_TEMPLATE_DIR" "$LMTPD" -c "$CONF" >/dev/null 2>>"$TMP/lmtpd.err" &
 	echo $! >"$TMP/lmtpd2.pid"
+	lmtpd_track $!
 	wait_until test -S "$SOCK"
 	wait "$source" || fail "smtp-source"
 	wait_until pf_queue_empty mx || { "$POSTQUEUE" -c "$TMP/mx/etc" -f; wait_until pf_queue_empty mx; } ||
@@ -101,5 +108,8 @@ test_expect_success 'kill -9 of vulnid-lmtpd amid 300 deliveries: Postfix retrie
 	expect_eq 301 "$(sql "SELECT count(*) FROM outbox")"
 '
 
-kill "$(cat "$TMP/lmtpd2.pid" 2>/dev/null)" 2>/dev/null
+if [ -f "$TMP/lmtpd2.pid" ]; then
+	kill "$(cat "$TMP/lmtpd2.pid")" 2>/dev/null
+	wait_until sh -c "! kill -0 $(cat "$TMP/lmtpd2.pid") 2>/dev/null"
+fi
 test_done

@@ -18,7 +18,7 @@ set_conf lmtpd listen "127.0.0.1:$LPORT"
 test_expect_success 'a listen address that is not loopback needs [lmtpd] allow: the server refuses to start' '
 	set_conf lmtpd listen "0.0.0.0:$LPORT"
 	rc=0
-	"$LMTPD" -c "$CONF" 2>"$TMP/start.err" || rc=$?
+	"$LMTPD" -c "$CONF" >/dev/null 2>"$TMP/start.err" || rc=$?
 	expect_eq 75 "$rc"
 	expect_match "not a loopback address; set \[lmtpd\] allow" "$TMP/start.err"
 	set_conf lmtpd listen "127.0.0.1:$LPORT"
@@ -50,7 +50,7 @@ if [ "$(id -u)" != 0 ] || [ ! -x "$POSTFIX" ] || [ ! -x "$SMTP_SOURCE" ] || ! id
 	test_skip "two front-end Postfix instances" "needs root and Postfix (Debian package postfix)"
 	test_done
 fi
-trap 'pf_stop_all; test_cleanup' EXIT
+trap 'pf_stop_all; lmtpd_cleanup; test_cleanup' EXIT
 chmod 755 "$TMP"
 sed -e "s|^#   \(request[^ ]*\)@vulnid.example.org *lmtp:inet:\[robot.example.org\]:2424|\1@example.org lmtp:inet:[127.0.0.1]:$LPORT|p" -n \
 	"$VULNID_SRCDIR/filters/postfix-lmtp-frontend" >"$TMP/transport"

@@ -72,6 +72,7 @@ EOF
 LD_PRELOAD=$NSS_PRELOAD NSS_WRAPPER_PASSWD="$TMP/nss.passwd" NSS_WRAPPER_GROUP="$TMP/nss.group" \
 	"$EXIM" -C "$TMP/exim/exim.conf" -bdf -q1s -oX "$EPORT" >"$TMP/exim.out" 2>&1 &
 bg_track $!
+lmtpd_track $!
 for _ in $(seq 100); do ss -ltnH "sport = :$EPORT" | grep -q . && break; sleep 0.1; done
 
 exim_delivered() { grep -q "$1.*=> request.*T=vulnid_lmtp" "$TMP/exim/log/mainlog" 2>/dev/null; }
@@ -96,8 +97,9 @@ test_expect_success 'while vulnid-lmtpd is down Exim defers, and delivers once i
 	id=$(sed -n "s/.*250 OK id=\([^ ]*\).*/\1/p" "$TMP/swaks.out")
 	wait_until grep -q "$id == request@example.org .*defer" "$TMP/exim/log/mainlog" ||
 		fail "no deferral: $(tail -n 5 "$TMP/exim/log/mainlog")"
-	"$LMTPD" -c "$CONF" 2>>"$TMP/lmtpd.err" &
+	"$LMTPD" -c "$CONF" >/dev/null 2>>"$TMP/lmtpd.err" &
 	pid=$!
+	lmtpd_track "$pid"
 	wait_until exim_delivered "$id" || fail "not delivered: $(tail -n 5 "$TMP/exim/log/mainlog")"
 	expect_eq 1 "$(sql "SELECT count(*) FROM messages WHERE message_id = '\''e2@example.net'\''")"
 	kill "$pid"

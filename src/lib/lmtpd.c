@@ -278,7 +278,7 @@ engine_apply(server *srv, GPtrArray *group)
 {
 	const vulnid_config *cfg = ((job *) g_ptr_array_index(group, 0))->conf->cfg;
 	g_autoptr(GError) e = NULL;
-	gboolean any = FALSE, lost = FALSE;
+	gboolean lost = FALSE;
 	vulnid_status s;
 
 	s = engine_store(srv, cfg, &e);
@@ -314,7 +314,7 @@ engine_apply(server *srv, GPtrArray *group)
 		j->status = intake_apply(j->im, srv->st, &j->err);
 		if (j->status == VULNID_OK) {
 			store_exec(srv->st, "RELEASE mail", NULL);
-			j->applied = any = TRUE;
+			j->applied = TRUE;
 			continue;
 		}
 		if (sqlite3_get_autocommit(store_db(srv->st))) {
@@ -356,7 +356,6 @@ engine_apply(server *srv, GPtrArray *group)
 			j->err = g_error_copy(e);
 		}
 	}
-	(void) any;
 }
 
 static void

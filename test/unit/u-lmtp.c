@@ -56,7 +56,8 @@ test_command_errors(void)
 		{ "XFORWARD FOO=bar", "501" },
 		{ "XFORWARD ADDR=1.2.3.4+", "501" },	/* broken xtext */
 	};
-	g_autofree char *longaddr = g_strdup_printf("RCPT TO:<%s@example.org>", g_strnfill(400, 'a'));
+	g_autofree char *as = g_strnfill(400, 'a');
+	g_autofree char *longaddr = g_strdup_printf("RCPT TO:<%s@example.org>", as);
 	g_autoptr(lmtp_command) l = parse(longaddr);
 	g_autoptr(lmtp_command) n = lmtp_command_parse("NOOP\0x", 6);
 	g_autoptr(lmtp_command) u = lmtp_command_parse("RCPT TO:<\xff@example.org>", 24);
@@ -246,7 +247,8 @@ test_session_limits(void)
 {
 	fake f = { .last = g_string_new(NULL) };
 	g_autofree char *big = NULL;
-	g_autofree char *too_long = g_strdup_printf("NOOP %s\r\n", g_strnfill(3000, 'x'));
+	g_autofree char *xs = g_strnfill(3000, 'x');
+	g_autofree char *too_long = g_strdup_printf("NOOP %s\r\n", xs);
 	GString *in = g_string_new("LHLO a\r\n");
 	g_auto(GStrv) lines = NULL;
 	g_autofree char *out = NULL;
