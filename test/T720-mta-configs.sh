@@ -13,7 +13,13 @@ FILTERS="$VULNID_SRCDIR/filters"
 test_expect_success 'every shipped snippet passes the client address' '
 	n=0
 	for f in "$FILTERS"/*; do
-		case $f in *.am | */README | */postfix-main.cf | */postfix-transport) continue ;; esac
+		case $f in *.am | */README | */postfix-main.cf | */postfix-transport | */postfix-lmtp-transport) continue ;; esac
+		case $f in
+		*/postfix-lmtp-*)
+			# over LMTP the client address travels in XFORWARD
+			grep -Eq "^lmtp_send_xforward_command *= *yes" "$f" || fail "$f: no XFORWARD"
+			continue ;;
+		esac
 		n=$((n + 1))
 		tr "\n" " " <"$f" | sed "s/\\\\ / /g" | grep -Eq "vulnid-filter[^#]* (-a [^ ]|--client-address=)|VULNID_FILTER[^#]* -a " ||
 			fail "$f: no -a / --client-address"

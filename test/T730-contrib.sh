@@ -310,6 +310,17 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 		grep -q "^ExecStart=/usr/local/sbin/vulnid -c /var/lib/vulnid/vulnid.conf tick$" "$C/systemd/vulnid-tick.service" &&
 		grep -q "^OnCalendar=\*:0/5$" "$C/systemd/vulnid-tick.timer"
 	'
+	test_expect_success 'systemd-analyze verify accepts the LMTP server socket and service' '
+		mkdir -p "$TMP/units2" &&
+		sed -e "s|/usr/local/sbin/vulnid-lmtpd|$VULNID_BUILDDIR/src/vulnid-lmtpd|" -e "s|^User=vulnid|User=nobody|" -e "s|^Group=vulnid|Group=nogroup|" \
+			-e "s|^ConditionPathExists=.*|ConditionPathExists=/|" \
+			"$C/systemd/vulnid-lmtpd.service" >"$TMP/units2/vulnid-lmtpd.service" &&
+		sed -e "s|^SocketUser=vulnid|SocketUser=nobody|" "$C/systemd/vulnid-lmtpd.socket" >"$TMP/units2/vulnid-lmtpd.socket" &&
+		systemd-analyze verify --man=no "$TMP/units2/vulnid-lmtpd.socket" "$TMP/units2/vulnid-lmtpd.service" >"$TMP/sa2.out" 2>&1 ||
+			fail "$(cat "$TMP/sa2.out")"
+		grep -q "^ExecStart=/usr/local/sbin/vulnid-lmtpd -c /var/lib/vulnid/vulnid.conf$" "$C/systemd/vulnid-lmtpd.service" &&
+		grep -q "^ListenStream=/var/lib/vulnid/lmtp.sock$" "$C/systemd/vulnid-lmtpd.socket"
+	'
 else
 	test_skip "systemd-analyze verify" "systemd-analyze is not installed (Debian package systemd)"
 fi

@@ -3,6 +3,7 @@
 
 #include <string.h>
 #include <sys/stat.h>
+#include <gio/gio.h>
 
 #include "config.h"
 #include "ids.h"
@@ -164,6 +165,42 @@ static const config_key config_keys[] = {
 	{ "crypto", "sign", "pgpmime",
 	  "How the robot signs what it sends: pgpmime (RFC 3156), inline\n"
 	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/." },
+	{ "lmtpd", "socket", "lmtp.sock",
+	  "vulnid-lmtpd(8): the unix socket the MTA delivers to over LMTP (relative\n"
+	  "paths are inside the instance directory); empty: none.  Under systemd\n"
+	  "socket activation the sockets come from the .socket unit instead." },
+	{ "lmtpd", "socket_mode", "0660",
+	  "Permissions of the socket (octal): the MTA's group must be able to write." },
+	{ "lmtpd", "socket_group", "",
+	  "Group given to the socket (the MTA's, e.g. postfix); empty: the user's." },
+	{ "lmtpd", "listen", "",
+	  "Also listen on TCP, HOST:PORT (e.g. 127.0.0.1:2424 or [::1]:2424);\n"
+	  "empty: no TCP.  An address that is not loopback needs allow." },
+	{ "lmtpd", "allow", "",
+	  "Clients allowed on TCP: addresses or networks (192.0.2.10, 10.1.0.0/16,\n"
+	  "2001:db8::/32), comma-separated; empty: loopback clients only.  Others\n"
+	  "get 421 and are disconnected." },
+	{ "lmtpd", "sessions", "32",
+	  "Most LMTP sessions at once; more connections wait until one ends." },
+	{ "lmtpd", "group_max", "64",
+	  "Most mails committed in one transaction (one sync for all of them)." },
+	{ "lmtpd", "max_mails_per_session", "1000",
+	  "Mails one session may deliver; then it is ended with 421 (the MTA\n"
+	  "connects again)." },
+	{ "lmtpd", "max_recipients", "50",
+	  "Recipients of one mail; more get 452 (the MTA sends them again)." },
+	{ "lmtpd", "max_errors", "10",
+	  "Bad commands in one session before it is ended with 421." },
+	{ "lmtpd", "timeout", "300",
+	  "Seconds to wait for the client's next command or data; then 421." },
+	{ "lmtpd", "session_time_limit", "3600",
+	  "Seconds one session may last; then it is ended with 421 after the\n"
+	  "current mail.  Each mail's own limit is [limits] time_limit, counted\n"
+	  "from the end of its data: when it is reached before the mail is\n"
+	  "committed, the recipients get 451 and the MTA retries." },
+	{ "lmtpd", "xforward", "yes",
+	  "Offer XFORWARD (Postfix lmtp_send_xforward_command): the client address\n"
+	  "the MTA received the mail from is used for the rate limits." },
 	{ "templates", "dir", "",
 	  "Directory searched first for mail templates; empty means DIR/templates.\n"
 	  "Templates missing there come from the installed set." },
@@ -327,6 +364,11 @@ config_free(vulnid_config *cfg)
 	g_free(cfg->template_dir);
 	g_free(cfg->gnupg_home);
 	g_free(cfg->sign);
+	g_free(cfg->lmtpd_socket);
+	g_free(cfg->lmtpd_socket_group);
+	g_free(cfg->lmtpd_listen);
+	if (cfg->lmtpd_allow != NULL)
+		g_ptr_array_unref(cfg->lmtpd_allow);
 	g_free(cfg);
 }
 
@@ -358,6 +400,51 @@ config_domain_valid(const char *s)
 		if (!g_ascii_isalnum(*p) && *p != '-' && *p != '.')
 			return FALSE;
 	return TRUE;
+}
+
+/* [lmtpd] values that are more than a string or a number. */
+static vulnid_status
+config_lmtpd(GKeyFile *kf, vulnid_config *cfg, GError **err)
+{
+	g_autofree char *mode = NULL;
+	g_autofree char *allow = NULL;
+	g_auto(GStrv) parts = NULL;
+	vulnid_status st;
+	char *end = NULL;
+
+	st = config_get_string(kf, "lmtpd", "socket_mode", &mode, err);
+	if (st != VULNID_OK)
+		return st;
+	cfg->lmtpd_socket_mode = g_ascii_strtoll(mode, &end, 8);
+	if (*mode == '\0' || *end != '\0' || cfg->lmtpd_socket_mode < 0 || cfg->lmtpd_socket_mode > 0777)
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] socket_mode must be octal, like 0660, not '%s'",
+				   mode);
+	st = config_get_bool(kf, "lmtpd", "xforward", &cfg->lmtpd_xforward, err);
+	if (st == VULNID_OK)
+		st = config_get_string(kf, "lmtpd", "allow", &allow, err);
+	if (st != VULNID_OK)
+		return st;
+	cfg->lmtpd_allow = g_ptr_array_new_with_free_func(g_object_unref);
+	parts = g_strsplit(allow, ",", -1);
+	for (char **p = parts; *p; p++) {
+		g_autofree char *a = g_strstrip(g_strdup(*p));
+		g_autoptr(GError) e = NULL;
+		GInetAddressMask *mask;
+
+		if (*a == '\0')
+			continue;
+		mask = g_inet_address_mask_new_from_string(a, &e);
+		if (mask == NULL)
+			return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] allow: '%s' is not an address or network", a);
+		g_ptr_array_add(cfg->lmtpd_allow, mask);
+	}
+	if (*cfg->lmtpd_socket != '\0') {
+		char *abs = config_resolve_path(cfg, cfg->lmtpd_socket);
+
+		g_free(cfg->lmtpd_socket);
+		cfg->lmtpd_socket = abs;
+	}
+	return VULNID_OK;
 }
 
 vulnid_status
@@ -446,6 +533,19 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	STR("announce", "digest", announce_digest);
 	STR("templates", "dir", template_dir);
 	STR("crypto", "sign", sign);
+	STR("lmtpd", "socket", lmtpd_socket);
+	STR("lmtpd", "socket_group", lmtpd_socket_group);
+	STR("lmtpd", "listen", lmtpd_listen);
+	INT("lmtpd", "sessions", 1, 10000, lmtpd_sessions);
+	INT("lmtpd", "group_max", 1, 10000, lmtpd_group_max);
+	INT("lmtpd", "max_mails_per_session", 1, 1000000, lmtpd_max_mails);
+	INT("lmtpd", "max_recipients", 1, 10000, lmtpd_max_recipients);
+	INT("lmtpd", "max_errors", 0, 10000, lmtpd_max_errors);
+	INT("lmtpd", "timeout", 1, 86400, lmtpd_timeout);
+	INT("lmtpd", "session_time_limit", 1, 7 * 86400, lmtpd_session_time_limit);
+	st = config_lmtpd(kf, cfg, err);
+	if (st != VULNID_OK)
+		return st;
 	st = config_get_bool(kf, "delivery", "tls_verify", &cfg->tls_verify, err);
 	if (st == VULNID_OK)
 		st = config_get_bool(kf, "notify", "vendors", &cfg->notify_vendors, err);

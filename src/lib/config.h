@@ -57,6 +57,21 @@ typedef struct {
 	char *sign;		/* pgpmime, inline or none */
 
 	char *template_dir;	/* operator's override directory, or NULL */
+
+	/* [lmtpd]: vulnid-lmtpd(8) */
+	char *lmtpd_socket;	/* absolute path, or "" for none */
+	gint64 lmtpd_socket_mode;
+	char *lmtpd_socket_group;	/* "" : the user's */
+	char *lmtpd_listen;	/* HOST:PORT, or "" */
+	GPtrArray *lmtpd_allow;	/* GInetAddressMask*; empty: loopback only */
+	gint64 lmtpd_sessions;
+	gint64 lmtpd_group_max;
+	gint64 lmtpd_max_mails;
+	gint64 lmtpd_max_recipients;
+	gint64 lmtpd_max_errors;
+	gint64 lmtpd_timeout;
+	gint64 lmtpd_session_time_limit;
+	gboolean lmtpd_xforward;
 } vulnid_config;
 
 /* Where the built-in templates live; VULNID_TEMPLATE_DIR in the environment

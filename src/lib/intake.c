@@ -1082,17 +1082,167 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	return intake_assign(c, r, err);
 }
 
-static void
-intake_after_commit(intake_ctx *c)
+/* One mail between its phases: what the parse found, the context the
+ * apply phase works in, the result. */
+static char *intake_client_address(const intake_envelope *env, const message_spool *sp);
+
+struct intake_mail {
+	const vulnid_config *cfg;
+	char *sender, *recipient, *client_address;
+	intake_envelope env;	/* points to the copies above */
+	message_spool *sp;
+	message *m;
+	GDateTime *now_dt;
+	char *now;
+	char *imported;
+	char *auth;
+	char *auth_withheld;
+	char *key_salt;
+	char *client;		/* the client address in use (from -a or Received) */
+	char *client_net;
+	intake_result *res;
+	intake_ctx c;
+	gboolean duplicate;
+};
+
+void
+intake_mail_free(intake_mail *im)
 {
+	if (im == NULL)
+		return;
+	message_free(im->m);
+	message_spool_free(im->sp);
+	g_clear_pointer(&im->now_dt, g_date_time_unref);
+	g_free(im->now);
+	g_free(im->imported);
+	g_free(im->auth);
+	g_free(im->auth_withheld);
+	g_free(im->key_salt);
+	g_free(im->client);
+	g_free(im->client_net);
+	intake_result_free(im->res);
+	g_free(im->sender);
+	g_free(im->recipient);
+	g_free(im->client_address);
+	g_free(im);
+}
+
+intake_result *
+intake_mail_steal_result(intake_mail *im)
+{
+	return g_steal_pointer(&im->res);
+}
+
+gint64
+intake_mail_row(const intake_mail *im)
+{
+	return im->c.msg_row;
+}
+
+vulnid_status
+intake_parse(const vulnid_config *cfg, int in_fd, gboolean spooled, const intake_envelope *env,
+	     intake_mail **out, GError **err)
+{
+	g_autoptr(intake_mail) im = g_new0(intake_mail, 1);
+	message_limits lim = {
+		cfg->max_message_size, cfg->max_header_size, cfg->max_headers,
+		cfg->max_line_length, cfg->max_parts, cfg->max_depth, cfg->max_request_text,
+	};
+	intake_ctx *c = &im->c;
+	vulnid_status s;
+
+	im->cfg = cfg;
+	im->sender = g_strdup(env->sender);
+	im->recipient = g_strdup(env->recipient);
+	im->client_address = g_strdup(env->client_address);
+	im->env.sender = im->sender;
+	im->env.recipient = im->recipient;
+	im->env.client_address = im->client_address;
+	im->now_dt = store_now_datetime();
+	im->now = g_date_time_format(im->now_dt, "%Y-%m-%dT%H:%M:%SZ");
+	im->res = g_new0(intake_result, 1);
+	im->res->ids = g_ptr_array_new_with_free_func(g_free);
+	if (g_mkdir_with_parents(cfg->spool_dir, 0700) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
+				   cfg->spool_dir, g_strerror(errno));
+	s = spooled ? message_spool_file(in_fd, cfg->spool_dir, cfg->max_message_size, &im->sp, err)
+		    : message_spool_input(in_fd, cfg->spool_dir, cfg->max_message_size, &im->sp, err);
+	if (s != VULNID_OK)
+		return s;
+	s = message_parse(im->sp, &lim, &im->m, err);
+	if (s != VULNID_OK)
+		return s;
+	if (im->m->crypto_unavailable)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "the mail is encrypted to the robot, whose key "
+				   "cannot be used now (is gpg-agent running?)");
+	c->cfg = cfg;
+	c->env = &im->env;
+	c->m = im->m;
+	c->now = im->now;
+	c->now_dt = im->now_dt;
+	c->res = im->res;
+	c->envelope_sender = im->env.sender != NULL ? im->env.sender : im->sp->mbox_sender;
+	im->client = intake_client_address(&im->env, im->sp);
+	im->client_net = ratelimit_client_net(im->client);
+	c->client_address = im->client;
+	c->client_net = im->client_net;
+	c->from_verified = authres_from_verified(cfg, header_scan_trace(im->sp->scan), im->m->from_addr);
+	intake_tofu(c, &im->imported);
+	c->imported_key = im->imported;
+	im->auth = auth_json(im->m, c->from_verified, &c->signer);
+	c->auth_json = im->auth;
+	if (c->signer != NULL) {
+		/* an anonymous researcher's records withhold the key */
+		im->key_salt = random_hex(16, err);
+		if (im->key_salt == NULL)
+			return VULNID_ERR_TEMP;
+		im->auth_withheld = auth_json_withheld(im->m, im->key_salt);
+		c->key_salt = im->key_salt;
+		c->auth_json_withheld = im->auth_withheld;
+	}
+	*out = g_steal_pointer(&im);
+	return VULNID_OK;
+}
+
+vulnid_status
+intake_apply(intake_mail *im, store *st, GError **err)
+{
+	vulnid_status s;
+
+	im->c.st = st;
+	s = intake_record(&im->c, im->sp, &im->duplicate, err);
+	/* the policy's count of this mail ends with it, committed or not */
+	policy_mail_end(im->c.msg_row);
+	return s;
+}
+
+vulnid_status
+intake_apply_failed(intake_mail *im, store *st, vulnid_status failure, GError **err)
+{
+	g_autoptr(audit_event) ev = NULL;
+
+	if (failure != VULNID_ERR_EXHAUSTED)
+		return VULNID_OK;
+	/* Nothing of the mail is kept; the MTA retries until the operator
+	 * adds blocks.  The event itself is recorded. */
+	ev = audit_event_new("blocks-exhausted", NULL, im->m->message_id);
+	audit_event_int(ev, "year", g_date_time_get_year(im->now_dt));
+	return audit_append(st, ev, err);
+}
+
+void
+intake_after_commit(intake_mail *im, store *st, guint budget)
+{
+	intake_ctx *c = &im->c;
 	g_autoptr(GError) e = NULL;
 	outbox_run_result rr;
 
 	/* The job is done once the transaction commits; these steps only
 	 * make its results visible sooner, and are repeated by the next
 	 * process or `vulnid queue run` when they fail here. */
-	if (c->cfg->filter_budget > 0 &&
-	    (outbox_run(c->st, c->cfg, c->msg_row, FALSE, (guint) c->cfg->filter_budget, &rr, &e) != VULNID_OK ||
+	c->st = st;
+	if (budget > 0 &&
+	    (outbox_run(st, c->cfg, c->msg_row, FALSE, budget, &rr, &e) != VULNID_OK ||
 	     rr.deferred > 0)) {
 		g_autofree char *m = text_mask_controls(e != NULL ? e->message : "");
 
@@ -1102,7 +1252,7 @@ intake_after_commit(intake_ctx *c)
 		       e != NULL ? ": " : "", m, rr.deferred, rr.deferred == 1 ? "" : "s");
 		g_clear_error(&e);
 	}
-	if (audit_flush(c->st, c->cfg->audit_path, &e) != VULNID_OK) {
+	if (audit_flush(st, c->cfg->audit_path, &e) != VULNID_OK) {
 		syslog(LOG_MAIL | LOG_WARNING, "audit log: %s", e->message);
 		if (c->res->warning == NULL)
 			c->res->warning = g_strdup(e->message);
@@ -1142,83 +1292,27 @@ vulnid_status
 intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	       intake_result **result, GError **err)
 {
-	g_autoptr(message_spool) sp = NULL;
-	g_autoptr(message) m = NULL;
+	g_autoptr(intake_mail) im = NULL;
 	g_autoptr(store) st = NULL;
-	g_autoptr(intake_result) res = g_new0(intake_result, 1);
-	g_autoptr(GDateTime) now_dt = store_now_datetime();
-	g_autofree char *now = g_date_time_format(now_dt, "%Y-%m-%dT%H:%M:%SZ");
-	message_limits lim = {
-		cfg->max_message_size, cfg->max_header_size, cfg->max_headers,
-		cfg->max_line_length, cfg->max_parts, cfg->max_depth, cfg->max_request_text,
-	};
-	intake_ctx c = { 0 };
-	g_autofree char *imported = NULL;
-	g_autofree char *auth = NULL;
-	g_autofree char *auth_withheld = NULL;
-	g_autofree char *key_salt = NULL;
-	g_autofree char *client = NULL;
-	gboolean duplicate = FALSE;
 	vulnid_status s;
 
-	res->ids = g_ptr_array_new_with_free_func(g_free);
-	if (g_mkdir_with_parents(cfg->spool_dir, 0700) < 0)
-		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
-				   cfg->spool_dir, g_strerror(errno));
-	s = message_spool_input(in_fd, cfg->spool_dir, cfg->max_message_size, &sp, err);
+	s = intake_parse(cfg, in_fd, FALSE, env, &im, err);
 	if (s != VULNID_OK)
 		return s;
-	s = message_parse(sp, &lim, &m, err);
-	if (s != VULNID_OK)
-		return s;
-	if (m->crypto_unavailable)
-		return vulnid_fail(err, VULNID_ERR_TEMP, "the mail is encrypted to the robot, whose key "
-				   "cannot be used now (is gpg-agent running?)");
 	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_EXISTING, &st, err);
 	if (s != VULNID_OK)
 		return s;
-
-	c.cfg = cfg;
-	c.env = env;
-	c.st = st;
-	c.m = m;
-	c.now = now;
-	c.now_dt = now_dt;
-	c.res = res;
-	c.envelope_sender = env->sender != NULL ? env->sender : sp->mbox_sender;
-	client = intake_client_address(env, sp);
-	c.client_address = client;
-	c.client_net = ratelimit_client_net(client);
-	c.from_verified = authres_from_verified(cfg, header_scan_trace(sp->scan), m->from_addr);
-	intake_tofu(&c, &imported);
-	c.imported_key = imported;
-	auth = auth_json(m, c.from_verified, &c.signer);
-	c.auth_json = auth;
-	if (c.signer != NULL) {
-		key_salt = random_hex(16, err);
-		if (key_salt == NULL)
-			return VULNID_ERR_TEMP;
-		auth_withheld = auth_json_withheld(m, key_salt);
-		c.key_salt = key_salt;
-		c.auth_json_withheld = auth_withheld;
-	}
-
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
 		return s;
-	s = intake_record(&c, sp, &duplicate, err);
-	policy_mail_end(c.msg_row);
+	s = intake_apply(im, st, err);
 	if (s != VULNID_OK) {
 		store_rollback(st);
-		if (s == VULNID_ERR_EXHAUSTED) {
-			/* Nothing of the mail is kept; the MTA retries until the
-			 * operator adds blocks.  The event itself is recorded. */
-			g_autoptr(audit_event) ev = audit_event_new("blocks-exhausted", NULL, m->message_id);
-			g_autoptr(GError) e2 = NULL;
-
-			audit_event_int(ev, "year", g_date_time_get_year(now_dt));
-			if (audit_append_now(st, ev, &e2) == VULNID_OK)
+		if (s == VULNID_ERR_EXHAUSTED && store_begin(st, NULL) == VULNID_OK) {
+			if (intake_apply_failed(im, st, s, NULL) == VULNID_OK &&
+			    store_commit(st, NULL) == VULNID_OK)
 				audit_flush(st, cfg->audit_path, NULL);
+			store_rollback(st);
 		}
 		return s;
 	}
@@ -1226,8 +1320,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	if (s != VULNID_OK)
 		return s;
 	time_limit_mark_committed();
-	intake_after_commit(&c);
-	g_free(c.client_net);
-	*result = g_steal_pointer(&res);
+	intake_after_commit(im, st, (guint) cfg->filter_budget);
+	*result = intake_mail_steal_result(im);
 	return VULNID_OK;
 }

@@ -179,9 +179,13 @@ message_spool_free(message_spool *sp)
 	g_free(sp);
 }
 
-vulnid_status
-message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
-		    message_spool **out, GError **err)
+/* Read the mail from in_fd, hashing and measuring it; with copy, into a
+ * new spool file (the writes gathered by the spool writer), else in_fd is
+ * a spool already.  *from_line: without copy, in_fd starts with an mbox From_
+ * line, which a spool must not hold; nothing was done. */
+static vulnid_status
+spool_read(int in_fd, const char *spool_dir, gint64 max_size, gboolean copy,
+	   gboolean *from_line, message_spool **out, GError **err)
 {
 	g_autoptr(message_spool) sp = g_new0(message_spool, 1);
 	g_autoptr(GChecksum) raw = g_checksum_new(G_CHECKSUM_SHA256);
@@ -197,9 +201,11 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 	int rerr;
 	vulnid_status st;
 
-	sp->fd = spool_tempfile(spool_dir, err, &st);
+	*from_line = FALSE;
+	sp->fd = copy ? spool_tempfile(spool_dir, err, &st) : dup(in_fd);
 	if (sp->fd < 0)
-		return st;
+		return copy ? st : vulnid_fail(err, vulnid_status_from_errno(errno), "dup: %s",
+					       g_strerror(errno));
 	sp->scan = header_scan_new();
 	r->fd = in_fd;
 	w->fd = sp->fd;
@@ -210,6 +216,11 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 			/* mbox From_ line from procmail or Postfix pipe flag F:
 			 * envelope data, not part of the message. */
 			const char *s = piece + 5, *e;
+
+			if (!copy) {
+				*from_line = TRUE;
+				return VULNID_OK;
+			}
 
 			while (s < piece + len && *s == ' ')
 				s++;
@@ -230,9 +241,11 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 		if (sp->size + (gint64) len > max_size)
 			return vulnid_fail(err, VULNID_ERR_TOOBIG,
 					   "message larger than %" G_GINT64_FORMAT " bytes", max_size);
-		st = spool_write(w, piece, len, err);
-		if (st != VULNID_OK)
-			return st;
+		if (copy) {
+			st = spool_write(w, piece, len, err);
+			if (st != VULNID_OK)
+				return st;
+		}
 		sp->size += (gint64) len;
 		g_checksum_update(raw, (const guchar *) piece, len);
 
@@ -271,9 +284,11 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 		header_scan_end(sp->scan);
 		sp->body_offset = sp->size;
 	}
-	st = spool_flush(w, err);
-	if (st != VULNID_OK)
-		return st;
+	if (copy) {
+		st = spool_flush(w, err);
+		if (st != VULNID_OK)
+			return st;
+	}
 	if (lseek(sp->fd, 0, SEEK_SET) < 0)
 		return vulnid_fail(err, VULNID_ERR_IO, "cannot rewind spool file: %s", g_strerror(errno));
 	g_strlcpy(sp->raw_sha256, g_checksum_get_string(raw), sizeof sp->raw_sha256);
@@ -281,6 +296,29 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 	g_strlcpy(sp->header_sha256, g_checksum_get_string(head), sizeof sp->header_sha256);
 	*out = g_steal_pointer(&sp);
 	return VULNID_OK;
+}
+
+vulnid_status
+message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
+		    message_spool **out, GError **err)
+{
+	gboolean from_line;
+
+	return spool_read(in_fd, spool_dir, max_size, TRUE, &from_line, out, err);
+}
+
+vulnid_status
+message_spool_file(int fd, const char *spool_dir, gint64 max_size,
+		   message_spool **out, GError **err)
+{
+	gboolean from_line;
+	vulnid_status s = spool_read(fd, spool_dir, max_size, FALSE, &from_line, out, err);
+
+	if (s != VULNID_OK || !from_line)
+		return s;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return vulnid_fail(err, VULNID_ERR_IO, "cannot rewind the mail: %s", g_strerror(errno));
+	return message_spool_input(fd, spool_dir, max_size, out, err);
 }
 
 /* --- parsing ------------------------------------------------------------ */

@@ -47,6 +47,12 @@ typedef struct {
  * more than max_size bytes arrive (the rest is not read). */
 vulnid_status message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 				  message_spool **out, GError **err);
+/* The same for a mail that is in a seekable file already, at offset 0
+ * (vulnid-lmtpd spools the data itself): read once for the hashes and
+ * figures, not copied; the spool keeps a dup of fd, which shares its
+ * offset.  (A leading From_ line is left out by copying after all.) */
+vulnid_status message_spool_file(int fd, const char *spool_dir, gint64 max_size,
+				 message_spool **out, GError **err);
 void message_spool_free(message_spool *sp);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(message_spool, message_spool_free)
 

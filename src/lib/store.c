@@ -1,6 +1,9 @@
 /* store.c - schema, migrations and row-level access to vulnid.db */
 #include "autoconfig.h"
 
+#define VULNID_STORE_C	/* the real sqlite3_finalize() here (store.h) */
+#define REAL_FINALIZE sqlite3_finalize
+
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,7 +18,13 @@ struct store {
 	gboolean in_txn;
 	gint64 saved_cache_size;	/* PRAGMA cache_size to restore, 0: none */
 	GHashTable *stmt_cache;		/* SQL text -> sqlite3_stmt, see store_prepare_cached() */
+	GHashTable *stmt_idle;		/* SQL text -> sqlite3_stmt kept (store_keep_statements) */
 };
+
+/* Statements handed out by store_prepare() of a store that keeps them,
+ * while in use: sqlite3_stmt -> store.  For any thread. */
+static GHashTable *stmt_lent;
+static GMutex stmt_lock;
 
 /* Tables whose rows are never changed or removed once written. */
 static const char *const append_only_tables[] = {
@@ -269,24 +278,76 @@ store_exec(store *st, const char *sql, GError **err)
 	return VULNID_OK;
 }
 
+static void stmt_finalize(gpointer stmt);
+
+void
+store_keep_statements(store *st, gboolean keep)
+{
+	if (keep && st->stmt_idle == NULL)
+		st->stmt_idle = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, stmt_finalize);
+	else if (!keep)
+		g_clear_pointer(&st->stmt_idle, g_hash_table_unref);
+}
+
 sqlite3_stmt *
 store_prepare(store *st, const char *sql, vulnid_status *status, GError **err)
 {
 	sqlite3_stmt *stmt = NULL;
-	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+	int rc;
 
+	*status = VULNID_OK;
+	if (st->stmt_idle != NULL) {
+		char *key = NULL;
+
+		if (g_hash_table_steal_extended(st->stmt_idle, sql, (gpointer *) &key, (gpointer *) &stmt)) {
+			g_free(key);
+		} else {
+			rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL);
+			if (rc != SQLITE_OK) {
+				*status = store_fail(st, rc, "database", err);
+				return NULL;
+			}
+		}
+		g_mutex_lock(&stmt_lock);
+		if (stmt_lent == NULL)
+			stmt_lent = g_hash_table_new(g_direct_hash, g_direct_equal);
+		g_hash_table_insert(stmt_lent, stmt, st);
+		g_mutex_unlock(&stmt_lock);
+		return stmt;
+	}
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
 	if (rc != SQLITE_OK) {
 		*status = store_fail(st, rc, "database", err);
 		return NULL;
 	}
-	*status = VULNID_OK;
 	return stmt;
+}
+
+int
+store_stmt_release(sqlite3_stmt *stmt)
+{
+	store *st = NULL;
+	int rc;
+
+	if (stmt == NULL)
+		return SQLITE_OK;
+	g_mutex_lock(&stmt_lock);
+	if (stmt_lent != NULL && g_hash_table_steal_extended(stmt_lent, stmt, NULL, (gpointer *) &st) &&
+	    st->stmt_idle != NULL && !g_hash_table_contains(st->stmt_idle, sqlite3_sql(stmt))) {
+		g_mutex_unlock(&stmt_lock);
+		rc = sqlite3_reset(stmt);
+		sqlite3_clear_bindings(stmt);
+		g_hash_table_insert(st->stmt_idle, g_strdup(sqlite3_sql(stmt)), stmt);
+		return rc;
+	}
+	g_mutex_unlock(&stmt_lock);
+	return REAL_FINALIZE(stmt);
 }
 
 static void
 stmt_finalize(gpointer stmt)
 {
-	sqlite3_finalize(stmt);
+	REAL_FINALIZE(stmt);
 }
 
 sqlite3_stmt *
@@ -424,7 +485,7 @@ store_user_version(store *st, int *version, GError **err)
 		return s;
 	rc = sqlite3_step(stmt);
 	*version = sqlite3_column_int(stmt, 0);
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	if (rc != SQLITE_ROW)
 		return store_fail(st, rc, st->path, err);
 	return VULNID_OK;
@@ -536,6 +597,7 @@ store_close(store *st)
 	if (st->db != NULL) {
 		store_rollback(st);
 		g_clear_pointer(&st->stmt_cache, g_hash_table_unref);
+		g_clear_pointer(&st->stmt_idle, g_hash_table_unref);
 		sqlite3_close_v2(st->db);
 	}
 	g_free(st->path);
@@ -556,7 +618,7 @@ store_step_done(store *st, sqlite3_stmt *stmt, const char *what, GError **err)
 {
 	int rc = sqlite3_step(stmt);
 
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	if (rc != SQLITE_DONE)
 		return store_fail(st, rc, what, err);
 	return VULNID_OK;
@@ -581,7 +643,7 @@ store_blob_exists(store *st, const char *sha256, gboolean *exists, GError **err)
 		return s;
 	store_bind_text(stmt, 1, sha256);
 	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_fail(st, rc, "blobs", err);
 	*exists = rc == SQLITE_ROW;
@@ -602,7 +664,7 @@ store_pragma_int(store *st, const char *sql)
 
 	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
 		v = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
+	store_stmt_release(q);
 	return v;
 }
 
@@ -789,7 +851,7 @@ store_blob_get(store *st, const char *sha256, GBytes **out, GError **err)
 		s = vulnid_fail(err, VULNID_ERR_NOTFOUND, "no blob %s", sha256);
 	else
 		s = store_fail(st, rc, "blobs", err);
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	return s;
 }
 
@@ -805,7 +867,7 @@ store_message_find(store *st, const char *dedup_key, gint64 *id, GError **err)
 	store_bind_text(stmt, 1, dedup_key);
 	rc = sqlite3_step(stmt);
 	*id = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_fail(st, rc, "messages", err);
 	return VULNID_OK;
@@ -882,7 +944,7 @@ store_next_number(store *st, int year, const GArray *blocks, gint64 *number, GEr
 	sqlite3_bind_int(stmt, 1, year);
 	rc = sqlite3_step(stmt);
 	last = sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	if (rc != SQLITE_ROW)
 		return store_fail(st, rc, "entries", err);
 	/* Numbers only grow: a number below the highest one assigned is never

@@ -38,6 +38,19 @@ vulnid_status store_exec(store *st, const char *sql, GError **err);
 /* Prepared statement or NULL (err set, *status set). */
 sqlite3_stmt *store_prepare(store *st, const char *sql, vulnid_status *status, GError **err);
 
+/* A process that handles many mails on one connection (vulnid-lmtpd) keeps
+ * the statements store_prepare() compiles: compiling them (with the
+ * append-only triggers they fire) was the largest part of applying a
+ * mail.  sqlite3_finalize() of such a statement then only resets it and
+ * puts it back for the next store_prepare() of the same SQL; for that,
+ * this header maps sqlite3_finalize() to store_stmt_release(), which
+ * finalizes every other statement as before.  Off by default. */
+void store_keep_statements(store *st, gboolean keep);
+int store_stmt_release(sqlite3_stmt *stmt);
+#ifndef VULNID_STORE_C
+#define sqlite3_finalize(stmt) store_stmt_release(stmt)
+#endif
+
 /* Bind a string, NULL as SQL NULL. */
 void store_bind_text(sqlite3_stmt *stmt, int i, const char *v);
 /* Run a statement that returns no rows, then finalize it. */
