@@ -706,59 +706,86 @@ auth_sentence(const message *m)
 
 /* Trust on first use: a signed mail that brings the key that made its
  * signature, as an application/pgp-keys attachment, gets that key
- * imported; the fingerprint is the identity. */
+ * imported, unless another key in the keyring already claims one of its
+ * addresses: then the mail stays unauthenticated, says why, and the
+ * operator decides (vulnid keys import).  The fingerprint is the
+ * identity. */
 static void
 intake_tofu(mail_ctx *c, char **imported)
 {
 	message *m = c->m;
 	g_autoptr(GError) e = NULL;
+	crypto_conflict *conflict = NULL;
+	vulnid_status s;
 
 	*imported = NULL;
 	if (!m->sig->present || m->sig->valid || !m->sig->key_missing || m->sig->fpr == NULL ||
 	    m->pgp_keys == NULL || crypto_home() == NULL || !message_can_reverify(m))
 		return;
-	if (crypto_import_if_contains(m->pgp_keys, m->sig->fpr, &e) != VULNID_OK)
+	s = crypto_import_if_contains(m->pgp_keys, m->sig->fpr, &conflict, &e);
+	if (s == VULNID_ERR_EXISTS && conflict != NULL) {
+		g_free(m->sig->reason);
+		m->sig->reason = g_strdup_printf("the signing key is not known to this robot, and the key sent "
+						 "with the mail was not imported: another key in the robot's "
+						 "keyring already claims its address %s (the operator decides "
+						 "whether to import it)", conflict->address);
+		c->key_conflict = conflict;
+		return;
+	}
+	crypto_conflict_free(conflict);
+	if (s != VULNID_OK)
 		return;
 	message_reverify(m);
 	if (m->sig->valid)
 		*imported = g_strdup(m->sig->fpr);
 }
 
-/* Other keys in the keyring with an address the new key also claims. */
 static vulnid_status
 audit_key_import(mail_ctx *c, const char *fpr, GError **err)
 {
 	g_autoptr(audit_event) ev = audit_event_new("key-imported", NULL, c->m->message_id);
-	g_autoptr(crypto_key) key = NULL;
-	g_autoptr(GPtrArray) all = NULL;
-	vulnid_status s;
 
 	audit_event_str(ev, "fingerprint", fpr);
 	audit_event_str(ev, "source", "signed request (trust on first use)");
-	s = audit_append(c->st, ev, err);
-	if (s != VULNID_OK || crypto_get_key(fpr, &key, NULL) != VULNID_OK ||
-	    crypto_list_keys(&all, NULL) != VULNID_OK)
-		return s;
-	for (guint i = 0; i < all->len; i++) {
-		crypto_key *k = g_ptr_array_index(all, i);
+	return audit_append(c->st, ev, err);
+}
 
-		if (g_ascii_strcasecmp(k->fpr, fpr) == 0)
-			continue;
-		for (guint j = 0; j < key->emails->len; j++)
-			for (guint l = 0; l < k->emails->len; l++)
-				if (strcmp(g_ptr_array_index(key->emails, j), g_ptr_array_index(k->emails, l)) == 0) {
-					g_autoptr(audit_event) w = audit_event_new("key-uid-conflict", NULL,
-										  c->m->message_id);
+/* The audit events owed for trust on first use: the key imported (also
+ * on a retry after 75, which finds it imported by the first try), or
+ * the key refused. */
+static vulnid_status
+audit_tofu(mail_ctx *c, GError **err)
+{
+	vulnid_status s = VULNID_OK;
 
-					audit_event_str(w, "fingerprint", fpr);
-					audit_event_str(w, "other", k->fpr);
-					audit_event_str(w, "address", g_ptr_array_index(key->emails, j));
-					s = audit_append(c->st, w, err);
-					if (s != VULNID_OK)
-						return s;
-				}
+	if (c->key_conflict != NULL) {
+		g_autoptr(audit_event) ev = audit_event_new("key-refused", NULL, c->m->message_id);
+
+		audit_event_str(ev, "fingerprint", c->key_conflict->fpr);
+		audit_event_str(ev, "source", "signed mail (trust on first use)");
+		audit_event_str(ev, "other", c->key_conflict->other);
+		audit_event_str(ev, "address", c->key_conflict->address);
+		return audit_append(c->st, ev, err);
 	}
-	return VULNID_OK;
+	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
+		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM audit WHERE line LIKE ?1"
+						" AND line LIKE '%\"event\":\"key-imported\"%'", &s, err);
+		g_autofree char *like = g_strdup_printf("%%\"fingerprint\":\"%s\"%%", c->m->sig->fpr);
+		int rc;
+
+		if (q == NULL)
+			return s;
+		sqlite3_bind_text(q, 1, like, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(q);
+		sqlite3_finalize(q);
+		if (rc == SQLITE_DONE)
+			return audit_key_import(c, c->m->sig->fpr, err);
+		if (rc != SQLITE_ROW)
+			return store_fail(c->st, rc, "audit", err);
+	}
+	if (c->imported_key != NULL)
+		s = audit_key_import(c, c->imported_key, err);
+	return s;
 }
 
 /* What identifies a signature for replay protection: the signing key, the
@@ -940,31 +967,9 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		if (s != VULNID_OK)
 			return s;
 	}
-	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
-		/* A retry after 75 finds the key imported on the first try: the
-		 * event is still owed if it was never committed. */
-		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM audit WHERE line LIKE ?1"
-						" AND line LIKE '%\"event\":\"key-imported\"%'", &s, err);
-		g_autofree char *like = g_strdup_printf("%%\"fingerprint\":\"%s\"%%", c->m->sig->fpr);
-		int rc;
-
-		if (q == NULL)
-			return s;
-		sqlite3_bind_text(q, 1, like, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(q);
-		sqlite3_finalize(q);
-		if (rc == SQLITE_DONE)
-			s = audit_key_import(c, c->m->sig->fpr, err);
-		else if (rc != SQLITE_ROW)
-			s = store_fail(c->st, rc, "audit", err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	if (c->imported_key != NULL) {
-		s = audit_key_import(c, c->imported_key, err);
-		if (s != VULNID_OK)
-			return s;
-	}
+	s = audit_tofu(c, err);
+	if (s != VULNID_OK)
+		return s;
 	if (bounce)
 		return intake_bounce(c, rcpt, err);
 	if (c->replay)
@@ -1031,6 +1036,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	};
 	intake_ctx c = { 0 };
 	g_autofree char *imported = NULL;
+	g_autoptr(crypto_conflict) refused = NULL;
 	g_autofree char *auth = NULL;
 	gboolean duplicate = FALSE;
 	vulnid_status s;
@@ -1062,6 +1068,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	c.envelope_sender = env->sender != NULL ? env->sender : sp->mbox_sender;
 	intake_tofu(&c, &imported);
 	c.imported_key = imported;
+	refused = c.key_conflict;
 	auth = auth_json(m, &c.signer);
 	c.auth_json = auth;
 

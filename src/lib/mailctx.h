@@ -31,6 +31,7 @@ typedef struct {
 	char *auth_json;	/* {"method":"pgp",...} or {"method":"none"} */
 	const char *signer;	/* fingerprint of the valid signer, or NULL */
 	char *imported_key;	/* key imported on first use for this mail, or NULL */
+	crypto_conflict *key_conflict;	/* key refused on first use (its address is claimed) */
 	gboolean replay;	/* its signature was acted on before */
 } mail_ctx;
 
