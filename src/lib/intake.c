@@ -865,6 +865,10 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		s = lifecycle_route(c, &route, &entry_id, err);
 		if (s != VULNID_OK)
 			return s;
+		/* A signature counts only for the entry its signed text names. */
+		if (c->signer != NULL && entry_id != NULL && (route == ROUTE_ENTRY || route == ROUTE_LIMITED) &&
+		    !lifecycle_text_names_entry(c->m->text, entry_id))
+			c->unbound = entry_id;
 	}
 	if (bounce)
 		sm.disposition = "bounce";
@@ -952,7 +956,10 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		if (s != VULNID_OK)
 			return s;
 	}
-	if (replay != NULL && !c->replay) {
+	if (replay != NULL && !c->replay && c->unbound == NULL) {
+		/* Remembered only where it acts: a copy sent to an entry its
+		 * text does not name acts nowhere, and must not make the
+		 * original a replay. */
 		sqlite3_stmt *ins;
 
 		ins = store_prepare(c->st, "INSERT INTO signatures (sha256, fingerprint, message, created)"

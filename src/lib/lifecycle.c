@@ -634,12 +634,36 @@ lifecycle_route_sealed(mail_ctx *c, lifecycle_route_kind kind, const char *entry
 	return s;
 }
 
+/* Whether text names entry id: the identifier, in any case, not inside a
+ * longer word or identifier.  What a signature's authority over an entry
+ * requires. */
+gboolean
+lifecycle_text_names_entry(const char *text, const char *id)
+{
+	gsize n = id != NULL ? strlen(id) : 0;
+
+	if (text == NULL || n == 0)
+		return FALSE;
+	for (const char *p = text; *p != '\0'; p++) {
+		if (g_ascii_strncasecmp(p, id, n) != 0)
+			continue;
+		if ((p > text && (g_ascii_isalnum(p[-1]) || p[-1] == '-')) || g_ascii_isalnum(p[n]))
+			continue;
+		return TRUE;
+	}
+	return FALSE;
+}
+
 /* ---- one mail ------------------------------------------------------------------ */
 
 typedef struct {
 	gboolean creator_key, creator_token, creator_address;
 	gboolean vendor_key, vendor_token, vendor_domain, vendor_contact;
 	gboolean moderator;
+	/* The key is the creator's, or a moderator's, but the signed text
+	 * does not name the entry the mail went to (mail_ctx.unbound): it
+	 * grants nothing, which the refusals of commands say. */
+	gboolean creator_key_unbound, moderator_unbound;
 	const char *role;	/* creator, vendor, moderator, third-party */
 	const char *how;	/* key, token, domain, contact, address, none */
 } role_info;
@@ -818,10 +842,20 @@ role_for(lc_mail *l, const entry *e, role_info *ri, GError **err)
 		return s;
 	if (c->signer != NULL) {
 		g_autofree char *cfpr = first != NULL ? lifecycle_auth_member(first->auth, "fingerprint") : NULL;
+		gboolean moderator = is_moderator(c->cfg, c->signer);
+		gboolean creator_key = cfpr != NULL && fpr_equal(cfpr, c->signer);
+		gboolean vendor_key = vkey != NULL && fpr_equal(vkey, c->signer);
 
-		ri->moderator = is_moderator(c->cfg, c->signer);
-		ri->creator_key = cfpr != NULL && fpr_equal(cfpr, c->signer);
-		ri->vendor_key = vkey != NULL && fpr_equal(vkey, c->signer);
+		/* A signature counts only for the entry its signed text names:
+		 * a captured signed mail sent to another entry must not act as
+		 * its author there. */
+		ri->creator_key_unbound = c->unbound != NULL && creator_key;
+		ri->moderator_unbound = c->unbound != NULL && moderator;
+		if (c->unbound == NULL) {
+			ri->moderator = moderator;
+			ri->creator_key = creator_key;
+			ri->vendor_key = vendor_key;
+		}
 	}
 	for (guint i = 0; i < l->tokens->len; i++) {
 		const token_row *t = g_ptr_array_index(l->tokens, i);
@@ -875,11 +909,24 @@ creator_verified(const role_info *ri)
 	return ri->creator_key || ri->creator_token;
 }
 
-/* The record's auth: how the mail was authenticated (from intake), then
- * the role and how it was established; all of it is hashed. */
+/* Why the signature of this mail grants nothing for the entry it went to
+ * (the auth member "ignored"), or NULL. */
+static char *
+unbound_reason(const mail_ctx *c)
+{
+	if (c->unbound == NULL || c->signer == NULL)
+		return NULL;
+	return g_strdup_printf("the signed text does not name %s, so the signature grants no role for it",
+			       c->unbound);
+}
+
+/* The record's auth: how the mail was authenticated (from intake), why
+ * its signature grants nothing here, then the role and how it was
+ * established; all of it is hashed. */
 static char *
 record_auth(const mail_ctx *c, const char *role, const char *how)
 {
+	g_autofree char *ignored = unbound_reason(c);
 	const char *a = c->auth_json;
 	gsize n = a != NULL ? strlen(a) : 0;
 	gboolean first;
@@ -891,6 +938,8 @@ record_auth(const mail_ctx *c, const char *role, const char *how)
 	}
 	s = g_string_new_len(a, (gssize) n - 1);
 	first = n == 2;
+	if (ignored != NULL)
+		canonjson_member_str(s, &first, "ignored", ignored);
 	canonjson_member_str(s, &first, "role", role);
 	canonjson_member_str(s, &first, "how", how);
 	g_string_append_c(s, '}');
@@ -1620,15 +1669,21 @@ handle_addition(lc_mail *l, const entry *e, const role_info *ri, GError **err)
 
 /* ---- commands ------------------------------------------------------------------- */
 
+#define UNBOUND_REFUSAL "refused: the signed text does not name the entry this mail was sent to,\n" \
+			"  so its signature grants nothing (write the identifier in the signed text)"
+
 /* NULL when the sender may act as the creator of id, else why not. */
 static const char *
 need_creator(const lc_mail *l, const role_info *ri, gboolean named)
 {
 	if (ri->creator_token)
 		return NULL;
-	if (ri->creator_key)
-		return named ? NULL : "refused: in a signed mail, name the entry in the command (for example\n"
-				      "  \"release ID\"), so that the signature covers it";
+	if (ri->creator_key || ri->creator_key_unbound) {
+		if (!named)
+			return "refused: in a signed mail, name the entry in the command (for example\n"
+			       "  \"release ID\"), so that the signature covers it";
+		return ri->creator_key ? NULL : UNBOUND_REFUSAL;
+	}
 	if (l->c->signer != NULL)
 		return "refused: wrong role: only the creator of the entry may do this";
 	return "refused: not authenticated: only the creator may do this; add the line\n"
@@ -1638,9 +1693,12 @@ need_creator(const lc_mail *l, const role_info *ri, gboolean named)
 static const char *
 need_moderator(const lc_mail *l, const role_info *ri, gboolean named)
 {
-	if (ri->moderator)
-		return named ? NULL : "refused: in a signed mail, name the entries in the command (for example\n"
-				      "  \"duplicate-of ID ID\"), so that the signature covers them";
+	if (ri->moderator || ri->moderator_unbound) {
+		if (!named)
+			return "refused: in a signed mail, name the entries in the command (for example\n"
+			       "  \"duplicate-of ID ID\"), so that the signature covers them";
+		return ri->moderator ? NULL : UNBOUND_REFUSAL;
+	}
 	if (l->c->signer == NULL)
 		return "refused: not authenticated: moderator commands must be signed by a moderator's key";
 	return "refused: wrong role: only moderators may do this";
@@ -1898,7 +1956,7 @@ cmd_rate(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError *
 	s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s != VULNID_OK)
 		return s;
-	if (l->c->signer != NULL)
+	if (l->c->signer != NULL && l->c->unbound == NULL)
 		what = g_strdup_printf("your rating %d of %s is recorded; it counts once for your key\n"
 				       "  (a later rating replaces it)", cmd->rating, e->id);
 	else
@@ -2288,6 +2346,12 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 				       "the robot's mail); %s not recorded.\n\n", mt->bad_tokens,
 				       mt->bad_tokens == 1 ? " was" : "s were", mt->bad_tokens == 1 ? "it was" : "they were");
 
+	if (c->unbound != NULL && c->signer != NULL)
+		g_string_append_printf(out, "Your mail is signed by the OpenPGP key %s, but the signed text does not\n"
+				       "name %s, the entry it was sent to: the signature grants no role for\n"
+				       "any entry, and the mail is recorded as if it were not signed (write the\n"
+				       "identifier in the signed text for the signature to count).\n\n",
+				       c->signer, c->unbound);
 	if (l.routed != NULL) {
 		g_autoptr(entry) e = NULL;
 		role_info ri;

@@ -29,6 +29,11 @@ typedef enum {
  * Reads only. */
 vulnid_status lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err);
 
+/* Whether text names entry id: the identifier in any case, not part of a
+ * longer word or identifier.  A signature counts for an entry only when
+ * its signed text names it (mail_ctx.unbound). */
+gboolean lifecycle_text_names_entry(const char *text, const char *id);
+
 /* Whether the mail's raw bytes must be archived sealed (store_blob_put_sealed,
  * no subject in the messages row): it is about an entry under embargo, and
  * its text becomes a sealed record of it. */
