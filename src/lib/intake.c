@@ -66,7 +66,10 @@ mail_template_vars(const mail_ctx *c)
 	g_hash_table_insert(v, "domain", g_strdup(c->cfg->domain));
 	g_hash_table_insert(v, "prefix", g_strdup(c->cfg->prefix));
 	g_hash_table_insert(v, "date", g_strdup(c->now));
-	g_hash_table_insert(v, "subject", g_strdup(c->m->subject != NULL ? c->m->subject : ""));
+	/* The Subject of sealed mail is sealed with it: not repeated in a
+	 * reply, which is kept in the outbox and travels in clear. */
+	g_hash_table_insert(v, "subject", g_strdup(c->sealed ? "your embargoed mail"
+						   : c->m->subject != NULL ? c->m->subject : ""));
 	g_hash_table_insert(v, "message_id", g_strdup(c->m->message_id != NULL ? c->m->message_id : "(none)"));
 	g_hash_table_insert(v, "auth", auth_sentence(c->m));
 	g_hash_table_insert(v, "robot_fpr", crypto_robot_label());
@@ -159,11 +162,20 @@ join_lines(GPtrArray *a, const char *bullet)
 	return g_string_free(s, FALSE);
 }
 
-/* Malformed mail: archived, quarantined, and the sender told what to fix. */
-static vulnid_status
-intake_malformed(intake_ctx *c, GError **err)
+/* The problems' codes (a problem's sentence may quote the mail). */
+static char *
+problem_codes(const message *m)
 {
-	g_autofree char *detail = join_lines(c->m->problems, "");
+	return g_strdup_printf("%s (the details are sealed with the mail)", m->problem);
+}
+
+/* Malformed mail: archived, quarantined, and the sender told what to fix.
+ * Sealed mail (it asked for an embargo) keeps its problems out of the
+ * quarantine row and the audit log: they may quote it. */
+static vulnid_status
+intake_malformed(intake_ctx *c, gboolean sealed, GError **err)
+{
+	g_autofree char *detail = sealed ? problem_codes(c->m) : join_lines(c->m->problems, "");
 	g_autofree char *list = join_lines(c->m->problems, "  - ");
 	g_autoptr(GHashTable) vars = NULL;
 	vulnid_status s;
@@ -805,20 +817,267 @@ replay_key(const message *m)
 	return g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
 }
 
+/* The message whose signature had this replay key, or 0. */
+static vulnid_status
+signature_seen(intake_ctx *c, const char *replay, gint64 *msg, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *q = store_prepare(c->st, "SELECT coalesce(message, -1) FROM signatures WHERE sha256 = ?",
+					&s, err);
+	int rc;
+
+	*msg = 0;
+	if (q == NULL)
+		return s;
+	sqlite3_bind_text(q, 1, replay, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW)
+		*msg = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c->st, rc, "signatures", err);
+	return VULNID_OK;
+}
+
+/* Whether message msg was archived sealed. */
+static vulnid_status
+message_was_sealed(intake_ctx *c, gint64 msg, gboolean *sealed, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *q = store_prepare(c->st, "SELECT b.sealed FROM messages m JOIN blobs b"
+					" ON b.sha256 = m.raw_sha256 WHERE m.id = ?", &s, err);
+	int rc;
+
+	if (q == NULL)
+		return s;
+	sqlite3_bind_int64(q, 1, msg);
+	rc = sqlite3_step(q);
+	*sealed = rc == SQLITE_ROW && sqlite3_column_int(q, 0) != 0;
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c->st, rc, "messages", err);
+	return VULNID_OK;
+}
+
+/* One line of a raw body (its first bytes): an Embargo field that asks
+ * for an embargo? */
+static gboolean
+line_asks_embargo(const GString *line)
+{
+	const char *p = line->str;
+	g_autofree char *value = NULL;
+
+	if (g_ascii_strncasecmp(p, "embargo", 7) != 0)
+		return FALSE;
+	for (p += 7; *p == ' ' || *p == '\t'; p++)
+		;
+	if (*p != ':')
+		return FALSE;
+	value = g_strstrip(g_strdup(p + 1));
+	return *value != '\0' && g_ascii_strcasecmp(value, "no") != 0;
+}
+
+/* Whether the raw body of a mail whose parts were never read has a line
+ * "Embargo: ..." that asks for an embargo.  One pass over the spool, a
+ * line's first 80 bytes kept at a time. */
+static gboolean
+raw_asks_embargo(const message_spool *sp)
+{
+	g_autoptr(GString) line = g_string_sized_new(96);
+	gboolean body = FALSE;
+	char buf[8192];
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(sp->fd, buf, sizeof buf, off)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (line->len < 80 && buf[i] != '\r')
+					g_string_append_c(line, buf[i]);
+				continue;
+			}
+			if (!body)
+				body = line->len == 0;
+			else if (line_asks_embargo(line))
+				return TRUE;
+			g_string_truncate(line, 0);
+		}
+		off += n;
+	}
+	return body && line_asks_embargo(line);
+}
+
+/* Whether mail that is not acted on (set aside, or refused) asked for an
+ * embargo: a request with an Embargo field other than "no", read from
+ * its text however malformed the mail is, or from its raw body when the
+ * robot never read its parts. */
+static gboolean
+asks_embargo(const intake_ctx *c, const message_spool *sp)
+{
+	request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
+	g_autoptr(request) r = NULL;
+
+	if (c->m->text == NULL)
+		return raw_asks_embargo(sp);
+	r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
+	return intake_request_embargoed(r);
+}
+
+/* How the mail goes, decided before anything is written (the disposition
+ * is part of the append-only message row). */
+typedef struct {
+	gboolean bounce, automatic;
+	const char *automatic_why;
+	lifecycle_route_kind target;	/* what it is about (no rate limits) */
+	lifecycle_route_kind route;	/* how it is handled, when it is */
+	char *entry_id;			/* the entry for ROUTE_ENTRY, the name for ROUTE_UNKNOWN_ENTRY */
+	const char *aside;		/* a replay: set aside, no reply */
+	char *aside_detail;
+	gint64 replay_of;		/* the mail it replays, or 0 */
+	request *r;			/* a new request, parsed */
+	gboolean sealed;		/* archived sealed (intake_sealed()) */
+} intake_plan;
+
+static void
+intake_plan_clear(intake_plan *p)
+{
+	g_free(p->entry_id);
+	g_free(p->aside_detail);
+	if (p->r != NULL)
+		request_free(p->r);
+}
+
+/* Whether the mail is archived sealed (encrypted to the robot, no Subject
+ * in its messages row): it is about an entry under embargo, a new request
+ * with an embargoed block, mail set aside or refused that asked for an
+ * embargo, or a replay of mail that was archived sealed.  Bounces are never sealed: they are
+ * about what the robot sent. */
+static vulnid_status
+intake_sealed(intake_ctx *c, const message_spool *sp, const intake_plan *p, const char *disposition,
+	      gboolean *sealed, GError **err)
+{
+	vulnid_status s = VULNID_OK;
+
+	*sealed = FALSE;
+	if (p->bounce)
+		return VULNID_OK;
+	if (p->target == ROUTE_ENTRY)
+		s = lifecycle_route_sealed(c, ROUTE_ENTRY, p->entry_id, sealed, err);
+	if (s == VULNID_OK && !*sealed && p->replay_of > 0)
+		s = message_was_sealed(c, p->replay_of, sealed, err);
+	if (s != VULNID_OK || *sealed)
+		return s;
+	if (p->r != NULL)
+		*sealed = intake_request_embargoed(p->r);
+	else if (strcmp(disposition, "quarantined") == 0 || strcmp(disposition, "rejected") == 0)
+		*sealed = asks_embargo(c, sp);
+	return VULNID_OK;
+}
+
+/* Classify the mail: duplicate aside, everything that decides its
+ * disposition. */
+static vulnid_status
+intake_classify(intake_ctx *c, intake_plan *p, const char **disposition, GError **err)
+{
+	const char *rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
+	g_autofree char *replay = replay_key(c->m);
+	vulnid_status s;
+
+	if (replay != NULL) {
+		s = signature_seen(c, replay, &p->replay_of, err);
+		if (s != VULNID_OK)
+			return s;
+		if (p->replay_of != 0) {
+			p->aside = "replay";
+			p->aside_detail = g_strdup("its signature was processed before; a replayed signed mail "
+						   "has no effect");
+		}
+	}
+	c->recipient = rcpt;
+	p->bounce = is_bounce_address(c->cfg, rcpt);
+	p->automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address,
+					    &p->automatic_why);
+	if (c->m->encrypted && c->m->problem == NULL) {
+		c->m->problem = g_strdup("encrypted");
+		g_ptr_array_add(c->m->problems, g_strdup("the mail holds encrypted content that is not one "
+							 "OpenPGP block at the top addressed to this robot, so it "
+							 "cannot be read: encrypt the whole mail to the robot's key"));
+	}
+	if (!p->bounce) {
+		/* What the mail is about, also when it is then set aside: it
+		 * decides sealing and whether a signature counts. */
+		s = lifecycle_route_target(c, &p->target, &p->entry_id, err);
+		if (s != VULNID_OK)
+			return s;
+		if (c->signer != NULL && p->target == ROUTE_ENTRY &&
+		    !lifecycle_text_names_entry(c->m->text, p->entry_id))
+			c->unbound = p->entry_id;
+	}
+	c->replay = p->aside != NULL;
+	p->route = p->target;
+	if (!p->bounce && !p->automatic && c->m->problem == NULL && !c->replay) {
+		s = lifecycle_route_limit(c, &p->route, err);
+		if (s != VULNID_OK)
+			return s;
+	} else
+		p->route = ROUTE_NEW;
+	if (p->bounce)
+		*disposition = "bounce";
+	else if (p->automatic || c->m->problem != NULL || c->replay || p->route == ROUTE_LIMITED)
+		*disposition = "quarantined";
+	else if (p->route == ROUTE_ENTRY)
+		*disposition = "entry";
+	else if (p->route == ROUTE_UNKNOWN_ENTRY)
+		*disposition = "rejected";
+	else if (p->route == ROUTE_COMMANDS)
+		*disposition = "commands";
+	else {
+		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
+
+		p->r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
+		if (c->m->text_cut_from > 0)
+			request_note_text_cut(p->r, c->m->text_kept, c->m->text_cut_from, c->m->text_kept_as);
+		*disposition = p->r->is_help ? "help" : p->r->is_key ? "key"
+			     : p->r->errors->len > 0 ? "rejected" : "request";
+	}
+	return VULNID_OK;
+}
+
+/* Act on the classified, archived mail. */
+static vulnid_status
+intake_act(intake_ctx *c, const intake_plan *p, GError **err)
+{
+	if (p->bounce)
+		return intake_bounce(c, c->recipient, err);
+	if (c->replay)
+		return mail_quarantine(c, p->aside, p->aside_detail, err);
+	if (p->automatic)
+		return mail_quarantine(c, "automatic", p->automatic_why, err);
+	if (c->m->problem != NULL)
+		return intake_malformed(c, p->sealed, err);
+	if (p->route != ROUTE_NEW) {
+		c->res->outcome = p->route == ROUTE_COMMANDS ? INTAKE_COMMANDS
+				: p->route == ROUTE_LIMITED ? INTAKE_QUARANTINED : INTAKE_ENTRY;
+		return lifecycle_handle(c, p->route, p->entry_id, err);
+	}
+	if (p->r->is_help)
+		return intake_help(c, err);
+	if (p->r->is_key)
+		return intake_key(c, err);
+	if (p->r->errors->len > 0)
+		return intake_rejected(c, p->r, err);
+	return intake_assign(c, p->r, err);
+}
+
 /* Everything that happens in the transaction. */
 static vulnid_status
 intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
 {
 	g_autofree char *key = message_dedup_key(c->m);
-	g_autoptr(audit_event) ev = NULL;
-	store_message sm = { 0 };
-	const char *why = NULL, *rcpt;
-	g_autoptr(request) r = NULL;
-	g_autofree char *entry_id = NULL;
 	g_autofree char *replay = NULL;
-	gboolean sealed = FALSE;
-	lifecycle_route_kind route = ROUTE_NEW;
-	gboolean automatic, bounce;
+	g_autoptr(audit_event) ev = NULL;
+	intake_plan p = { 0 };
+	store_message sm = { 0 };
 	vulnid_status s;
 	gint64 seen;
 
@@ -835,72 +1094,14 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		return audit_append(c->st, ev, err);
 	}
 
-	replay = replay_key(c->m);
-	if (replay != NULL) {
-		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM signatures WHERE sha256 = ?", &s, err);
-		int rc;
-
-		if (q == NULL)
-			return s;
-		sqlite3_bind_text(q, 1, replay, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(q);
-		sqlite3_finalize(q);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return store_fail(c->st, rc, "signatures", err);
-		c->replay = rc == SQLITE_ROW;
-	}
-	rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
-	c->recipient = rcpt;
-	bounce = is_bounce_address(c->cfg, rcpt);
-	automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address, &why);
-	if (c->m->encrypted && c->m->problem == NULL) {
-		c->m->problem = g_strdup("encrypted");
-		g_ptr_array_add(c->m->problems, g_strdup("the mail holds encrypted content that is not one "
-							 "OpenPGP block at the top addressed to this robot, so it "
-							 "cannot be read: encrypt the whole mail to the robot's key"));
-	}
-	/* Classify before anything is written: the disposition is part of
-	 * the append-only message row. */
-	if (!bounce && !automatic && c->m->problem == NULL && !c->replay) {
-		s = lifecycle_route(c, &route, &entry_id, err);
-		if (s != VULNID_OK)
-			return s;
-		/* A signature counts only for the entry its signed text names. */
-		if (c->signer != NULL && entry_id != NULL && (route == ROUTE_ENTRY || route == ROUTE_LIMITED) &&
-		    !lifecycle_text_names_entry(c->m->text, entry_id))
-			c->unbound = entry_id;
-	}
-	if (bounce)
-		sm.disposition = "bounce";
-	else if (automatic || c->m->problem != NULL || c->replay || route == ROUTE_LIMITED)
-		sm.disposition = "quarantined";
-	else if (route == ROUTE_ENTRY)
-		sm.disposition = "entry";
-	else if (route == ROUTE_UNKNOWN_ENTRY)
-		sm.disposition = "rejected";
-	else if (route == ROUTE_COMMANDS)
-		sm.disposition = "commands";
-	else {
-		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
-
-		r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
-		if (c->m->text_cut_from > 0)
-			request_note_text_cut(r, c->m->text_kept, c->m->text_cut_from, c->m->text_kept_as);
-		sm.disposition = r->is_help ? "help" : r->is_key ? "key" : r->errors->len > 0 ? "rejected" : "request";
-	}
-	if (route == ROUTE_ENTRY || route == ROUTE_COMMANDS) {
-		/* mail to an embargoed entry is sealed like the entry */
-		s = lifecycle_route_sealed(c, route, entry_id, &sealed, err);
-		if (s != VULNID_OK)
-			return s;
-	} else if (route == ROUTE_LIMITED && c->m->text != NULL) {
-		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
-		g_autoptr(request) lr = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
-
-		sealed = intake_request_embargoed(lr);
-	}
-	if ((r != NULL && route == ROUTE_NEW && intake_request_embargoed(r)) || sealed) {
-		/* An embargoed request is kept only encrypted to the robot: its
+	s = intake_classify(c, &p, &sm.disposition, err);
+	if (s == VULNID_OK)
+		s = intake_sealed(c, sp, &p, sm.disposition, &p.sealed, err);
+	if (s != VULNID_OK)
+		goto out;
+	c->sealed = p.sealed;
+	if (p.sealed) {
+		/* Embargoed content is kept only encrypted to the robot: the
 		 * text if it came in clear, its header (the Subject) anyway. */
 		g_autofree char *robot = NULL;
 
@@ -913,17 +1114,17 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		sm.subject = c->m->subject;
 	}
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 	sm.received = c->now;
 	sm.raw_sha256 = sp->raw_sha256;
 	sm.dedup_key = key;
 	sm.message_id = c->m->message_id;
 	sm.envelope_from = c->envelope_sender;
-	sm.envelope_to = rcpt;
+	sm.envelope_to = c->recipient;
 	sm.from_addr = c->m->from_addr;
 	s = store_message_insert(c->st, &sm, &c->msg_row, err);
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 
 	ev = audit_event_new("received", NULL, c->m->message_id);
 	audit_event_int(ev, "message", c->msg_row);
@@ -935,12 +1136,12 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	audit_event_str(ev, "disposition", sm.disposition);
 	s = audit_append(c->st, ev, err);
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 
 	if (c->m->sig->present && c->m->sig->raw != NULL && !c->replay) {
 		/* The raw signature is kept; for an embargoed request it may
 		 * be the whole clearsigned text, so it is sealed like it. */
-		if ((r != NULL && intake_request_embargoed(r)) || sealed) {
+		if (p.sealed) {
 			g_autofree char *robot = NULL;
 
 			s = crypto_robot_fingerprint(&robot, err);
@@ -954,8 +1155,9 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 					       g_bytes_get_size(c->m->sig->raw), sha, err);
 		}
 		if (s != VULNID_OK)
-			return s;
+			goto out;
 	}
+	replay = replay_key(c->m);
 	if (replay != NULL && !c->replay && c->unbound == NULL) {
 		/* Remembered only where it acts: a copy sent to an entry its
 		 * text does not name acts nowhere, and must not make the
@@ -965,39 +1167,22 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		ins = store_prepare(c->st, "INSERT INTO signatures (sha256, fingerprint, message, created)"
 				    " VALUES (?, ?, ?, ?)", &s, err);
 		if (ins == NULL)
-			return s;
+			goto out;
 		sqlite3_bind_text(ins, 1, replay, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(ins, 2, c->m->sig->fpr, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(ins, 3, c->msg_row);
 		sqlite3_bind_text(ins, 4, c->now, -1, SQLITE_TRANSIENT);
 		s = store_step_done(c->st, ins, "signatures", err);
 		if (s != VULNID_OK)
-			return s;
+			goto out;
 	}
 	s = audit_tofu(c, err);
-	if (s != VULNID_OK)
-		return s;
-	if (bounce)
-		return intake_bounce(c, rcpt, err);
-	if (c->replay)
-		return mail_quarantine(c, "replay", "its signature was processed before; "
-				       "a replayed signed mail has no effect", err);
-	if (automatic)
-		return mail_quarantine(c, "automatic", why, err);
-	if (c->m->problem != NULL)
-		return intake_malformed(c, err);
-	if (route != ROUTE_NEW) {
-		c->res->outcome = route == ROUTE_COMMANDS ? INTAKE_COMMANDS
-				: route == ROUTE_LIMITED ? INTAKE_QUARANTINED : INTAKE_ENTRY;
-		return lifecycle_handle(c, route, entry_id, err);
-	}
-	if (r->is_help)
-		return intake_help(c, err);
-	if (r->is_key)
-		return intake_key(c, err);
-	if (r->errors->len > 0)
-		return intake_rejected(c, r, err);
-	return intake_assign(c, r, err);
+	if (s == VULNID_OK)
+		s = intake_act(c, &p, err);
+out:
+	c->unbound = NULL;	/* it pointed into the plan */
+	intake_plan_clear(&p);
+	return s;
 }
 
 static void

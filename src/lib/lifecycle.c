@@ -571,11 +571,11 @@ subject_tag(const vulnid_config *cfg, const char *subject)
 }
 
 vulnid_status
-lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err)
+lifecycle_route_target(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err)
 {
 	g_autofree char *detail = plus_detail(c->cfg, c->recipient);
 	g_autofree char *id = NULL;
-	gboolean found = FALSE, over = FALSE;
+	gboolean found = FALSE;
 	vulnid_status s;
 
 	*kind = ROUTE_NEW;
@@ -585,7 +585,7 @@ lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError
 		if (!commands_is_entry_id(detail, c->cfg->prefix, &id)) {
 			*kind = ROUTE_UNKNOWN_ENTRY;
 			*entry_id = text_clean_line(detail, 64);
-			goto limit;
+			return VULNID_OK;
 		}
 	}
 	if (id == NULL) {
@@ -603,35 +603,32 @@ lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError
 			return s;
 		*kind = found ? ROUTE_ENTRY : ROUTE_UNKNOWN_ENTRY;
 		*entry_id = g_steal_pointer(&id);
-	} else {
+	} else if (c->m->text != NULL) {
 		g_autoptr(mail_text) mt = commands_split(c->m->text, c->cfg->prefix, (guint) c->cfg->max_fields);
 
 		if (commands_only(mt))
 			*kind = ROUTE_COMMANDS;
 	}
-limit:
-	s = over_limit(c, *kind == ROUTE_NEW, &over, err);
-	if (s != VULNID_OK)
-		return s;
-	if (over)
-		*kind = ROUTE_LIMITED;
 	return VULNID_OK;
 }
 
 vulnid_status
-lifecycle_route_sealed(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, gboolean *sealed,
-		       GError **err)
+lifecycle_route_limit(mail_ctx *c, lifecycle_route_kind *kind, GError **err)
 {
-	g_autoptr(entry) e = NULL;
-	vulnid_status s;
+	gboolean over = FALSE;
+	vulnid_status s = over_limit(c, *kind == ROUTE_NEW, &over, err);
 
-	*sealed = FALSE;
-	if (kind != ROUTE_ENTRY || entry_id == NULL)
-		return VULNID_OK;
-	s = entry_load(c->st, entry_id, &e, err);
-	if (s == VULNID_OK)
-		*sealed = strcmp(entry_state(e), "embargoed") == 0;
+	if (s == VULNID_OK && over)
+		*kind = ROUTE_LIMITED;
 	return s;
+}
+
+vulnid_status
+lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err)
+{
+	vulnid_status s = lifecycle_route_target(c, kind, entry_id, err);
+
+	return s == VULNID_OK ? lifecycle_route_limit(c, kind, err) : s;
 }
 
 /* Whether text names entry id: the identifier, in any case, not inside a
@@ -652,6 +649,22 @@ lifecycle_text_names_entry(const char *text, const char *id)
 		return TRUE;
 	}
 	return FALSE;
+}
+
+vulnid_status
+lifecycle_route_sealed(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, gboolean *sealed,
+		       GError **err)
+{
+	g_autoptr(entry) e = NULL;
+	vulnid_status s;
+
+	*sealed = FALSE;
+	if (kind != ROUTE_ENTRY || entry_id == NULL)
+		return VULNID_OK;
+	s = entry_load(c->st, entry_id, &e, err);
+	if (s == VULNID_OK)
+		*sealed = strcmp(entry_state(e), "embargoed") == 0;
+	return s;
 }
 
 /* ---- one mail ------------------------------------------------------------------ */

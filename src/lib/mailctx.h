@@ -38,6 +38,7 @@ typedef struct {
 	 * (lifecycle.c), is recorded as granting nothing, and is not
 	 * remembered for replay protection.  NULL otherwise. */
 	const char *unbound;
+	gboolean sealed;	/* archived sealed: replies do not repeat its Subject */
 } mail_ctx;
 
 /* Template values every reply has (request_address, domain, prefix, date,
