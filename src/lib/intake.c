@@ -839,6 +839,108 @@ signature_seen(intake_ctx *c, const char *replay, gint64 *msg, GError **err)
 	return VULNID_OK;
 }
 
+/* Who a decrypted mail came from, for the decrypted table: the address
+ * replies go to, in lower case (or NULL). */
+static char *
+decrypted_sender(const intake_ctx *c)
+{
+	const char *to = mail_reply_address(c);
+
+	return to != NULL ? g_ascii_strdown(to, -1) : NULL;
+}
+
+/* The decryption oracle: what was decrypted once (the same session key,
+ * or the same plaintext) must not be decrypted again for someone else.
+ * Sent again as a new request, to another entry (by any routing), or by
+ * another sender (another reply address or signer), it is a replay:
+ * *orig is the mail it first came in.  An encrypted mail sent to an
+ * entry that its text does not name, while it names another entry of
+ * this robot, is misdirected (*misdirected: that entry): a captured
+ * mail sent elsewhere before the original arrived.  The same mail again
+ * from the same sender to the same entry is neither. */
+static vulnid_status
+decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id, const char **reason,
+		char **detail, gint64 *orig, char **misdirected, GError **err)
+{
+	g_autofree char *sender = decrypted_sender(c);
+	const char *about = target == ROUTE_ENTRY ? entry_id : NULL;
+	g_autofree char *went = NULL;
+	const char *how = NULL;
+	vulnid_status s;
+	sqlite3_stmt *q;
+	int rc;
+
+	*orig = 0;
+	q = store_prepare(c->st, "SELECT message, entry, sender, fingerprint FROM decrypted"
+			  " WHERE cipher_sha256 = ?1 OR plain_sha256 = ?2 ORDER BY id LIMIT 100", &s, err);
+	if (q == NULL)
+		return s;
+	sqlite3_bind_text(q, 1, c->m->cipher_sha256 != NULL ? c->m->cipher_sha256 : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 2, c->m->plain_sha256 != NULL ? c->m->plain_sha256 : "", -1, SQLITE_TRANSIENT);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *e = (const char *) sqlite3_column_text(q, 1);
+		const char *from = (const char *) sqlite3_column_text(q, 2);
+		const char *fpr = (const char *) sqlite3_column_text(q, 3);
+
+		if (target == ROUTE_NEW)
+			how = "as a new request";
+		else if (g_strcmp0(e, about) != 0)
+			how = about != NULL ? "to another entry" : "not to its entry";
+		else if (g_strcmp0(from, sender) != 0 || g_strcmp0(fpr, c->signer) != 0)
+			how = "by another sender";
+		else
+			continue;
+		*orig = sqlite3_column_int64(q, 0);
+		went = g_strdup(e);
+		break;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c->st, rc, "decrypted", err);
+	if (*orig > 0) {
+		*reason = "replay";
+		*detail = g_strdup_printf("what it holds encrypted was decrypted before (message %" G_GINT64_FORMAT
+					  "%s%s); sent again %s, it has no effect", *orig,
+					  went != NULL ? ", for " : "", went != NULL ? went : "", how);
+		return VULNID_OK;
+	}
+	if (target != ROUTE_ENTRY || lifecycle_text_names_entry(c->m->text, entry_id))
+		return VULNID_OK;
+	s = lifecycle_text_other_entry(c, entry_id, misdirected, err);
+	if (s == VULNID_OK && *misdirected != NULL) {
+		*reason = "misdirected";
+		*detail = g_strdup_printf("it came encrypted to %s, but its text names %s and not %s; "
+					  "what it holds is not recorded where it was not meant to go",
+					  entry_id, *misdirected, entry_id);
+	}
+	return s;
+}
+
+/* Remember what this mail decrypted, and where it went: the entry it was
+ * about (or the first one it created), in the mail's transaction. */
+static vulnid_status
+decrypted_remember(intake_ctx *c, const char *entry_id, GError **err)
+{
+	g_autofree char *sender = decrypted_sender(c);
+	vulnid_status s;
+	sqlite3_stmt *ins;
+
+	if (c->m->cipher_sha256 == NULL || c->m->plain_sha256 == NULL)
+		return VULNID_OK;
+	ins = store_prepare(c->st, "INSERT INTO decrypted (message, created, cipher_sha256, plain_sha256,"
+			    " entry, sender, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?)", &s, err);
+	if (ins == NULL)
+		return s;
+	sqlite3_bind_int64(ins, 1, c->msg_row);
+	sqlite3_bind_text(ins, 2, c->now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(ins, 3, c->m->cipher_sha256, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(ins, 4, c->m->plain_sha256, -1, SQLITE_TRANSIENT);
+	store_bind_text(ins, 5, entry_id);
+	store_bind_text(ins, 6, sender);
+	store_bind_text(ins, 7, c->signer);
+	return store_step_done(c->st, ins, "decrypted", err);
+}
+
 /* Whether message msg was archived sealed. */
 static vulnid_status
 message_was_sealed(intake_ctx *c, gint64 msg, gboolean *sealed, GError **err)
@@ -931,9 +1033,10 @@ typedef struct {
 	lifecycle_route_kind target;	/* what it is about (no rate limits) */
 	lifecycle_route_kind route;	/* how it is handled, when it is */
 	char *entry_id;			/* the entry for ROUTE_ENTRY, the name for ROUTE_UNKNOWN_ENTRY */
-	const char *aside;		/* a replay: set aside, no reply */
+	const char *aside;		/* replay or misdirected: set aside, no reply */
 	char *aside_detail;
 	gint64 replay_of;		/* the mail it replays, or 0 */
+	char *misdirected;		/* the entry a misdirected mail names */
 	request *r;			/* a new request, parsed */
 	gboolean sealed;		/* archived sealed (intake_sealed()) */
 } intake_plan;
@@ -943,6 +1046,7 @@ intake_plan_clear(intake_plan *p)
 {
 	g_free(p->entry_id);
 	g_free(p->aside_detail);
+	g_free(p->misdirected);
 	if (p->r != NULL)
 		request_free(p->r);
 }
@@ -950,7 +1054,8 @@ intake_plan_clear(intake_plan *p)
 /* Whether the mail is archived sealed (encrypted to the robot, no Subject
  * in its messages row): it is about an entry under embargo, a new request
  * with an embargoed block, mail set aside or refused that asked for an
- * embargo, or a replay of mail that was archived sealed.  Bounces are never sealed: they are
+ * embargo, a misdirected mail that names an embargoed entry, or a replay
+ * of mail that was archived sealed.  Bounces are never sealed: they are
  * about what the robot sent. */
 static vulnid_status
 intake_sealed(intake_ctx *c, const message_spool *sp, const intake_plan *p, const char *disposition,
@@ -963,6 +1068,8 @@ intake_sealed(intake_ctx *c, const message_spool *sp, const intake_plan *p, cons
 		return VULNID_OK;
 	if (p->target == ROUTE_ENTRY)
 		s = lifecycle_route_sealed(c, ROUTE_ENTRY, p->entry_id, sealed, err);
+	if (s == VULNID_OK && !*sealed && p->misdirected != NULL)
+		s = lifecycle_route_sealed(c, ROUTE_ENTRY, p->misdirected, sealed, err);
 	if (s == VULNID_OK && !*sealed && p->replay_of > 0)
 		s = message_was_sealed(c, p->replay_of, sealed, err);
 	if (s != VULNID_OK || *sealed)
@@ -1005,13 +1112,19 @@ intake_classify(intake_ctx *c, intake_plan *p, const char **disposition, GError 
 	}
 	if (!p->bounce) {
 		/* What the mail is about, also when it is then set aside: it
-		 * decides sealing and whether a signature counts. */
+		 * decides sealing, replays and whether a signature counts. */
 		s = lifecycle_route_target(c, &p->target, &p->entry_id, err);
 		if (s != VULNID_OK)
 			return s;
 		if (c->signer != NULL && p->target == ROUTE_ENTRY &&
 		    !lifecycle_text_names_entry(c->m->text, p->entry_id))
 			c->unbound = p->entry_id;
+		if (p->aside == NULL && c->m->decrypted) {
+			s = decrypted_check(c, p->target, p->entry_id, &p->aside, &p->aside_detail, &p->replay_of,
+					    &p->misdirected, err);
+			if (s != VULNID_OK)
+				return s;
+		}
 	}
 	c->replay = p->aside != NULL;
 	p->route = p->target;
@@ -1179,6 +1292,9 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	s = audit_tofu(c, err);
 	if (s == VULNID_OK)
 		s = intake_act(c, &p, err);
+	if (s == VULNID_OK && c->m->decrypted && !c->replay && !p.bounce)
+		s = decrypted_remember(c, p.target == ROUTE_ENTRY ? p.entry_id
+				       : c->res->ids->len > 0 ? g_ptr_array_index(c->res->ids, 0) : NULL, err);
 out:
 	c->unbound = NULL;	/* it pointed into the plan */
 	intake_plan_clear(&p);

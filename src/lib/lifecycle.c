@@ -35,6 +35,7 @@
 #define MAX_LOOKUPS 5
 #define MAX_DUPLICATE_CHAIN 10
 #define MAX_ALIAS_MATCHES 5
+#define MAX_NAMED_ENTRIES 20	/* identifiers read from a text for lifecycle_text_other_entry() */
 
 /* ---- configuration ([lifecycle]; read from the key file with defaults
  * until config.c knows the keys) ------------------------------------------ */
@@ -649,6 +650,63 @@ lifecycle_text_names_entry(const char *text, const char *id)
 		return TRUE;
 	}
 	return FALSE;
+}
+
+/* The identifiers of this robot that text names, the first
+ * MAX_NAMED_ENTRIES of them, each once. */
+static GPtrArray *
+named_entries(const vulnid_config *cfg, const char *text)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+	gsize pn = strlen(cfg->prefix);
+
+	for (const char *p = text; p != NULL && *p != '\0' && out->len < MAX_NAMED_ENTRIES; p++) {
+		const char *q = p;
+		g_autofree char *word = NULL;
+		char *id = NULL;
+		gboolean dup = FALSE;
+
+		if (g_ascii_strncasecmp(p, cfg->prefix, pn) != 0 || p[pn] != '-' ||
+		    (p > text && (g_ascii_isalnum(p[-1]) || p[-1] == '-')))
+			continue;
+		while (g_ascii_isalnum(*q) || *q == '-')
+			q++;
+		word = g_strndup(p, (gsize) (q - p));
+		p = q - 1;
+		if (!commands_is_entry_id(word, cfg->prefix, &id))
+			continue;
+		for (guint i = 0; i < out->len; i++)
+			dup |= strcmp(g_ptr_array_index(out, i), id) == 0;
+		if (dup)
+			g_free(id);
+		else
+			g_ptr_array_add(out, id);
+	}
+	return out;
+}
+
+vulnid_status
+lifecycle_text_other_entry(mail_ctx *c, const char *except, char **other, GError **err)
+{
+	g_autoptr(GPtrArray) ids = named_entries(c->cfg, c->m->text);
+
+	*other = NULL;
+	for (guint i = 0; i < ids->len; i++) {
+		const char *id = g_ptr_array_index(ids, i);
+		gboolean found = FALSE;
+		vulnid_status s;
+
+		if (except != NULL && g_ascii_strcasecmp(id, except) == 0)
+			continue;
+		s = entry_exists(c->st, id, &found, err);
+		if (s != VULNID_OK)
+			return s;
+		if (found) {
+			*other = g_strdup(id);
+			return VULNID_OK;
+		}
+	}
+	return VULNID_OK;
 }
 
 vulnid_status

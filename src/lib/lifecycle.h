@@ -39,6 +39,9 @@ vulnid_status lifecycle_route_limit(mail_ctx *c, lifecycle_route_kind *kind, GEr
  * longer word or identifier.  A signature counts for an entry only when
  * its signed text names it (mail_ctx.unbound). */
 gboolean lifecycle_text_names_entry(const char *text, const char *id);
+/* An existing entry other than except that the mail's text names (of the
+ * first 20 identifiers in it), or *other NULL. */
+vulnid_status lifecycle_text_other_entry(mail_ctx *c, const char *except, char **other, GError **err);
 
 /* Whether the mail's raw bytes must be archived sealed (store_blob_put_sealed,
  * no subject in the messages row): it is about an entry under embargo, and

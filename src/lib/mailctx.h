@@ -32,7 +32,7 @@ typedef struct {
 	const char *signer;	/* fingerprint of the valid signer, or NULL */
 	char *imported_key;	/* key imported on first use for this mail, or NULL */
 	crypto_conflict *key_conflict;	/* key refused on first use (its address is claimed) */
-	gboolean replay;	/* its signature was acted on before */
+	gboolean replay;	/* its signature (or what it decrypted) was acted on before */
 	/* A signed mail routed to an entry that its signed text does not
 	 * name: that entry's identifier.  The signature then grants no role
 	 * (lifecycle.c), is recorded as granting nothing, and is not
