@@ -162,7 +162,8 @@ join_lines(GPtrArray *a, const char *bullet)
 	return g_string_free(s, FALSE);
 }
 
-/* The problems' codes (a problem's sentence may quote the mail). */
+/* The code of the first problem alone (a problem's sentence may quote the
+ * mail). */
 static char *
 problem_codes(const message *m)
 {
