@@ -201,7 +201,7 @@ test_expect_success 'a vendor response signed with the directory key: vendor by 
 	expect_eq public "$(state "$E3")" &&
 	clearsigned_mail "$TMP/v3.eml" vera "$VFPR" "Status: fixed
 
-Fixed in Widget 3.4." "Message-ID: <v3@example.net>" "From: vera@widget.example" "Subject: Re: [$E3] public bug" &&
+Fixed in Widget 3.4 ($E3)." "Message-ID: <v3@example.net>" "From: vera@widget.example" "Subject: Re: [$E3] public bug" &&
 	deliver_ok "$TMP/v3.eml" -r request@example.org &&
 	expect_eq "vendor-response|vendor|key|$VFPR" \
 		"$(sql "SELECT kind || '\''|'\'' || role || '\''|'\'' || json_extract(auth, '\''$.how'\'') || '\''|'\'' || json_extract(auth, '\''$.fingerprint'\'') FROM records WHERE entry = '\''$E3'\'' AND seq = 2")" &&

@@ -226,6 +226,7 @@ record_free(gpointer p)
 	g_free(r->signer);
 	g_free(r->auth_reason);
 	g_free(r->auth_note);
+	g_free(r->auth_ignored);
 	g_free(r->subject);
 	g_free(r->fields_json);
 	g_ptr_array_unref(r->fields);
@@ -317,6 +318,7 @@ auth_parse(entry_record *r)
 		how = member_str(o, "how");
 		r->auth_reason = member_str(o, "reason");
 		r->auth_note = member_str(o, "note");
+		r->auth_ignored = member_str(o, "ignored");
 		enc = json_object_get_member(o, "encrypted");
 		r->came_encrypted = enc != NULL && JSON_NODE_HOLDS_VALUE(enc) &&
 				    json_node_get_value_type(enc) == G_TYPE_BOOLEAN && json_node_get_boolean(enc);
@@ -995,7 +997,8 @@ derive_command(derive_ctx *d, const entry_record *r, const entry_kv *kv)
 
 		if (n < 0 || n > 10)
 			return;
-		if (r->signed_by_key && r->signer != NULL)
+		/* a key counts once, and only where its signature acts */
+		if (r->signed_by_key && r->signer != NULL && r->auth_ignored == NULL)
 			g_hash_table_insert(d->rating_keys, g_ascii_strup(r->signer, -1), GINT_TO_POINTER((int) n + 1));
 		else if (r->author != NULL)
 			g_hash_table_insert(d->rating_addrs, g_ascii_strdown(r->author, -1), GINT_TO_POINTER((int) n + 1));

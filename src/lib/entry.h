@@ -84,6 +84,7 @@ typedef struct {
 	gboolean signer_withheld; /* the auth object does not name the key */
 	char *auth_reason;	/* why a signature was not accepted, or NULL */
 	char *auth_note;	/* e.g. "From is not one of the signing key's user IDs" */
+	char *auth_ignored;	/* why the signature grants no role here, or NULL */
 	gboolean came_encrypted;
 	char *subject;
 	char *fields_json;	/* canonical, as hashed */

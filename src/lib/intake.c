@@ -75,7 +75,10 @@ mail_template_vars(const mail_ctx *c)
 	g_hash_table_insert(v, "domain", g_strdup(c->cfg->domain));
 	g_hash_table_insert(v, "prefix", g_strdup(c->cfg->prefix));
 	g_hash_table_insert(v, "date", g_strdup(c->now));
-	g_hash_table_insert(v, "subject", g_strdup(c->m->subject != NULL ? c->m->subject : ""));
+	/* The Subject of sealed mail is sealed with it: not repeated in a
+	 * reply, which is kept in the outbox and travels in clear. */
+	g_hash_table_insert(v, "subject", g_strdup(c->sealed ? "your embargoed mail"
+						   : c->m->subject != NULL ? c->m->subject : ""));
 	g_hash_table_insert(v, "message_id", g_strdup(c->m->message_id != NULL ? c->m->message_id : "(none)"));
 	g_hash_table_insert(v, "auth", auth_sentence(c->m));
 	g_hash_table_insert(v, "robot_fpr", crypto_robot_label());
@@ -172,9 +175,16 @@ mail_record_auth(const mail_ctx *c, gboolean withhold_key, const char *role, con
 	}
 	if (role == NULL)
 		return g_strdup(a);
-	/* the role and how it was established are hashed with the rest */
+	/* why a signature grants nothing here, then the role and how it was
+	 * established, are hashed with the rest */
 	s = g_string_new_len(a, (gssize) n - 1);
 	first = n == 2;
+	if (c->unbound != NULL && c->signer != NULL) {
+		g_autofree char *ignored = g_strdup_printf("the signed text does not name %s, so the signature "
+							   "grants no role for it", c->unbound);
+
+		canonjson_member_str(s, &first, "ignored", ignored);
+	}
 	canonjson_member_str(s, &first, "role", role);
 	canonjson_member_str(s, &first, "how", how);
 	g_string_append_c(s, '}');
@@ -200,11 +210,21 @@ join_lines(GPtrArray *a, const char *bullet)
 	return g_string_free(s, FALSE);
 }
 
-/* Malformed mail: archived, quarantined, and the sender told what to fix. */
-static vulnid_status
-intake_malformed(intake_ctx *c, GError **err)
+/* The code of the first problem alone (a problem's sentence may quote the
+ * mail). */
+static char *
+problem_codes(const message *m)
 {
-	g_autofree char *detail = join_lines(c->m->problems, "");
+	return g_strdup_printf("%s (the details are sealed with the mail)", m->problem);
+}
+
+/* Malformed mail: archived, quarantined, and the sender told what to fix.
+ * Sealed mail (it asked for an embargo) keeps its problems out of the
+ * quarantine row and the audit log: they may quote it. */
+static vulnid_status
+intake_malformed(intake_ctx *c, gboolean sealed, GError **err)
+{
+	g_autofree char *detail = sealed ? problem_codes(c->m) : join_lines(c->m->problems, "");
 	g_autofree char *list = join_lines(c->m->problems, "  - ");
 	g_autoptr(GHashTable) vars = NULL;
 	vulnid_status s;
@@ -774,59 +794,86 @@ auth_sentence(const message *m)
 
 /* Trust on first use: a signed mail that brings the key that made its
  * signature, as an application/pgp-keys attachment, gets that key
- * imported; the fingerprint is the identity. */
+ * imported, unless another key in the keyring already claims one of its
+ * addresses: then the mail stays unauthenticated, says why, and the
+ * operator decides (vulnid keys import).  The fingerprint is the
+ * identity. */
 static void
 intake_tofu(mail_ctx *c, char **imported)
 {
 	message *m = c->m;
 	g_autoptr(GError) e = NULL;
+	crypto_conflict *conflict = NULL;
+	vulnid_status s;
 
 	*imported = NULL;
 	if (!m->sig->present || m->sig->valid || !m->sig->key_missing || m->sig->fpr == NULL ||
 	    m->pgp_keys == NULL || crypto_home() == NULL || !message_can_reverify(m))
 		return;
-	if (crypto_import_if_contains(m->pgp_keys, m->sig->fpr, &e) != VULNID_OK)
+	s = crypto_import_if_contains(m->pgp_keys, m->sig->fpr, &conflict, &e);
+	if (s == VULNID_ERR_EXISTS && conflict != NULL) {
+		g_free(m->sig->reason);
+		m->sig->reason = g_strdup_printf("the signing key is not known to this robot, and the key sent "
+						 "with the mail was not imported: another key in the robot's "
+						 "keyring already claims its address %s (the operator decides "
+						 "whether to import it)", conflict->address);
+		c->key_conflict = conflict;
+		return;
+	}
+	crypto_conflict_free(conflict);
+	if (s != VULNID_OK)
 		return;
 	message_reverify(m);
 	if (m->sig->valid)
 		*imported = g_strdup(m->sig->fpr);
 }
 
-/* Other keys in the keyring with an address the new key also claims. */
 static vulnid_status
 audit_key_import(mail_ctx *c, const char *fpr, GError **err)
 {
 	g_autoptr(audit_event) ev = audit_event_new("key-imported", NULL, c->m->message_id);
-	g_autoptr(crypto_key) key = NULL;
-	g_autoptr(GPtrArray) all = NULL;
-	vulnid_status s;
 
 	audit_event_str(ev, "fingerprint", fpr);
 	audit_event_str(ev, "source", "signed request (trust on first use)");
-	s = audit_append(c->st, ev, err);
-	if (s != VULNID_OK || crypto_get_key(fpr, &key, NULL) != VULNID_OK ||
-	    crypto_list_keys(&all, NULL) != VULNID_OK)
-		return s;
-	for (guint i = 0; i < all->len; i++) {
-		crypto_key *k = g_ptr_array_index(all, i);
+	return audit_append(c->st, ev, err);
+}
 
-		if (g_ascii_strcasecmp(k->fpr, fpr) == 0)
-			continue;
-		for (guint j = 0; j < key->emails->len; j++)
-			for (guint l = 0; l < k->emails->len; l++)
-				if (strcmp(g_ptr_array_index(key->emails, j), g_ptr_array_index(k->emails, l)) == 0) {
-					g_autoptr(audit_event) w = audit_event_new("key-uid-conflict", NULL,
-										  c->m->message_id);
+/* The audit events owed for trust on first use: the key imported (also
+ * on a retry after 75, which finds it imported by the first try), or
+ * the key refused. */
+static vulnid_status
+audit_tofu(mail_ctx *c, GError **err)
+{
+	vulnid_status s = VULNID_OK;
 
-					audit_event_str(w, "fingerprint", fpr);
-					audit_event_str(w, "other", k->fpr);
-					audit_event_str(w, "address", g_ptr_array_index(key->emails, j));
-					s = audit_append(c->st, w, err);
-					if (s != VULNID_OK)
-						return s;
-				}
+	if (c->key_conflict != NULL) {
+		g_autoptr(audit_event) ev = audit_event_new("key-refused", NULL, c->m->message_id);
+
+		audit_event_str(ev, "fingerprint", c->key_conflict->fpr);
+		audit_event_str(ev, "source", "signed mail (trust on first use)");
+		audit_event_str(ev, "other", c->key_conflict->other);
+		audit_event_str(ev, "address", c->key_conflict->address);
+		return audit_append(c->st, ev, err);
 	}
-	return VULNID_OK;
+	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
+		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM audit WHERE line LIKE ?1"
+						" AND line LIKE '%\"event\":\"key-imported\"%'", &s, err);
+		g_autofree char *like = g_strdup_printf("%%\"fingerprint\":\"%s\"%%", c->m->sig->fpr);
+		int rc;
+
+		if (q == NULL)
+			return s;
+		sqlite3_bind_text(q, 1, like, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(q);
+		sqlite3_finalize(q);
+		if (rc == SQLITE_DONE)
+			return audit_key_import(c, c->m->sig->fpr, err);
+		if (rc != SQLITE_ROW)
+			return store_fail(c->st, rc, "audit", err);
+	}
+	if (c->imported_key != NULL)
+		s = audit_key_import(c, c->imported_key, err);
+	return s;
 }
 
 /* What identifies a signature for replay protection: the signing key, the
@@ -846,20 +893,380 @@ replay_key(const message *m)
 	return g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
 }
 
+/* The message whose signature had this replay key, or 0. */
+static vulnid_status
+signature_seen(intake_ctx *c, const char *replay, gint64 *msg, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *q = store_prepare(c->st, "SELECT coalesce(message, -1) FROM signatures WHERE sha256 = ?",
+					&s, err);
+	int rc;
+
+	*msg = 0;
+	if (q == NULL)
+		return s;
+	sqlite3_bind_text(q, 1, replay, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW)
+		*msg = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c->st, rc, "signatures", err);
+	return VULNID_OK;
+}
+
+/* Who a decrypted mail came from, for the decrypted table: the address
+ * replies go to, in lower case (or NULL). */
+static char *
+decrypted_sender(const intake_ctx *c)
+{
+	const char *to = mail_reply_address(c);
+
+	return to != NULL ? g_ascii_strdown(to, -1) : NULL;
+}
+
+/* The decryption oracle: what was decrypted once (the same session key,
+ * or the same plaintext) must not be decrypted again for someone else.
+ * Sent again as a new request, to another entry (by any routing), or by
+ * another sender (another reply address or signer), it is a replay:
+ * *orig is the mail it first came in.  An encrypted mail sent to an
+ * entry that its text does not name, while it names another entry of
+ * this robot, is misdirected (*misdirected: that entry): a captured
+ * mail sent elsewhere before the original arrived.  The same mail again
+ * from the same sender to the same entry is neither. */
+static vulnid_status
+decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id, const char **reason,
+		char **detail, gint64 *orig, char **misdirected, GError **err)
+{
+	g_autofree char *sender = decrypted_sender(c);
+	const char *about = target == ROUTE_ENTRY ? entry_id : NULL;
+	g_autofree char *went = NULL;
+	const char *how = NULL;
+	vulnid_status s;
+	sqlite3_stmt *q;
+	int rc;
+
+	*orig = 0;
+	q = store_prepare(c->st, "SELECT message, entry, sender, fingerprint FROM decrypted"
+			  " WHERE cipher_sha256 = ?1 OR plain_sha256 = ?2 ORDER BY id LIMIT 100", &s, err);
+	if (q == NULL)
+		return s;
+	sqlite3_bind_text(q, 1, c->m->cipher_sha256 != NULL ? c->m->cipher_sha256 : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 2, c->m->plain_sha256 != NULL ? c->m->plain_sha256 : "", -1, SQLITE_TRANSIENT);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *e = (const char *) sqlite3_column_text(q, 1);
+		const char *from = (const char *) sqlite3_column_text(q, 2);
+		const char *fpr = (const char *) sqlite3_column_text(q, 3);
+
+		if (target == ROUTE_NEW)
+			how = "as a new request";
+		else if (g_strcmp0(e, about) != 0)
+			how = about != NULL ? "to another entry" : "not to its entry";
+		else if (g_strcmp0(from, sender) != 0 || g_strcmp0(fpr, c->signer) != 0)
+			how = "by another sender";
+		else
+			continue;
+		*orig = sqlite3_column_int64(q, 0);
+		went = g_strdup(e);
+		break;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c->st, rc, "decrypted", err);
+	if (*orig > 0) {
+		*reason = "replay";
+		*detail = g_strdup_printf("what it holds encrypted was decrypted before (message %" G_GINT64_FORMAT
+					  "%s%s); sent again %s, it has no effect", *orig,
+					  went != NULL ? ", for " : "", went != NULL ? went : "", how);
+		return VULNID_OK;
+	}
+	if (target != ROUTE_ENTRY || lifecycle_text_names_entry(c->m->text, entry_id))
+		return VULNID_OK;
+	s = lifecycle_text_other_entry(c, entry_id, misdirected, err);
+	if (s == VULNID_OK && *misdirected != NULL) {
+		*reason = "misdirected";
+		*detail = g_strdup_printf("it came encrypted to %s, but its text names %s and not %s; "
+					  "what it holds is not recorded where it was not meant to go",
+					  entry_id, *misdirected, entry_id);
+	}
+	return s;
+}
+
+/* Remember what this mail decrypted, and where it went: the entry it was
+ * about (or the first one it created), in the mail's transaction. */
+static vulnid_status
+decrypted_remember(intake_ctx *c, const char *entry_id, GError **err)
+{
+	g_autofree char *sender = decrypted_sender(c);
+	vulnid_status s;
+	sqlite3_stmt *ins;
+
+	if (c->m->cipher_sha256 == NULL || c->m->plain_sha256 == NULL)
+		return VULNID_OK;
+	ins = store_prepare(c->st, "INSERT INTO decrypted (message, created, cipher_sha256, plain_sha256,"
+			    " entry, sender, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?)", &s, err);
+	if (ins == NULL)
+		return s;
+	sqlite3_bind_int64(ins, 1, c->msg_row);
+	sqlite3_bind_text(ins, 2, c->now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(ins, 3, c->m->cipher_sha256, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(ins, 4, c->m->plain_sha256, -1, SQLITE_TRANSIENT);
+	store_bind_text(ins, 5, entry_id);
+	store_bind_text(ins, 6, sender);
+	store_bind_text(ins, 7, c->signer);
+	return store_step_done(c->st, ins, "decrypted", err);
+}
+
+/* Whether message msg was archived sealed. */
+static vulnid_status
+message_was_sealed(intake_ctx *c, gint64 msg, gboolean *sealed, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *q = store_prepare(c->st, "SELECT b.sealed FROM messages m JOIN blobs b"
+					" ON b.sha256 = m.raw_sha256 WHERE m.id = ?", &s, err);
+	int rc;
+
+	if (q == NULL)
+		return s;
+	sqlite3_bind_int64(q, 1, msg);
+	rc = sqlite3_step(q);
+	*sealed = rc == SQLITE_ROW && sqlite3_column_int(q, 0) != 0;
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c->st, rc, "messages", err);
+	return VULNID_OK;
+}
+
+/* One line of a raw body (its first bytes): an Embargo field that asks
+ * for an embargo? */
+static gboolean
+line_asks_embargo(const GString *line)
+{
+	const char *p = line->str;
+	g_autofree char *value = NULL;
+
+	if (g_ascii_strncasecmp(p, "embargo", 7) != 0)
+		return FALSE;
+	for (p += 7; *p == ' ' || *p == '\t'; p++)
+		;
+	if (*p != ':')
+		return FALSE;
+	value = g_strstrip(g_strdup(p + 1));
+	return *value != '\0' && g_ascii_strcasecmp(value, "no") != 0;
+}
+
+/* Whether the raw body of a mail whose parts were never read has a line
+ * "Embargo: ..." that asks for an embargo.  One pass over the spool, a
+ * line's first 80 bytes kept at a time. */
+static gboolean
+raw_asks_embargo(const message_spool *sp)
+{
+	g_autoptr(GString) line = g_string_sized_new(96);
+	gboolean body = FALSE;
+	char buf[8192];
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(sp->fd, buf, sizeof buf, off)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (line->len < 80 && buf[i] != '\r')
+					g_string_append_c(line, buf[i]);
+				continue;
+			}
+			if (!body)
+				body = line->len == 0;
+			else if (line_asks_embargo(line))
+				return TRUE;
+			g_string_truncate(line, 0);
+		}
+		off += n;
+	}
+	return body && line_asks_embargo(line);
+}
+
+/* Whether mail that is not acted on (set aside, or refused) asked for an
+ * embargo: a request with an Embargo field other than "no", read from
+ * its text however malformed the mail is, or from its raw body when the
+ * robot never read its parts. */
+static gboolean
+asks_embargo(const intake_ctx *c, const message_spool *sp)
+{
+	request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
+	g_autoptr(request) r = NULL;
+
+	if (c->m->text == NULL)
+		return raw_asks_embargo(sp);
+	r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
+	return intake_request_embargoed(r);
+}
+
+/* How the mail goes, decided before anything is written (the disposition
+ * is part of the append-only message row). */
+typedef struct {
+	gboolean bounce, automatic;
+	const char *automatic_why;
+	lifecycle_route_kind target;	/* what it is about (no rate limits) */
+	lifecycle_route_kind route;	/* how it is handled, when it is */
+	char *entry_id;			/* the entry for ROUTE_ENTRY, the name for ROUTE_UNKNOWN_ENTRY */
+	const char *aside;		/* replay or misdirected: set aside, no reply */
+	char *aside_detail;
+	gint64 replay_of;		/* the mail it replays, or 0 */
+	char *misdirected;		/* the entry a misdirected mail names */
+	request *r;			/* a new request, parsed */
+	gboolean sealed;		/* archived sealed (intake_sealed()) */
+} intake_plan;
+
+static void
+intake_plan_clear(intake_plan *p)
+{
+	g_free(p->entry_id);
+	g_free(p->aside_detail);
+	g_free(p->misdirected);
+	if (p->r != NULL)
+		request_free(p->r);
+}
+
+/* Whether the mail is archived sealed (encrypted to the robot, no Subject
+ * in its messages row): it is about an entry under embargo, a new request
+ * with an embargoed block, mail set aside or refused that asked for an
+ * embargo, a misdirected mail that names an embargoed entry, or a replay
+ * of mail that was archived sealed.  Bounces are never sealed: they are
+ * about what the robot sent. */
+static vulnid_status
+intake_sealed(intake_ctx *c, const message_spool *sp, const intake_plan *p, const char *disposition,
+	      gboolean *sealed, GError **err)
+{
+	vulnid_status s = VULNID_OK;
+
+	*sealed = FALSE;
+	if (p->bounce)
+		return VULNID_OK;
+	if (p->target == ROUTE_ENTRY)
+		s = lifecycle_route_sealed(c, ROUTE_ENTRY, p->entry_id, sealed, err);
+	if (s == VULNID_OK && !*sealed && p->misdirected != NULL)
+		s = lifecycle_route_sealed(c, ROUTE_ENTRY, p->misdirected, sealed, err);
+	if (s == VULNID_OK && !*sealed && p->replay_of > 0)
+		s = message_was_sealed(c, p->replay_of, sealed, err);
+	if (s != VULNID_OK || *sealed)
+		return s;
+	if (p->r != NULL)
+		*sealed = intake_request_embargoed(p->r);
+	else if (strcmp(disposition, "quarantined") == 0 || strcmp(disposition, "rejected") == 0)
+		*sealed = asks_embargo(c, sp);
+	return VULNID_OK;
+}
+
+/* Classify the mail: duplicate aside, everything that decides its
+ * disposition. */
+static vulnid_status
+intake_classify(intake_ctx *c, intake_plan *p, const char **disposition, GError **err)
+{
+	const char *rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
+	g_autofree char *replay = replay_key(c->m);
+	vulnid_status s;
+
+	if (replay != NULL) {
+		s = signature_seen(c, replay, &p->replay_of, err);
+		if (s != VULNID_OK)
+			return s;
+		if (p->replay_of != 0) {
+			p->aside = "replay";
+			p->aside_detail = g_strdup("its signature was processed before; a replayed signed mail "
+						   "has no effect");
+		}
+	}
+	c->recipient = rcpt;
+	p->bounce = is_bounce_address(c->cfg, rcpt);
+	p->automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address,
+					    &p->automatic_why);
+	if (c->m->encrypted && c->m->problem == NULL) {
+		c->m->problem = g_strdup("encrypted");
+		g_ptr_array_add(c->m->problems, g_strdup("the mail holds encrypted content that is not one "
+							 "OpenPGP block at the top addressed to this robot, so it "
+							 "cannot be read: encrypt the whole mail to the robot's key"));
+	}
+	if (!p->bounce) {
+		/* What the mail is about, also when it is then set aside: it
+		 * decides sealing, replays and whether a signature counts. */
+		s = lifecycle_route_target(c, &p->target, &p->entry_id, err);
+		if (s != VULNID_OK)
+			return s;
+		if (c->signer != NULL && p->target == ROUTE_ENTRY &&
+		    !lifecycle_text_names_entry(c->m->text, p->entry_id))
+			c->unbound = p->entry_id;
+		if (p->aside == NULL && c->m->decrypted) {
+			s = decrypted_check(c, p->target, p->entry_id, &p->aside, &p->aside_detail, &p->replay_of,
+					    &p->misdirected, err);
+			if (s != VULNID_OK)
+				return s;
+		}
+	}
+	c->replay = p->aside != NULL;
+	p->route = p->target;
+	if (!p->bounce && !p->automatic && c->m->problem == NULL && !c->replay) {
+		s = lifecycle_route_limit(c, &p->route, err);
+		if (s != VULNID_OK)
+			return s;
+	} else
+		p->route = ROUTE_NEW;
+	if (p->bounce)
+		*disposition = "bounce";
+	else if (p->automatic || c->m->problem != NULL || c->replay || p->route == ROUTE_LIMITED)
+		*disposition = "quarantined";
+	else if (p->route == ROUTE_ENTRY)
+		*disposition = "entry";
+	else if (p->route == ROUTE_UNKNOWN_ENTRY)
+		*disposition = "rejected";
+	else if (p->route == ROUTE_COMMANDS)
+		*disposition = "commands";
+	else {
+		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
+
+		p->r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
+		if (c->m->text_cut_from > 0)
+			request_note_text_cut(p->r, c->m->text_kept, c->m->text_cut_from, c->m->text_kept_as);
+		*disposition = p->r->is_help ? "help" : p->r->is_key ? "key"
+			     : p->r->errors->len > 0 ? "rejected" : "request";
+	}
+	return VULNID_OK;
+}
+
+/* Act on the classified, archived mail. */
+static vulnid_status
+intake_act(intake_ctx *c, const intake_plan *p, GError **err)
+{
+	if (p->bounce)
+		return intake_bounce(c, c->recipient, err);
+	if (c->replay)
+		return mail_quarantine(c, p->aside, p->aside_detail, err);
+	if (p->automatic)
+		return mail_quarantine(c, "automatic", p->automatic_why, err);
+	if (c->m->problem != NULL)
+		return intake_malformed(c, p->sealed, err);
+	if (p->route != ROUTE_NEW) {
+		c->res->outcome = p->route == ROUTE_COMMANDS ? INTAKE_COMMANDS
+				: p->route == ROUTE_LIMITED ? INTAKE_QUARANTINED : INTAKE_ENTRY;
+		return lifecycle_handle(c, p->route, p->entry_id, err);
+	}
+	if (p->r->is_help)
+		return intake_help(c, err);
+	if (p->r->is_key)
+		return intake_key(c, err);
+	if (p->r->errors->len > 0)
+		return intake_rejected(c, p->r, err);
+	return intake_assign(c, p->r, err);
+}
+
 /* Everything that happens in the transaction. */
 static vulnid_status
 intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
 {
 	g_autofree char *key = message_dedup_key(c->m);
-	g_autoptr(audit_event) ev = NULL;
-	store_message sm = { 0 };
-	const char *why = NULL, *rcpt;
-	g_autoptr(request) r = NULL;
-	g_autofree char *entry_id = NULL;
 	g_autofree char *replay = NULL;
-	gboolean sealed = FALSE;
-	lifecycle_route_kind route = ROUTE_NEW;
-	gboolean automatic, bounce;
+	g_autoptr(audit_event) ev = NULL;
+	intake_plan p = { 0 };
+	store_message sm = { 0 };
 	g_autofree char *sender_domain = NULL;
 	vulnid_status s;
 	gint64 seen;
@@ -880,68 +1287,14 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		return audit_append(c->st, ev, err);
 	}
 
-	replay = replay_key(c->m);
-	if (replay != NULL) {
-		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM signatures WHERE sha256 = ?", &s, err);
-		int rc;
-
-		if (q == NULL)
-			return s;
-		sqlite3_bind_text(q, 1, replay, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(q);
-		sqlite3_finalize(q);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return store_fail(c->st, rc, "signatures", err);
-		c->replay = rc == SQLITE_ROW;
-	}
-	rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
-	c->recipient = rcpt;
-	bounce = is_bounce_address(c->cfg, rcpt);
-	automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address, &why);
-	if (c->m->encrypted && c->m->problem == NULL) {
-		c->m->problem = g_strdup("encrypted");
-		g_ptr_array_add(c->m->problems, g_strdup("the mail holds encrypted content that is not one "
-							 "OpenPGP block at the top addressed to this robot, so it "
-							 "cannot be read: encrypt the whole mail to the robot's key"));
-	}
-	/* Classify before anything is written: the disposition is part of
-	 * the append-only message row. */
-	if (!bounce && !automatic && c->m->problem == NULL && !c->replay) {
-		s = lifecycle_route(c, &route, &entry_id, err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	if (bounce)
-		sm.disposition = "bounce";
-	else if (automatic || c->m->problem != NULL || c->replay || route == ROUTE_LIMITED)
-		sm.disposition = "quarantined";
-	else if (route == ROUTE_ENTRY)
-		sm.disposition = "entry";
-	else if (route == ROUTE_UNKNOWN_ENTRY)
-		sm.disposition = "rejected";
-	else if (route == ROUTE_COMMANDS)
-		sm.disposition = "commands";
-	else {
-		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
-
-		r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
-		if (c->m->text_cut_from > 0)
-			request_note_text_cut(r, c->m->text_kept, c->m->text_cut_from, c->m->text_kept_as);
-		sm.disposition = r->is_help ? "help" : r->is_key ? "key" : r->errors->len > 0 ? "rejected" : "request";
-	}
-	if (route == ROUTE_ENTRY || route == ROUTE_COMMANDS) {
-		/* mail to an embargoed entry is sealed like the entry */
-		s = lifecycle_route_sealed(c, route, entry_id, &sealed, err);
-		if (s != VULNID_OK)
-			return s;
-	} else if (route == ROUTE_LIMITED && c->m->text != NULL) {
-		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
-		g_autoptr(request) lr = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
-
-		sealed = intake_request_embargoed(lr);
-	}
-	if ((r != NULL && route == ROUTE_NEW && intake_request_embargoed(r)) || sealed) {
-		/* An embargoed request is kept only encrypted to the robot: its
+	s = intake_classify(c, &p, &sm.disposition, err);
+	if (s == VULNID_OK)
+		s = intake_sealed(c, sp, &p, sm.disposition, &p.sealed, err);
+	if (s != VULNID_OK)
+		goto out;
+	c->sealed = p.sealed;
+	if (p.sealed) {
+		/* Embargoed content is kept only encrypted to the robot: the
 		 * text if it came in clear, its header (the Subject) anyway. */
 		g_autofree char *robot = NULL;
 
@@ -954,13 +1307,13 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		sm.subject = c->m->subject;
 	}
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 	sm.received = c->now;
 	sm.raw_sha256 = sp->raw_sha256;
 	sm.dedup_key = key;
 	sm.message_id = c->m->message_id;
 	sm.envelope_from = c->envelope_sender;
-	sm.envelope_to = rcpt;
+	sm.envelope_to = c->recipient;
 	sm.from_addr = c->m->from_addr;
 	sm.client_address = c->client_address;
 	sm.client_net = c->client_net;
@@ -968,7 +1321,7 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	sm.from_verified = c->from_verified;
 	s = store_message_insert(c->st, &sm, &c->msg_row, err);
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 
 	{
 		/* What the outgoing-mail policy needs to know of this mail. */
@@ -977,7 +1330,7 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 
 		s = loop_suspect(c, config_key_int(c->cfg, "policy", "loop_hours"), &loop_why, err);
 		if (s != VULNID_OK)
-			return s;
+			goto out;
 		pm.cause = c->msg_row;
 		pm.size = sp->size;
 		pm.signed_mail = c->signer != NULL;
@@ -998,12 +1351,12 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 	audit_event_str(ev, "disposition", sm.disposition);
 	s = audit_append(c->st, ev, err);
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 
 	if (c->m->sig->present && c->m->sig->raw != NULL && !c->replay) {
 		/* The raw signature is kept; for an embargoed request it may
 		 * be the whole clearsigned text, so it is sealed like it. */
-		if ((r != NULL && intake_request_embargoed(r)) || sealed) {
+		if (p.sealed) {
 			g_autofree char *robot = NULL;
 
 			s = crypto_robot_fingerprint(&robot, err);
@@ -1017,69 +1370,37 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 					       g_bytes_get_size(c->m->sig->raw), sha, err);
 		}
 		if (s != VULNID_OK)
-			return s;
+			goto out;
 	}
-	if (replay != NULL && !c->replay) {
+	replay = replay_key(c->m);
+	if (replay != NULL && !c->replay && c->unbound == NULL) {
+		/* Remembered only where it acts: a copy sent to an entry its
+		 * text does not name acts nowhere, and must not make the
+		 * original a replay. */
 		sqlite3_stmt *ins;
 
 		ins = store_prepare(c->st, "INSERT INTO signatures (sha256, fingerprint, message, created)"
 				    " VALUES (?, ?, ?, ?)", &s, err);
 		if (ins == NULL)
-			return s;
+			goto out;
 		sqlite3_bind_text(ins, 1, replay, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(ins, 2, c->m->sig->fpr, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(ins, 3, c->msg_row);
 		sqlite3_bind_text(ins, 4, c->now, -1, SQLITE_TRANSIENT);
 		s = store_step_done(c->st, ins, "signatures", err);
 		if (s != VULNID_OK)
-			return s;
+			goto out;
 	}
-	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
-		/* A retry after 75 finds the key imported on the first try: the
-		 * event is still owed if it was never committed. */
-		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM audit WHERE line LIKE ?1"
-						" AND line LIKE '%\"event\":\"key-imported\"%'", &s, err);
-		g_autofree char *like = g_strdup_printf("%%\"fingerprint\":\"%s\"%%", c->m->sig->fpr);
-		int rc;
-
-		if (q == NULL)
-			return s;
-		sqlite3_bind_text(q, 1, like, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(q);
-		sqlite3_finalize(q);
-		if (rc == SQLITE_DONE)
-			s = audit_key_import(c, c->m->sig->fpr, err);
-		else if (rc != SQLITE_ROW)
-			s = store_fail(c->st, rc, "audit", err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	if (c->imported_key != NULL) {
-		s = audit_key_import(c, c->imported_key, err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	if (bounce)
-		return intake_bounce(c, rcpt, err);
-	if (c->replay)
-		return mail_quarantine(c, "replay", "its signature was processed before; "
-				       "a replayed signed mail has no effect", err);
-	if (automatic)
-		return mail_quarantine(c, "automatic", why, err);
-	if (c->m->problem != NULL)
-		return intake_malformed(c, err);
-	if (route != ROUTE_NEW) {
-		c->res->outcome = route == ROUTE_COMMANDS ? INTAKE_COMMANDS
-				: route == ROUTE_LIMITED ? INTAKE_QUARANTINED : INTAKE_ENTRY;
-		return lifecycle_handle(c, route, entry_id, err);
-	}
-	if (r->is_help)
-		return intake_help(c, err);
-	if (r->is_key)
-		return intake_key(c, err);
-	if (r->errors->len > 0)
-		return intake_rejected(c, r, err);
-	return intake_assign(c, r, err);
+	s = audit_tofu(c, err);
+	if (s == VULNID_OK)
+		s = intake_act(c, &p, err);
+	if (s == VULNID_OK && c->m->decrypted && !c->replay && !p.bounce)
+		s = decrypted_remember(c, p.target == ROUTE_ENTRY ? p.entry_id
+				       : c->res->ids->len > 0 ? g_ptr_array_index(c->res->ids, 0) : NULL, err);
+out:
+	c->unbound = NULL;	/* it pointed into the plan */
+	intake_plan_clear(&p);
+	return s;
 }
 
 /* One mail between its phases: what the parse found, the context the
@@ -1120,6 +1441,7 @@ intake_mail_free(intake_mail *im)
 	g_free(im->key_salt);
 	g_free(im->client);
 	g_free(im->client_net);
+	g_clear_pointer(&im->c.key_conflict, crypto_conflict_free);
 	intake_result_free(im->res);
 	g_free(im->sender);
 	g_free(im->recipient);

@@ -39,6 +39,7 @@
 #define MAX_LOOKUPS 5
 #define MAX_DUPLICATE_CHAIN 10
 #define MAX_ALIAS_MATCHES 5
+#define MAX_NAMED_ENTRIES 20	/* identifiers read from a text for lifecycle_text_other_entry() */
 
 /* ---- configuration ([lifecycle]; read from the key file with defaults
  * until config.c knows the keys) ------------------------------------------ */
@@ -272,12 +273,11 @@ subject_tag(const vulnid_config *cfg, const char *subject)
 }
 
 vulnid_status
-lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err)
+lifecycle_route_target(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err)
 {
 	g_autofree char *detail = plus_detail(c->cfg, c->recipient);
 	g_autofree char *id = NULL;
-	gboolean found = FALSE, over = FALSE;
-	const char *why = NULL;
+	gboolean found = FALSE;
 	vulnid_status s;
 
 	*kind = ROUTE_NEW;
@@ -287,7 +287,7 @@ lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError
 		if (!commands_is_entry_id(detail, c->cfg->prefix, &id)) {
 			*kind = ROUTE_UNKNOWN_ENTRY;
 			*entry_id = text_clean_line(detail, 64);
-			goto limit;
+			return VULNID_OK;
 		}
 	}
 	if (id == NULL) {
@@ -305,18 +305,109 @@ lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError
 			return s;
 		*kind = found ? ROUTE_ENTRY : ROUTE_UNKNOWN_ENTRY;
 		*entry_id = g_steal_pointer(&id);
-	} else {
+	} else if (c->m->text != NULL) {
 		g_autoptr(mail_text) mt = commands_split(c->m->text, c->cfg->prefix, (guint) c->cfg->max_fields);
 
 		if (commands_only(mt))
 			*kind = ROUTE_COMMANDS;
 	}
-limit:
-	s = ratelimit_check(c, *kind == ROUTE_NEW, &over, &why, err);
-	if (s != VULNID_OK)
-		return s;
-	if (over)
+	return VULNID_OK;
+}
+
+vulnid_status
+lifecycle_route_limit(mail_ctx *c, lifecycle_route_kind *kind, GError **err)
+{
+	gboolean over = FALSE;
+	const char *why = NULL;
+	vulnid_status s = ratelimit_check(c, *kind == ROUTE_NEW, &over, &why, err);
+
+	if (s == VULNID_OK && over)
 		*kind = ROUTE_LIMITED;
+	return s;
+}
+
+vulnid_status
+lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err)
+{
+	vulnid_status s = lifecycle_route_target(c, kind, entry_id, err);
+
+	return s == VULNID_OK ? lifecycle_route_limit(c, kind, err) : s;
+}
+
+/* Whether text names entry id: the identifier, in any case, not inside a
+ * longer word or identifier.  What a signature's authority over an entry
+ * requires. */
+gboolean
+lifecycle_text_names_entry(const char *text, const char *id)
+{
+	gsize n = id != NULL ? strlen(id) : 0;
+
+	if (text == NULL || n == 0)
+		return FALSE;
+	for (const char *p = text; *p != '\0'; p++) {
+		if (g_ascii_strncasecmp(p, id, n) != 0)
+			continue;
+		if ((p > text && (g_ascii_isalnum(p[-1]) || p[-1] == '-')) || g_ascii_isalnum(p[n]))
+			continue;
+		return TRUE;
+	}
+	return FALSE;
+}
+
+/* The identifiers of this robot that text names, the first
+ * MAX_NAMED_ENTRIES of them, each once. */
+static GPtrArray *
+named_entries(const vulnid_config *cfg, const char *text)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+	gsize pn = strlen(cfg->prefix);
+
+	for (const char *p = text; p != NULL && *p != '\0' && out->len < MAX_NAMED_ENTRIES; p++) {
+		const char *q = p;
+		g_autofree char *word = NULL;
+		char *id = NULL;
+		gboolean dup = FALSE;
+
+		if (g_ascii_strncasecmp(p, cfg->prefix, pn) != 0 || p[pn] != '-' ||
+		    (p > text && (g_ascii_isalnum(p[-1]) || p[-1] == '-')))
+			continue;
+		while (g_ascii_isalnum(*q) || *q == '-')
+			q++;
+		word = g_strndup(p, (gsize) (q - p));
+		p = q - 1;
+		if (!commands_is_entry_id(word, cfg->prefix, &id))
+			continue;
+		for (guint i = 0; i < out->len; i++)
+			dup |= strcmp(g_ptr_array_index(out, i), id) == 0;
+		if (dup)
+			g_free(id);
+		else
+			g_ptr_array_add(out, id);
+	}
+	return out;
+}
+
+vulnid_status
+lifecycle_text_other_entry(mail_ctx *c, const char *except, char **other, GError **err)
+{
+	g_autoptr(GPtrArray) ids = named_entries(c->cfg, c->m->text);
+
+	*other = NULL;
+	for (guint i = 0; i < ids->len; i++) {
+		const char *id = g_ptr_array_index(ids, i);
+		gboolean found = FALSE;
+		vulnid_status s;
+
+		if (except != NULL && g_ascii_strcasecmp(id, except) == 0)
+			continue;
+		s = entry_exists(c->st, id, &found, err);
+		if (s != VULNID_OK)
+			return s;
+		if (found) {
+			*other = g_strdup(id);
+			return VULNID_OK;
+		}
+	}
 	return VULNID_OK;
 }
 
@@ -342,6 +433,10 @@ typedef struct {
 	gboolean creator_key, creator_token, creator_address;
 	gboolean vendor_key, vendor_token, vendor_domain, vendor_contact;
 	gboolean moderator;
+	/* The key is the creator's, or a moderator's, but the signed text
+	 * does not name the entry the mail went to (mail_ctx.unbound): it
+	 * grants nothing, which the refusals of commands say. */
+	gboolean creator_key_unbound, moderator_unbound;
 	const char *role;	/* creator, vendor, moderator, third-party */
 	const char *how;	/* key, token, domain, contact, address, none */
 } role_info;
@@ -538,10 +633,20 @@ role_for(lc_mail *l, const entry *e, role_info *ri, GError **err)
 		return s;
 	if (c->signer != NULL) {
 		const char *cfpr = first != NULL ? first->signer : NULL;
+		gboolean moderator = is_moderator(c->cfg, c->signer);
+		gboolean creator_key = cfpr != NULL && fpr_equal(cfpr, c->signer);
+		gboolean vendor_key = vkey != NULL && fpr_equal(vkey, c->signer);
 
-		ri->moderator = is_moderator(c->cfg, c->signer);
-		ri->creator_key = cfpr != NULL && fpr_equal(cfpr, c->signer);
-		ri->vendor_key = vkey != NULL && fpr_equal(vkey, c->signer);
+		/* A signature counts only for the entry its signed text names:
+		 * a captured signed mail sent to another entry must not act as
+		 * its author there. */
+		ri->creator_key_unbound = c->unbound != NULL && creator_key;
+		ri->moderator_unbound = c->unbound != NULL && moderator;
+		if (c->unbound == NULL) {
+			ri->moderator = moderator;
+			ri->creator_key = creator_key;
+			ri->vendor_key = vendor_key;
+		}
 	}
 	for (guint i = 0; i < l->tokens->len; i++) {
 		const token_row *t = g_ptr_array_index(l->tokens, i);
@@ -1274,15 +1379,21 @@ handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 
 /* ---- commands ------------------------------------------------------------------- */
 
+#define UNBOUND_REFUSAL "refused: the signed text does not name the entry this mail was sent to,\n" \
+			"  so its signature grants nothing (write the identifier in the signed text)"
+
 /* NULL when the sender may act as the creator of id, else why not. */
 static const char *
 need_creator(const lc_mail *l, const role_info *ri, gboolean named)
 {
 	if (ri->creator_token)
 		return NULL;
-	if (ri->creator_key)
-		return named ? NULL : "refused: in a signed mail, name the entry in the command (for example\n"
-				      "  \"release ID\"), so that the signature covers it";
+	if (ri->creator_key || ri->creator_key_unbound) {
+		if (!named)
+			return "refused: in a signed mail, name the entry in the command (for example\n"
+			       "  \"release ID\"), so that the signature covers it";
+		return ri->creator_key ? NULL : UNBOUND_REFUSAL;
+	}
 	if (l->c->signer != NULL)
 		return "refused: wrong role: only the creator of the entry may do this";
 	return "refused: not authenticated: only the creator may do this; add the line\n"
@@ -1292,9 +1403,12 @@ need_creator(const lc_mail *l, const role_info *ri, gboolean named)
 static const char *
 need_moderator(const lc_mail *l, const role_info *ri, gboolean named)
 {
-	if (ri->moderator)
-		return named ? NULL : "refused: in a signed mail, name the entries in the command (for example\n"
-				      "  \"duplicate-of ID ID\"), so that the signature covers them";
+	if (ri->moderator || ri->moderator_unbound) {
+		if (!named)
+			return "refused: in a signed mail, name the entries in the command (for example\n"
+			       "  \"duplicate-of ID ID\"), so that the signature covers them";
+		return ri->moderator ? NULL : UNBOUND_REFUSAL;
+	}
 	if (l->c->signer == NULL)
 		return "refused: not authenticated: moderator commands must be signed by a moderator's key";
 	return "refused: wrong role: only moderators may do this";
@@ -1553,7 +1667,7 @@ cmd_rate(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError *
 	s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s != VULNID_OK)
 		return s;
-	if (l->c->signer != NULL)
+	if (l->c->signer != NULL && l->c->unbound == NULL)
 		what = g_strdup_printf("your rating %d of %s is recorded; it counts once for your key\n"
 				       "  (a later rating replaces it)", cmd->rating, e->id);
 	else
@@ -1943,6 +2057,12 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 				       "the robot's mail); %s not recorded.\n\n", mt->bad_tokens,
 				       mt->bad_tokens == 1 ? " was" : "s were", mt->bad_tokens == 1 ? "it was" : "they were");
 
+	if (c->unbound != NULL && c->signer != NULL)
+		g_string_append_printf(out, "Your mail is signed by the OpenPGP key %s, but the signed text does not\n"
+				       "name %s, the entry it was sent to: the signature grants no role for\n"
+				       "any entry, and the mail is recorded as if it were not signed (write the\n"
+				       "identifier in the signed text for the signature to count).\n\n",
+				       c->signer, c->unbound);
 	if (l.routed != NULL) {
 		g_autoptr(entry) e = NULL;
 		role_info ri;

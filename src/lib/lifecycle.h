@@ -28,6 +28,20 @@ typedef enum {
  * ROUTE_ENTRY and ROUTE_UNKNOWN_ENTRY (and may be for ROUTE_LIMITED).
  * Reads only. */
 vulnid_status lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err);
+/* The same in two steps: where the mail goes (never ROUTE_LIMITED; also
+ * for mail that is then set aside, to know what it is about), then the
+ * rate limits on *kind. */
+vulnid_status lifecycle_route_target(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id,
+				     GError **err);
+vulnid_status lifecycle_route_limit(mail_ctx *c, lifecycle_route_kind *kind, GError **err);
+
+/* Whether text names entry id: the identifier in any case, not part of a
+ * longer word or identifier.  A signature counts for an entry only when
+ * its signed text names it (mail_ctx.unbound). */
+gboolean lifecycle_text_names_entry(const char *text, const char *id);
+/* An existing entry other than except that the mail's text names (of the
+ * first 20 identifiers in it), or *other NULL. */
+vulnid_status lifecycle_text_other_entry(mail_ctx *c, const char *except, char **other, GError **err);
 
 /* Whether the mail's raw bytes must be archived sealed (store_blob_put_sealed,
  * no subject in the messages row): it is about an entry under embargo, and

@@ -37,7 +37,14 @@ typedef struct {
 	char *key_salt;
 	const char *signer;	/* fingerprint of the valid signer, or NULL */
 	char *imported_key;	/* key imported on first use for this mail, or NULL */
-	gboolean replay;	/* its signature was acted on before */
+	crypto_conflict *key_conflict;	/* key refused on first use (its address is claimed) */
+	gboolean replay;	/* its signature (or what it decrypted) was acted on before */
+	/* A signed mail routed to an entry that its signed text does not
+	 * name: that entry's identifier.  The signature then grants no role
+	 * (lifecycle.c), is recorded as granting nothing, and is not
+	 * remembered for replay protection.  NULL otherwise. */
+	const char *unbound;
+	gboolean sealed;	/* archived sealed: replies do not repeat its Subject */
 	const char *client_address;	/* the SMTP client, canonical, or NULL */
 	char *client_net;	/* its /24 or /64, or NULL */
 	const char *from_verified;	/* "dmarc" or "dkim": the operator's MTA

@@ -983,6 +983,49 @@ message_reverify(message *m)
 	verify_signed(m);
 }
 
+/* SHA-256 of what o writes (an entity, or a part's decoded content when
+ * content_only), line ends read as LF, without holding it in memory. */
+static char *
+plain_digest(GMimeObject *o, gboolean content_only)
+{
+	g_autoptr(GMimeStream) null = g_mime_stream_null_new();
+	g_autoptr(GMimeStream) f = g_mime_stream_filter_new(null);
+	GMimeFilter *d2u = g_mime_filter_dos2unix_new(FALSE);
+	GMimeFilter *sum = g_mime_filter_checksum_new(G_CHECKSUM_SHA256);
+	char *hex;
+
+	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), d2u);
+	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), sum);
+	if (content_only && GMIME_IS_PART(o) && g_mime_part_get_content(GMIME_PART(o)) != NULL)
+		g_mime_data_wrapper_write_to_stream(g_mime_part_get_content(GMIME_PART(o)), f);
+	else if (!content_only)
+		g_mime_object_write_to_stream(o, NULL, f);
+	g_mime_stream_flush(f);
+	hex = g_mime_filter_checksum_get_string(GMIME_FILTER_CHECKSUM(sum));
+	g_object_unref(d2u);
+	g_object_unref(sum);
+	return hex;
+}
+
+/* Remember what was decrypted (see message.h): the session key gpg used,
+ * hashed at once; the ciphertext's own bytes only if gpg gave none. */
+static void
+note_decrypted(message *m, GMimeDecryptResult *res, GMimeObject *ct_part, GBytes *ct_bytes,
+	       GMimeObject *plain, gboolean plain_is_content)
+{
+	const char *sk = res != NULL ? g_mime_decrypt_result_get_session_key(res) : NULL;
+
+	g_free(m->cipher_sha256);
+	if (sk != NULL && *sk != '\0')
+		m->cipher_sha256 = g_compute_checksum_for_string(G_CHECKSUM_SHA256, sk, -1);
+	else if (ct_bytes != NULL)
+		m->cipher_sha256 = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, ct_bytes);
+	else
+		m->cipher_sha256 = plain_digest(ct_part, TRUE);
+	g_free(m->plain_sha256);
+	m->plain_sha256 = plain_digest(plain, plain_is_content);
+}
+
 /* Whether a decryption failed because the robot's key cannot be used just
  * now (gpg-agent down): then the mail must wait, not be refused. */
 static gboolean
@@ -1016,8 +1059,8 @@ open_top(message *m, GMimeObject *top)
 					    "OpenPGP (protocol application/pgp-encrypted)");
 			return top;
 		}
-		clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(top), GMIME_DECRYPT_NONE,
-							   NULL, &res, &e);
+		clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(top),
+							   GMIME_DECRYPT_EXPORT_SESSION_KEY, NULL, &res, &e);
 		if (clear == NULL) {
 			m->crypto_unavailable = key_unusable_now();
 			message_add_problem(m, "decrypt-failed",
@@ -1031,6 +1074,7 @@ open_top(message *m, GMimeObject *top)
 		m->decrypted = TRUE;
 		m->clear = clear;
 		body = clear;
+		note_decrypted(m, res, g_mime_multipart_get_part(GMIME_MULTIPART(top), 1), NULL, clear, FALSE);
 		if (!GMIME_IS_MULTIPART_SIGNED(clear) && res != NULL) {
 			GMimeSignatureList *sigs = g_mime_decrypt_result_get_signatures(res);
 
@@ -1090,7 +1134,10 @@ open_top(message *m, GMimeObject *top)
 				m->encrypted = TRUE;
 				return body;
 			}
-			res = g_mime_part_openpgp_decrypt(GMIME_PART(body), GMIME_DECRYPT_NONE, NULL, &e);
+			res = g_mime_part_openpgp_decrypt(GMIME_PART(body), GMIME_DECRYPT_EXPORT_SESSION_KEY,
+							  NULL, &e);
+			if (res != NULL)
+				note_decrypted(m, res, NULL, text, body, TRUE);
 			if (res == NULL) {
 				m->crypto_unavailable = key_unusable_now();
 				message_add_problem(m, "decrypt-failed",
@@ -1267,6 +1314,8 @@ message_free(message *m)
 	g_free(m->from_name);
 	g_free(m->reply_addr);
 	g_free(m->subject);
+	g_free(m->cipher_sha256);
+	g_free(m->plain_sha256);
 	g_free(m->in_reply_to);
 	g_ptr_array_unref(m->references);
 	g_free(m->auto_submitted);

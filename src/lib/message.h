@@ -94,6 +94,13 @@ typedef struct {
 	const char *text_type;	/* "text/plain", "text/html" or NULL */
 	gboolean encrypted;	/* OpenPGP ciphertext this robot did not (or could not) read */
 	gboolean decrypted;	/* the body came encrypted to the robot and was read */
+	/* What identifies what was decrypted, for replay protection: the
+	 * SHA-256 of its session key (the same for the same encrypted payload
+	 * however it is wrapped: PGP/MIME or inline, armor headers, packet
+	 * framing, other recipients) and of the plaintext as read (the
+	 * decrypted entity or text, line ends LF).  Lower-case hex, or NULL. */
+	char *cipher_sha256;
+	char *plain_sha256;
 	gboolean partial_signature;	/* a signature covers only part of the mail */
 	crypto_signature *sig;	/* the signature at the top, judged; never NULL */
 	GMimeObject *signed_object;	/* what carries it, for verifying again */

@@ -200,6 +200,24 @@ static const char *const migrations[] = {
 	"  BEGIN SELECT RAISE(ABORT, 'mail_ledger is append-only'); END;"
 	"CREATE TRIGGER mail_ledger_no_delete BEFORE DELETE ON mail_ledger"
 	"  BEGIN SELECT RAISE(ABORT, 'mail_ledger is append-only'); END;",
+	/* 5 -> 6: what the robot decrypted, so that the same ciphertext or
+	 * plaintext sent again for another entry, by another sender or as a
+	 * new request is a replay (intake.c): the SHA-256 of the session key
+	 * and of the plaintext, the entry it went to (NULL: none), the
+	 * address replies went to and the valid signer. */
+	"CREATE TABLE decrypted ("
+	"  id INTEGER PRIMARY KEY, message INTEGER NOT NULL REFERENCES messages(id),"
+	"  created TEXT NOT NULL, cipher_sha256 TEXT NOT NULL, plain_sha256 TEXT NOT NULL,"
+	"  entry TEXT REFERENCES entries(id), sender TEXT, fingerprint TEXT);"
+	"CREATE INDEX decrypted_cipher ON decrypted(cipher_sha256);"
+	"CREATE INDEX decrypted_plain ON decrypted(plain_sha256);"
+	"CREATE TRIGGER decrypted_no_replace BEFORE INSERT ON decrypted"
+	"  WHEN EXISTS (SELECT 1 FROM decrypted WHERE id = NEW.id)"
+	"  BEGIN SELECT RAISE(ABORT, 'decrypted is append-only'); END;"
+	"CREATE TRIGGER decrypted_no_update BEFORE UPDATE ON decrypted"
+	"  BEGIN SELECT RAISE(ABORT, 'decrypted is append-only'); END;"
+	"CREATE TRIGGER decrypted_no_delete BEFORE DELETE ON decrypted"
+	"  BEGIN SELECT RAISE(ABORT, 'decrypted is append-only'); END;",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
 

@@ -8,7 +8,7 @@
 #include "status.h"
 
 /* Schema version this program writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 typedef struct store store;
 
