@@ -56,7 +56,7 @@ cmd_error(lmtp_command *c, const char *reply)
 static char *
 parse_path(const char **p, const char **why)
 {
-	const char *s = *p, *start;
+	const char *s = *p, *start, *at = NULL;
 	gboolean quoted = FALSE;
 	GString *a;
 
@@ -85,6 +85,8 @@ parse_path(const char **p, const char **why)
 		}
 		if (*s == '"')
 			quoted = !quoted;
+		else if (!quoted && *s == '@')
+			at = s;
 		else if (!quoted && *s == '>')
 			break;
 		else if ((unsigned char) *s < 0x20 || *s == 0x7f || (!quoted && (*s == ' ' || *s == '<'))) {
@@ -98,6 +100,13 @@ parse_path(const char **p, const char **why)
 	}
 	if (s - start > LMTP_MAX_ADDRESS) {
 		*why = "501 5.1.3 address too long";
+		return NULL;
+	}
+	/* Only the null path <> goes without a domain: the robot knows no
+	 * local-only names (RFC 5321's bare <postmaster> is for a host's
+	 * own users, and LMTP clients always qualify it). */
+	if (s != start && (at == NULL || at == start || at + 1 == s)) {
+		*why = "501 5.1.3 the address needs a local part and a domain";
 		return NULL;
 	}
 	a = g_string_new_len(start, s - start);

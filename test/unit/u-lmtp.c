@@ -47,6 +47,12 @@ test_command_errors(void)
 		{ "MAIL FROM:<a b@example.net>", "501" },
 		{ "MAIL FROM:<alice@example.net", "501" },
 		{ "RCPT TO:<>", "501" },
+		{ "RCPT TO:<rele.net>", "501" },	/* no domain (found by fuzz-lmtp) */
+		{ "RCPT TO:<postmaster>", "501" },
+		{ "RCPT TO:<@example.org>", "501" },
+		{ "RCPT TO:<request@>", "501" },
+		{ "MAIL FROM:<alice>", "501" },
+		{ "RCPT TO:<\"a@b\">", "501" },	/* the @ is quoted */
 		{ "RCPT TO:<request@example.org> NOTIFY=NEVER", "555" },
 		{ "RCPT FROM:<request@example.org>", "501" },
 		{ "LHLO", "501" },
