@@ -708,8 +708,9 @@ read_password(const vulnid_config *cfg, char **out, char **why)
 }
 
 /* Everything the robot sends is signed with its key, when it goes out
- * (not when queued: signing takes a gpg run, which must not happen while
- * the database is locked). */
+ * (not when queued: signing waits for gpg-agent, or for a gpg run with a
+ * key of another kind, which must not happen while the database is
+ * locked). */
 static vulnid_status
 outbox_sign(const vulnid_config *cfg, GBytes *data, GBytes **out, GError **err)
 {
