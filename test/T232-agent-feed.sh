@@ -1,8 +1,9 @@
 #!/bin/bash
-# T232-agent-feed: the feed's HEAD.json is signed through gpg-agent (a
-# detached signature, crypto_sign_detached()), for Ed25519 and RSA 3072
-# robot keys, without a gpg process; the signature verifies with gpg, gpgv
-# and sqv (the recipes of vulnid-feed(5)) and vulnid verify-feed.
+# T232-agent-feed: the feed's HEAD.json and its transparency log's key
+# (log.vkey) are signed through gpg-agent (detached signatures,
+# crypto_sign_detached()), for Ed25519 and RSA 3072 robot keys, without a
+# gpg process; the signatures verify with gpg, gpgv and sqv (the recipes
+# of vulnid-feed(5)) and vulnid verify-feed.
 . "$(dirname "$0")/test-lib.sh"
 
 command -v sqv >/dev/null || { echo "1..0 # SKIP sqv is not installed (Debian package sqv)"; exit 0; }
@@ -29,6 +30,9 @@ for algo in ed25519 rsa3072; do
 		"$VULNID" -c "$CONF" export feed "$TMP/$algo-feed" >/dev/null &&
 		$SIGCHECK detached "$TMP/$algo-feed/HEAD.json.asc" "$TMP/$algo-feed/HEAD.json" "$INST/gnupg" \
 			"$TMP/$algo.pub" "$ROBOT" >"$TMP/out" &&
+		expect_match "^detached ok" "$TMP/out" &&
+		$SIGCHECK detached "$TMP/$algo-feed/log.vkey.asc" "$TMP/$algo-feed/log.vkey" "$INST/gnupg" \
+			"$TMP/$algo.pub" "$ROBOT" >"$TMP/out" &&
 		expect_match "^detached ok" "$TMP/out"
 	'
 
@@ -36,6 +40,9 @@ for algo in ed25519 rsa3072; do
 		gpg --dearmor <"$TMP/$algo-feed/robot.asc" >"$TMP/$algo.gpg" &&
 		gpgv --keyring "$TMP/$algo.gpg" "$TMP/$algo-feed/HEAD.json.asc" "$TMP/$algo-feed/HEAD.json" 2>/dev/null &&
 		(cd "$TMP/$algo-feed" && sqv --keyring robot.asc HEAD.json.asc HEAD.json) >"$TMP/out" &&
+		expect_eq "$ROBOT" "$(cat "$TMP/out")" &&
+		gpgv --keyring "$TMP/$algo.gpg" "$TMP/$algo-feed/log.vkey.asc" "$TMP/$algo-feed/log.vkey" 2>/dev/null &&
+		(cd "$TMP/$algo-feed" && sqv --keyring robot.asc log.vkey.asc log.vkey) >"$TMP/out" &&
 		expect_eq "$ROBOT" "$(cat "$TMP/out")" &&
 		"$VULNID" verify-feed "$TMP/$algo-feed" --key "$TMP/$algo-feed/robot.asc" >/dev/null
 	'
