@@ -24,7 +24,7 @@ test_expect_success 'the configuration has every key, commented' '
 
 test_expect_success 'the database is in WAL mode at the current schema version' '
 	expect_eq wal "$(sql "PRAGMA journal_mode")" &&
-	expect_eq 3 "$(sql "PRAGMA user_version")"
+	expect_eq "$(schema_version)" "$(sql "PRAGMA user_version")"
 '
 
 test_expect_success 'init refuses a directory that already holds an instance' '
