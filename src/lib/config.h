@@ -41,7 +41,9 @@ typedef struct {
 	char *smtp_host;	/* of an smtp transport, else NULL */
 	int smtp_port;
 	char *starttls;		/* no, if-available, required */
-	gboolean tls_verify;
+	char *tls_verify;	/* yes, no, remote (verify unless the relay is on loopback) */
+	char *tls_ca_file;	/* resolved path of trusted CAs (PEM), or NULL: the system's */
+	char **tls_fingerprints;	/* pinned SHA-256s, lower-case hex (NULL-terminated), or NULL */
 	char *smtp_user;	/* empty: no AUTH */
 	char *smtp_password_file;
 	gint64 smtp_timeout;	/* seconds per protocol step */

@@ -1076,7 +1076,15 @@ deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, guint deadli
 	ss.port = cfg->smtp_port;
 	ss.starttls = strcmp(cfg->starttls, "required") == 0 ? SMTP_STARTTLS_REQUIRED
 		    : strcmp(cfg->starttls, "no") == 0 ? SMTP_STARTTLS_NO : SMTP_STARTTLS_IF_AVAILABLE;
-	ss.tls_verify = cfg->tls_verify;
+	/* remote (the default): a relay on this machine is trusted as the
+	 * machine is; Debian's MTA comes with a self-signed certificate */
+	ss.tls = cfg->tls_fingerprints != NULL ? SMTP_TLS_PIN
+	       : strcmp(cfg->tls_verify, "no") == 0 ? SMTP_TLS_ENCRYPT
+	       : strcmp(cfg->tls_verify, "remote") == 0 && smtp_host_is_loopback(cfg->smtp_host) ? SMTP_TLS_ENCRYPT
+	       : SMTP_TLS_VERIFY;
+	ss.ca_file = cfg->tls_ca_file;
+	ss.fingerprints = cfg->tls_fingerprints;
+	ss.client_dir = cfg->dir;
 	ss.timeout = (int) cfg->smtp_timeout;
 	ss.helo = cfg->helo;
 	if (*cfg->smtp_user != '\0') {
