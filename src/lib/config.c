@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "ids.h"
+#include "owner.h"
 #include "smtp.h"
 
 /* The one table of configuration keys: defaults for loading, and the text
@@ -154,6 +155,21 @@ config_locate(const char *explicit_path)
 	if (env != NULL && *env != '\0')
 		return g_strdup(env);
 	return NULL;
+}
+
+vulnid_status
+config_become_owner(const char *path, GError **err)
+{
+	g_autofree char *abs = NULL;
+	g_autofree char *dir = NULL;
+	vulnid_status s;
+
+	if (path == NULL)
+		return VULNID_OK;	/* config_load() says what is missing */
+	abs = g_canonicalize_filename(path, NULL);
+	dir = g_path_get_dirname(abs);
+	s = owner_become(dir, err);
+	return s == VULNID_ERR_NOTFOUND ? VULNID_ERR_CONFIG : s;
 }
 
 static const char *

@@ -69,6 +69,12 @@ const char *config_builtin_template_dir(void);
 /* Find the configuration file: explicit path, else $VULNID_CONF. */
 char *config_locate(const char *explicit_path);
 
+/* Become the owner of the instance whose configuration is at path (the
+ * owner of its directory): root switches to that user, anyone else but
+ * the owner is refused (owner_become()).  Call it before anything else
+ * touches the instance.  NULL path: nothing to do. */
+vulnid_status config_become_owner(const char *path, GError **err);
+
 vulnid_status config_load(const char *path, vulnid_config **out, GError **err);
 void config_free(vulnid_config *cfg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vulnid_config, config_free)
