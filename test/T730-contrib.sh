@@ -257,6 +257,34 @@ else
 			grep -qx -- "$w" "$TMP/complete.out" || fail "no completion $w: $(cat "$TMP/complete.out")"
 		done
 	'
+
+	# comp_of WORDS...: the completions alone, one per line
+	comp_of() {
+		cat >"$TMP/c1.sh" <<-EOF
+		source "$BASH_COMPLETION"
+		source "$C/bash-completion/vulnid"
+		cd "$TMP"
+		COMP_WORDS=($(printf "%q " "$@")); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1))
+		COMP_LINE="\${COMP_WORDS[*]}"; COMP_POINT=\${#COMP_LINE}; COMPREPLY=()
+		_vulnid
+		printf "%s\n" "\${COMPREPLY[@]}"
+		EOF
+		bash "$TMP/c1.sh" 2>/dev/null | sed "/^$/d" | sort
+	}
+
+	test_expect_success 'bash completion: retry once, only the options of each queue subcommand, no files after --key-algo' '
+		words() { tr "\n" " " | sed "s/ $//"; } &&
+		expect_eq "list retry run" "$(comp_of "$VULNID" -c "$CONF" queue "" | words)" &&
+		expect_eq "--force" "$(comp_of "$VULNID" -c "$CONF" queue run - | words)" &&
+		expect_eq "--json" "$(comp_of "$VULNID" -c "$CONF" queue list - | words)" &&
+		expect_eq "" "$(comp_of "$VULNID" -c "$CONF" queue retry - | words)" &&
+		: >"$TMP/a-file" &&
+		expect_eq "ed25519 rsa3072" "$(comp_of "$VULNID" init --key-algo "" | words)" &&
+		expect_eq "rsa3072" "$(comp_of "$VULNID" init --key-algo r | words)" &&
+		expect_eq "" "$(comp_of "$VULNID" -c "$CONF" export html x --title "" | words)" &&
+		rc=0; "$VULNID" -c "$CONF" queue run --json >/dev/null 2>"$TMP/err" || rc=$?
+		expect_eq 64 "$rc" && expect_match "--json is for queue list only" "$TMP/err"
+	'
 fi
 
 # ---- systemd and logrotate ------------------------------------------------------

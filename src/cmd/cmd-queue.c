@@ -129,7 +129,7 @@ cmd_queue(const cli_global *g, int argc, char **argv)
 {
 	gboolean json = FALSE, force = FALSE;
 	GOptionEntry entries[] = {
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "list as JSON", NULL },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "list: as JSON", NULL },
 		{ "force", 0, 0, G_OPTION_ARG_NONE, &force, "run: also items whose retry time has not come", NULL },
 		{ NULL }
 	};
@@ -146,6 +146,11 @@ cmd_queue(const cli_global *g, int argc, char **argv)
 	    !(argc == 3 && strcmp(argv[1], "retry") == 0 &&
 	      g_ascii_string_to_signed(argv[2], 10, 1, G_MAXINT64, &id, NULL))) {
 		fprintf(stderr, "vulnid: usage: vulnid queue list [--json] | run [--force] | retry ID\n");
+		return EX_USAGE;
+	}
+	if ((json && strcmp(argv[1], "list") != 0) || (force && strcmp(argv[1], "run") != 0)) {
+		fprintf(stderr, "vulnid: %s is for queue %s only\n", json ? "--json" : "--force",
+			json ? "list" : "run");
 		return EX_USAGE;
 	}
 	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
