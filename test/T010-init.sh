@@ -22,6 +22,13 @@ test_expect_success 'the configuration has every key, commented' '
 	test "$(grep -c "^#" "$CONF")" -gt 20
 '
 
+test_expect_success 'the defaults the configuration states are the defaults: [export] title' '
+	grep -B2 "^title = $" "$CONF" | tr "\n" " " >"$TMP/title-comment" &&
+	expect_match "empty means \"PREFIX vulnerability # identifiers\", with the prefix of \[instance\]" "$TMP/title-comment" &&
+	"$VULNID" -c "$CONF" export html "$TMP/site" >/dev/null &&
+	expect_match "<title>TEST vulnerability identifiers</title>" "$TMP/site/index.html"
+'
+
 test_expect_success 'the database is in WAL mode at the current schema version' '
 	expect_eq wal "$(sql "PRAGMA journal_mode")" &&
 	expect_eq "$(schema_version)" "$(sql "PRAGMA user_version")"

@@ -125,7 +125,8 @@ static const config_key config_keys[] = {
 	  "Public URL where vulnid export html is published, for absolute links;\n"
 	  "empty means relative links only." },
 	{ "export", "title", "",
-	  "Title of the static web archive; empty means \"vulnid at DOMAIN\"." },
+	  "Title of the static web archive; empty means \"PREFIX vulnerability\n"
+	  "identifiers\", with the prefix of [instance]." },
 	{ "crypto", "sign", "pgpmime",
 	  "How the robot signs what it sends: pgpmime (RFC 3156), inline\n"
 	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/." },
