@@ -374,6 +374,21 @@ else
 	'
 fi
 
+# ---- README: cron ----------------------------------------------------------------
+test_expect_success 'the README'\''s cron line works with cron'\''s PATH, and prints what a healthy tick prints' '
+	line=$(grep -E "^  \*/5 \* \* \* \* vulnid /usr/local/sbin/vulnid -c /var/lib/vulnid/vulnid.conf tick >/dev/null$" \
+		"$VULNID_SRCDIR/README") ||
+		fail "no cron line with full paths in README" &&
+	cmd=$(printf "%s\n" "$line" | sed -e "s/^  \*\/5 \* \* \* \* vulnid //" -e "s| >/dev/null$||" \
+		-e "s|/usr/local/sbin/vulnid|$VULNID|" -e "s|/var/lib/vulnid/vulnid.conf|$CONF|") &&
+	env -i PATH=/usr/bin:/bin VULNID_TEMPLATE_DIR="$VULNID_TEMPLATE_DIR" sh -c "$cmd" >"$TMP/cron.out" 2>"$TMP/cron.err" ||
+		fail "$(cat "$TMP/cron.err")"
+	expect_eq "released 0 embargoed entries
+queued 0 announcement digests
+delivered 0, deferred 0, failed 0" "$(cat "$TMP/cron.out")" &&
+	expect_eq "" "$(cat "$TMP/cron.err")"
+'
+
 # ---- systemd and logrotate ------------------------------------------------------
 if command -v systemd-analyze >/dev/null 2>&1; then
 	test_expect_success 'systemd-analyze verify accepts the tick service and timer' '
