@@ -161,6 +161,7 @@ config_locate(const char *explicit_path)
 vulnid_status
 config_become_owner(const char *path, GError **err)
 {
+	g_autoptr(GError) e = NULL;
 	g_autofree char *abs = NULL;
 	g_autofree char *dir = NULL;
 	vulnid_status s;
@@ -169,8 +170,12 @@ config_become_owner(const char *path, GError **err)
 		return VULNID_OK;	/* config_load() says what is missing */
 	abs = g_canonicalize_filename(path, NULL);
 	dir = g_path_get_dirname(abs);
-	s = owner_become(dir, err);
-	return s == VULNID_ERR_NOTFOUND ? VULNID_ERR_CONFIG : s;
+	s = owner_become(dir, &e);
+	if (s == VULNID_ERR_NOTFOUND)
+		return VULNID_OK;	/* config_load() says it cannot read the file */
+	if (s != VULNID_OK)
+		g_propagate_error(err, g_steal_pointer(&e));
+	return s;
 }
 
 static const char *

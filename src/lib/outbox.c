@@ -1053,19 +1053,25 @@ outbox_keep_signed(store *st, const vulnid_config *cfg, outbox_item *it, const c
 	return store_step_reset(st, stmt, "outbox", err);
 }
 
-static void
-deliver_none(GPtrArray *items, const char *why)
+/* Seconds the session may take: the run's deadline, and never past the
+ * time needed to record the outcome before the first claim lapses. */
+static gint64
+session_seconds(const vulnid_config *cfg, const outbox_run_opts *o, GPtrArray *items)
 {
+	g_autoptr(GDateTime) t = store_now_datetime();
+	gint64 now = g_date_time_to_unix(t);
+	gint64 left = o->deadline > 0 ? o->deadline : OUTBOX_DEFAULT_DEADLINE;
+
 	for (guint i = 0; i < items->len; i++) {
 		outbox_item *it = g_ptr_array_index(items, i);
 
-		for (guint j = 0; j < it->pending->len; j++)
-			item_result(it, g_ptr_array_index(it->pending, j), SMTP_RESULT_TEMPORARY, why);
+		left = MIN(left, it->claim_until - now - cfg->busy_timeout / 1000 - OUTBOX_CLAIM_MARGIN);
 	}
+	return left;
 }
 
 static void
-deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, guint deadline)
+deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, const outbox_run_opts *o)
 {
 	g_autoptr(GPtrArray) msgs = g_ptr_array_new_with_free_func((GDestroyNotify) smtp_message_free);
 	g_autofree char *password = NULL;
@@ -1118,7 +1124,23 @@ deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, guint deadli
 		for (guint i = 0; i < msgs->len; i++)
 			if (g_ptr_array_index(msgs, i) != NULL)
 				g_ptr_array_add(send, g_ptr_array_index(msgs, i));
-		smtp_send(&ss, send, deadline, NULL);
+		/* reckoned now, after the signing: the session must end in
+		 * time to record its outcome before the claims lapse */
+		gint64 left = session_seconds(cfg, o, items);
+
+		if (left > 0)
+			smtp_send(&ss, send, (guint) left, NULL);
+		else
+			for (guint i = 0; i < send->len; i++) {
+				smtp_message *m = g_ptr_array_index(send, i);
+
+				for (guint j = 0; j < m->rcpts->len; j++) {
+					smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
+
+					g_free(r->reply);
+					r->reply = g_strdup("not sent: its delivery claim ran out before the session could start");
+				}
+			}
 	}
 	for (guint i = 0; i < items->len; i++) {
 		outbox_item *it = g_ptr_array_index(items, i);
@@ -1150,23 +1172,6 @@ deliver_maildir(store *st, const vulnid_config *cfg, GPtrArray *items)
 				    ds == VULNID_OK ? SMTP_RESULT_DELIVERED : SMTP_RESULT_TEMPORARY,
 				    ds == VULNID_OK ? "delivered to the maildir" : e->message);
 	}
-}
-
-/* Seconds the session may take: the run's deadline, and never past the
- * time needed to record the outcome before the first claim lapses. */
-static gint64
-session_seconds(const vulnid_config *cfg, const outbox_run_opts *o, GPtrArray *items)
-{
-	g_autoptr(GDateTime) t = store_now_datetime();
-	gint64 now = g_date_time_to_unix(t);
-	gint64 left = o->deadline > 0 ? o->deadline : OUTBOX_DEFAULT_DEADLINE;
-
-	for (guint i = 0; i < items->len; i++) {
-		outbox_item *it = g_ptr_array_index(items, i);
-
-		left = MIN(left, it->claim_until - now - cfg->busy_timeout / 1000 - OUTBOX_CLAIM_MARGIN);
-	}
-	return left;
 }
 
 /* Record the outcomes, up to 100 items per transaction: a commit is a
@@ -1214,20 +1219,16 @@ outbox_round(store *st, const vulnid_config *cfg, const outbox_run_opts *o, outb
 {
 	g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(outbox_item_free);
 	vulnid_status s;
-	gint64 left;
 
 	*n = 0;
 	s = outbox_load_claimed(st, o, outbox_claim_seconds(cfg, o->deadline), items, err);
 	if (s != VULNID_OK || items->len == 0)
 		return s;
 	*n = items->len;
-	left = session_seconds(cfg, o, items);
 	if (cfg->maildir != NULL)
 		deliver_maildir(st, cfg, items);
-	else if (left <= 0)
-		deliver_none(items, "not sent: its delivery claim ran out before the session could start");
 	else
-		deliver_smtp(st, cfg, items, (guint) left);
+		deliver_smtp(st, cfg, items, o);
 	return outbox_record_all(st, cfg, o, items, res, err);
 }
 
