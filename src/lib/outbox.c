@@ -51,14 +51,17 @@ outbox_new_token(void)
  *
  * A run delivers only items it has claimed: claim = its token, claim_until
  * = when the claim lapses, set in the transaction that selects them (or,
- * in the filter, in the one that queues them).  The token is this
- * process's: "PID.RANDOM". */
+ * in the filter, in the one that queues them: those carry the process's
+ * token, which every run of the process takes for its own).  Tokens are
+ * "PID.START.RANDOM", a new RANDOM for each run: a run never claims an
+ * item twice, a later run of a long-lived process may again. */
 #define OUTBOX_CLAIM_MARGIN 60	/* s after the delivery deadline to record it */
 #define OUTBOX_CLAIM_BATCH 100	/* items claimed (and sent in one session) at a time */
 #define OUTBOX_RUN_MAX 1000	/* items one run delivers at most */
 #define OUTBOX_DEFAULT_DEADLINE 3600
 
-static char *claim_token;
+static char *claim_token;	/* the process's, for what it queues */
+static char *run_token;		/* the current outbox_run()'s */
 static guint claim_queued_seconds;
 
 /* State and start time (clock ticks after boot) of process pid, from
@@ -91,19 +94,24 @@ proc_state(pid_t pid, char *state, char **start)
 	return TRUE;
 }
 
-/* This process's token: "PID.START.RANDOM", START being its start time,
- * so that a dead claimer is recognised even when its PID is reused. */
+/* A new token of this process: "PID.START.RANDOM", START being its start
+ * time, so that a dead claimer is recognised even when its PID is reused. */
+static char *
+new_claim_token(void)
+{
+	g_autofree char *r = outbox_new_token();
+	g_autofree char *start = NULL;
+	char state;
+
+	proc_state(getpid(), &state, &start);
+	return g_strdup_printf("%d.%s.%s", (int) getpid(), start != NULL ? start : "0", r);
+}
+
 static const char *
 outbox_claim_token(void)
 {
-	if (claim_token == NULL) {
-		g_autofree char *r = outbox_new_token();
-		g_autofree char *start = NULL;
-		char state;
-
-		proc_state(getpid(), &state, &start);
-		claim_token = g_strdup_printf("%d.%s.%s", (int) getpid(), start != NULL ? start : "0", r);
-	}
+	if (claim_token == NULL)
+		claim_token = new_claim_token();
 	return claim_token;
 }
 
@@ -650,13 +658,14 @@ outbox_record(store *st, const vulnid_config *cfg, const outbox_run_opts *o, out
 		state = "delivered";
 		res->delivered++;
 	}
-	/* The claim ends with the outcome (its token stays: this process does
-	 * not claim the item again).  If it lapsed and another run holds the
-	 * item now, only the state derived from the recipients changes. */
+	/* The claim ends with the outcome (its token stays: this run does not
+	 * claim the item again).  If it lapsed and another run holds the item
+	 * now, only the state derived from the recipients changes. */
 	stmt = store_prepare_cached(st, "UPDATE outbox SET status = ?1, updated = ?2,"
 			     " last_error = CASE WHEN ?1 = 'delivered' THEN NULL ELSE coalesce(?3, last_error) END,"
-			     " attempts = attempts + (claim IS ?6), next_attempt = coalesce(?4, next_attempt),"
-			     " claim_until = CASE WHEN claim IS ?6 THEN NULL ELSE claim_until END"
+			     " attempts = attempts + (claim IN (?6, ?7)), next_attempt = coalesce(?4, next_attempt),"
+			     " claim_until = CASE WHEN claim IN (?6, ?7) THEN NULL ELSE claim_until END,"
+			     " claim = CASE WHEN claim IN (?6, ?7) THEN ?6 ELSE claim END"
 			     " WHERE id = ?5", &s, err);
 	if (stmt == NULL)
 		goto fail;
@@ -673,7 +682,8 @@ outbox_record(store *st, const vulnid_config *cfg, const outbox_run_opts *o, out
 	else
 		sqlite3_bind_null(stmt, 4);
 	sqlite3_bind_int64(stmt, 5, it->id);
-	sqlite3_bind_text(stmt, 6, outbox_claim_token(), -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 6, run_token, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 7, outbox_claim_token(), -1, SQLITE_STATIC);
 	s = store_step_reset(st, stmt, "outbox", err);
 	if (s != VULNID_OK)
 		goto fail;
@@ -729,8 +739,8 @@ outbox_get_data(store *st, gint64 id, GBytes **out, GError **err)
 	return VULNID_OK;
 }
 
-/* Due, and nobody holds it; never one this process claimed before (a
- * run tries each item once, --force or not). */
+/* Due, and nobody holds it; never one this run claimed before (a run
+ * tries each item once, --force or not). */
 #define OUTBOX_DUE \
 	" status IN ('queued', 'deferred') AND (?1 = 0 OR cause = ?1)" \
 	" AND (?2 OR next_attempt <= ?3) AND (claim_until IS NULL OR claim_until <= ?3)" \
@@ -747,13 +757,14 @@ dead_claims(store *st, const char *now, GPtrArray *dead, GError **err)
 {
 	vulnid_status s;
 	sqlite3_stmt *stmt = store_prepare(st, "SELECT DISTINCT claim FROM outbox"
-		" WHERE status IN ('queued', 'deferred') AND claim <> ?1 AND claim_until > ?2", &s, err);
+		" WHERE status IN ('queued', 'deferred') AND claim NOT IN (?1, ?3) AND claim_until > ?2", &s, err);
 	int rc;
 
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_text(stmt, 1, outbox_claim_token(), -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 3, run_token, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
 		if (!claimer_alive((const char *) sqlite3_column_text(stmt, 0)))
 			g_ptr_array_add(dead, store_col_text(stmt, 0));
@@ -809,7 +820,7 @@ outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *u
 	sqlite3_bind_int64(stmt, 1, o->cause);
 	sqlite3_bind_int(stmt, 2, o->force);
 	sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 4, outbox_claim_token(), -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 4, run_token, -1, SQLITE_STATIC);
 	rc = sqlite3_step(stmt);
 	any = rc == SQLITE_ROW && sqlite3_column_int(stmt, 0) != 0;
 	sqlite3_finalize(stmt);
@@ -830,7 +841,7 @@ outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *u
 	sqlite3_bind_int64(stmt, 1, o->cause);
 	sqlite3_bind_int(stmt, 2, o->force);
 	sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 4, outbox_claim_token(), -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 4, run_token, -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 5, until, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(stmt, 6, OUTBOX_CLAIM_BATCH);
 	s = store_step_done(st, stmt, "outbox", err);
@@ -860,12 +871,13 @@ outbox_load_claimed(store *st, const outbox_run_opts *o, guint claim_seconds, GP
 	stmt = store_prepare(st,
 		"SELECT id, created, message_id, entry, kind, envelope_from, attempts, coalesce(cause, 0),"
 		" CAST(strftime('%s', claim_until) AS INTEGER) FROM outbox"
-		" WHERE claim = ?1 AND claim_until > ?2 AND status IN ('queued', 'deferred')"
+		" WHERE claim IN (?1, ?3) AND claim_until > ?2 AND status IN ('queued', 'deferred')"
 		" ORDER BY id", &s, err);
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_text(stmt, 1, outbox_claim_token(), -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 3, run_token, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		outbox_item *it = g_new0(outbox_item, 1);
 
@@ -1178,7 +1190,7 @@ deliver_maildir(store *st, const vulnid_config *cfg, GPtrArray *items)
  * sync of the database, which costs more than sending the mail.  A busy
  * database is waited for again, as long as the claims last; what cannot
  * be recorded stays claimed until the claim lapses (or this process ends),
- * and is not sent again by this process. */
+ * and is not sent again by this run. */
 static vulnid_status
 outbox_record_all(store *st, const vulnid_config *cfg, const outbox_run_opts *o, GPtrArray *items,
 		  outbox_run_result *res, GError **err)
@@ -1242,6 +1254,8 @@ outbox_run(store *st, const vulnid_config *cfg, const outbox_run_opts *opts, out
 	vulnid_status s;
 
 	memset(res, 0, sizeof *res);
+	g_free(run_token);
+	run_token = new_claim_token();
 	/* Round after round, so that concurrent runs share the work; what
 	 * on_failure queues (the researcher's notice) is due at once and goes
 	 * out in the next round. */

@@ -66,15 +66,17 @@ typedef struct {
 	outbox_failure_fn on_failure;	/* or NULL */
 } outbox_run_opts;
 
-/* Deliver due items.  They are claimed first: in one transaction the due
- * items nobody holds (or whose claim has lapsed) get this process's token
- * and a claim_until of outbox_claim_seconds() from now, so that any number
- * of concurrent runs deliver each item once.  Over SMTP, all of them go
- * over one connection, which ends early enough to record the outcome
- * before the claim lapses.  The outcomes of up to 100 items commit
+/* Deliver due items.  They are claimed first, 100 at a time: in one
+ * transaction the due items nobody holds (or whose claim has lapsed or
+ * whose claimer has died) get this run's token and a claim_until of
+ * outbox_claim_seconds() from now, so that any number of concurrent runs
+ * deliver each item once.  Over SMTP, the items of a claim go over one
+ * connection, which ends early enough to record the outcome before the
+ * claim lapses.  The outcomes of up to 100 items commit
  * together, each with its audit event; a recipient's outcome only moves
- * forward (a bounce recorded meanwhile stays).  Mail that on_failure
- * queues is delivered in a second round of the same run. */
+ * forward (a bounce recorded meanwhile stays).  A run tries an item at
+ * most once (a later run may again); mail that on_failure queues is
+ * delivered in a later round of the same run. */
 vulnid_status outbox_run(store *st, const vulnid_config *cfg, const outbox_run_opts *opts,
 			 outbox_run_result *res, GError **err);
 
