@@ -655,15 +655,16 @@ test_expect_success 'trust on first use imports only the signing key, not others
 	expect_no_match "^$YFPR " "$TMP/keys"
 '
 
-test_expect_success 'a key claiming Alice'\''s address, imported on first use, is flagged in the audit log' '
+test_expect_success 'a key claiming Alice'\''s address is not trusted on first use: unauthenticated, audited' '
 	printf "Product: TOFU4\n\nZed claims to be Alice.\n" >"$TMP/tofu4.txt" &&
 	$PGPMAIL with-keys "$TMP/gnupg-zed" "$ZFPR" "$TMP/tofu4.txt" "$TMP/tofu4.eml" "$TMP/zed.asc" -- \
 		"Message-ID: <tofu-4@example.com>" &&
 	deliver_ok "$TMP/tofu4.eml" &&
 	auth_of "$(last_id)" >"$TMP/a" &&
-	expect_match "^\{\"method\":\"pgp\",\"fingerprint\":\"$ZFPR\",\"signature\":\"[0-9a-f]{64}\"\}$" "$TMP/a" &&
-	expect_match "\"event\":\"key-imported\",\"id\":null,\"message_id\":\"tofu-4@example.com\",\"fingerprint\":\"$ZFPR\"" "$INST/audit.log" &&
-	expect_match "\"event\":\"key-uid-conflict\",\"id\":null,\"message_id\":\"tofu-4@example.com\",\"fingerprint\":\"$ZFPR\",\"other\":\"$AFPR\",\"address\":\"alice@example.net\"" "$INST/audit.log"
+	expect_match "^\{\"method\":\"none\",\"reason\":\"the signing key is not known to this robot, and the key sent with the mail was not imported: another key in the robot.s keyring already claims its address alice@example.net" "$TMP/a" &&
+	vulnid keys list >"$TMP/keys" && expect_no_match "^$ZFPR " "$TMP/keys" &&
+	expect_no_match "\"event\":\"key-imported\",\"id\":null,\"message_id\":\"tofu-4@example.com\"" "$INST/audit.log" &&
+	expect_match "\"event\":\"key-refused\",\"id\":null,\"message_id\":\"tofu-4@example.com\",\"fingerprint\":\"$ZFPR\",\"source\":\"signed mail \(trust on first use\)\",\"other\":\"$AFPR\",\"address\":\"alice@example.net\"" "$INST/audit.log"
 '
 
 M5FPR=$(new_key mallory5 'Mallory Five <m5@example.com>' never)

@@ -144,7 +144,7 @@ test_expect_success 'SMTP AUTH: the password comes from a 0600 file, never the c
 start_sink inj
 test_expect_success 'header injection through Subject, Title and Vendor adds no header' '
 	set_conf delivery starttls no &&
-	printf "From: alice@example.net\nTo: request@example.org\nSubject: =?utf-8?q?x=0D=0ABcc:_victim@example.com?=\nMessage-ID: <inj@example.net>\n\nTitle: t\r\nBcc: victim2@example.com\nVendor: V =?utf-8?q?a=0ABcc:_v3@example.com?=\nVendor-Contact: security@vendor.example\n\nbody\n" >"$TMP/inj.eml" &&
+	printf "From: alice@example.net\nTo: request@example.org\nSubject: =?utf-8?q?x=0D=0ABcc:_victim@example.com?=\nMessage-ID: <inj@example.net>\n\nTitle: t\r\nBcc: victim2@example.com\nVendor: V =?utf-8?q?a=0ABcc:_v3@example.com?= <vendor.example>\n\nbody\n" >"$TMP/inj.eml" &&
 	deliver_ok "$TMP/inj.eml" &&
 	test "$(sink_count)" -ge 2 &&
 	for f in $(sink_files); do

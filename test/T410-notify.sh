@@ -16,6 +16,10 @@ test_expect_success 'Vendor-Contact: the vendor is notified, with how to respond
 	The search box is injectable.
 	MAIL
 	deliver_ok "$TMP/v1.eml" &&
+	! sent_to psirt@widget.example >/dev/null &&
+	mail_body "$(sent_to alice@example.net)" >"$TMP/ack" &&
+	expect_match "the vendor contact psirt@widget.example is held" "$TMP/ack" &&
+	confirm_entry "TEST-$Y-0001" &&
 	n=$(sent_to psirt@widget.example) &&
 	expect_eq "[TEST-$Y-0001] Vulnerability report: Widget Co Widget: SQLi in Widget" "$(mail_header "$n" Subject)" &&
 	expect_eq "request+TEST-$Y-0001@example.org" "$(mail_header "$n" Reply-To)" &&
@@ -26,6 +30,7 @@ test_expect_success 'Vendor-Contact: the vendor is notified, with how to respond
 	expect_match "https://example.net/w" "$TMP/nb" &&
 	expect_match "Status: confirmed" "$TMP/nb" &&
 	mail_body "$(sent_to alice@example.net)" >"$TMP/ack" &&
+	expect_match "Token: accepted: TEST-$Y-0001 is confirmed" "$TMP/ack" &&
 	expect_match "notified: psirt@widget.example" "$TMP/ack" &&
 	expect_match "from your Vendor-Contact line" "$TMP/ack" &&
 	expect_match "\"event\":\"notified\"" "$INST/audit.log"
@@ -40,6 +45,7 @@ test_expect_success 'Anonymous: yes keeps the researcher out of the notification
 	Another bug.
 	MAIL
 	deliver_ok "$TMP/v2.eml" &&
+	confirm_entry "TEST-$Y-0002" "Alice <alice.secret@example.net>" &&
 	n=$(sent_to psirt@widget.example) &&
 	! grep -qi "alice" "$n" &&
 	mail_body "$n" | grep -q "an anonymous researcher"
@@ -82,6 +88,7 @@ test_expect_success 'an embargoed entry: the vendor gets only the ID and the dat
 	Top secret details.
 	MAIL
 	deliver_ok "$TMP/v6.eml" &&
+	confirm_entry "$(sql "SELECT id FROM entries ORDER BY rowid DESC LIMIT 1")" &&
 	n=$(sent_to psirt@widget.example) &&
 	expect_match "2099-01-31" "$n" &&
 	! grep -q "Top secret details" "$n" &&

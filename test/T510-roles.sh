@@ -201,7 +201,7 @@ test_expect_success 'a vendor response signed with the directory key: vendor by 
 	expect_eq public "$(state "$E3")" &&
 	clearsigned_mail "$TMP/v3.eml" vera "$VFPR" "Status: fixed
 
-Fixed in Widget 3.4." "Message-ID: <v3@example.net>" "From: vera@widget.example" "Subject: Re: [$E3] public bug" &&
+Fixed in Widget 3.4 ($E3)." "Message-ID: <v3@example.net>" "From: vera@widget.example" "Subject: Re: [$E3] public bug" &&
 	deliver_ok "$TMP/v3.eml" -r request@example.org &&
 	expect_eq "vendor-response|vendor|key|$VFPR" \
 		"$(sql "SELECT kind || '\''|'\'' || role || '\''|'\'' || json_extract(auth, '\''$.how'\'') || '\''|'\'' || json_extract(auth, '\''$.fingerprint'\'') FROM records WHERE entry = '\''$E3'\'' AND seq = 2")" &&
@@ -220,7 +220,9 @@ test_expect_success 'mail from the vendor'\''s domain is a vendor response, show
 	reply_to intern@widget.example | grep -q "unverified: sent from the vendor.s domain" &&
 	printf "lookup %s\n" "$E3" | write_mail "$TMP/l4.eml" "Message-ID: <l4@example.net>" "From: zed@example.org" &&
 	deliver_ok "$TMP/l4.eml" -r request@example.org &&
-	reply_to zed@example.org | grep -q "vendor says: *disputed (record 3, vendor intern@widget.example, unverified: sent from the vendor.s domain; 2 statements in all)"
+	reply_to zed@example.org >"$TMP/l4.txt" &&
+	grep -q "vendor says: *fixed (record 2, vendor vera@widget.example, verified by OpenPGP signature; 2 statements in all)" "$TMP/l4.txt" &&
+	grep -q "proposed: *Status: disputed (record 3, vendor intern@widget.example, unverified: sent from the vendor.s domain)" "$TMP/l4.txt"
 '
 
 test_expect_success 'withdraw by the creator: the entry stays, marked withdrawn with the reason' '

@@ -117,7 +117,8 @@ test_expect_success 'alias: recorded with its author, once' '
 	cmd carol@example.com request@example.org "alias $E1 GHSA-abcd-efgh-ijkl
 lookup CVE-$Y-12345" &&
 	expect_match "GHSA-abcd-efgh-ijkl is recorded as an alias of $E1" "$TMP/reply" &&
-	expect_match "alias: +CVE-$Y-12345 \(record [0-9]+, third party bob@example.com" "$TMP/reply"
+	expect_match "unverified: it is shown as a proposal" "$TMP/reply" &&
+	expect_match "proposed: +Alias: CVE-$Y-12345 \(record [0-9]+, third party bob@example.com" "$TMP/reply"
 '
 
 test_expect_success 'rate: recorded; unsigned ratings are unverified, signed count once per key' '

@@ -39,10 +39,11 @@ test_expect_success 'setup: an anonymous request; the vendor and the list are to
 	Remote code execution in the upload handler.
 	MAIL
 	deliver_ok "$TMP/r.eml" -f "$SECRET" -r request@example.org &&
+	token_in "$(sent_to "$SECRET")" >"$TMP/ctok" && test -s "$TMP/ctok" &&
+	confirm_entry "$ID" "Alice Secret <$SECRET>" &&
 	n=$(sent_to psirt@widget.example) &&
 	mail_body "$n" | grep -q "an anonymous researcher" &&
 	sent_to vuln-list@lists.example >/dev/null &&
-	token_in "$(sent_to "$SECRET")" >"$TMP/ctok" && test -s "$TMP/ctok" &&
 	token_in "$n" >"$TMP/vtok" && test -s "$TMP/vtok" &&
 	nobody_else_knows
 '

@@ -44,7 +44,8 @@ request() {
 # dbtool COMMAND ...: change the database as the lifecycle code would
 # (records of other kinds, embargoes), computing hashes as vulnid-json(7)
 # says.  Commands:
-#   add ENTRY KIND ROLE AUTHOR FIELDS_JSON BODY [opens=N] [mail=FILE] [subject=S]
+#   add ENTRY KIND ROLE AUTHOR FIELDS_JSON BODY [opens=N] [mail=FILE] [subject=S] [how=H]
+#       (the role established by token, or key for moderators, unless how=)
 #   sealed ENTRY_ID SUBJECT FIELDS_JSON BODY EMBARGO   (a new entry, record 1 sealed)
 #   release ENTRY SUBJECT FIELDS_JSON BODY             (discloses record 1)
 dbtool() {
@@ -93,10 +94,14 @@ if cmd == "add":
     seq = db.execute("SELECT max(seq) FROM records WHERE entry = ?", (entry,)).fetchone()[0] + 1
     msg = message(open(opt["mail"], "rb").read(), author) if "mail" in opt else None
     opens = int(opt["opens"]) if "opens" in opt else None
-    h = sha(canon(entry, seq, now, kind, AUTH, subject, fields, body))
+    # the role as verified intake would have established it, unless how= says otherwise
+    how = opt.get("how", {"creator": "token", "vendor": "token", "moderator": "key",
+                          "operator": "key"}.get(role, "none"))
+    auth = '{"method":"none","role":' + s(role) + ',"how":' + s(how) + '}'
+    h = sha(canon(entry, seq, now, kind, auth, subject, fields, body))
     db.execute("INSERT INTO records (entry, seq, created, kind, message, author, role, auth, subject,"
                " fields, body, sha256, opens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-               (entry, seq, now, kind, msg, author or None, role, AUTH, subject, fields, body, h, opens))
+               (entry, seq, now, kind, msg, author or None, role, auth, subject, fields, body, h, opens))
     print(seq)
 elif cmd == "sealed":
     eid, subject, fields, body, embargo = args

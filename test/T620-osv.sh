@@ -39,10 +39,10 @@ Same bug again.
 MAIL
 dbtool add "TEST-$Y-0001" vendor-response vendor security@foo.example '[["Status","fixed"],["Fixed","2.5.0"]]' \
 	"Fixed in 2.5.0." >/dev/null
-dbtool add "TEST-$Y-0001" addition creator alice@example.net '[["Alias","CVE-2026-12345"]]' "" >/dev/null
+dbtool add "TEST-$Y-0001" command creator alice@example.net '[["Alias","CVE-2026-12345"]]' "" >/dev/null
 dbtool add "TEST-$Y-0002" command creator bob@example.net '[["Withdrawn","not a bug after all"]]' "" >/dev/null
 dbtool add "TEST-$Y-0003" command moderator "" '[["Spam","yes"]]' "" >/dev/null
-dbtool add "TEST-$Y-0005" command creator erin@example.net "[[\"Duplicate-Of\",\"TEST-$Y-0002\"]]" "" >/dev/null
+dbtool add "TEST-$Y-0005" command moderator mod@example.org "[[\"Duplicate-Of\",\"TEST-$Y-0002\"]]" "" >/dev/null
 dbtool sealed "TEST-$Y-0006" "Secret" '[["Vendor","Hidden"]]' "hidden" 2099-01-01 >/dev/null
 
 osv_valid() {

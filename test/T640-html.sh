@@ -29,12 +29,13 @@ Buy now.
 MAIL
 dbtool add "$E1" vendor-response vendor security@foo.example '[["Status","confirmed"]]' \
 	"We confirm the XSS and will fix it in 1.1." >/dev/null
-dbtool add "TEST-$Y-0002" addition creator anon@researcher.example "[[\"Duplicate-Of\",\"$E1\"]]" "" >/dev/null
+dbtool add "$E1" vendor-response vendor intern@foo.example '[["Status","disputed"]]' "Not a bug." how=domain >/dev/null
+dbtool add "TEST-$Y-0002" command moderator mod@example.org "[[\"Duplicate-Of\",\"$E1\"]]" "" >/dev/null
 dbtool sealed "TEST-$Y-0004" "Secret title" '[["Vendor","Hidden"]]' "hidden body" 2099-01-01 >/dev/null
 
-test_expect_success 'the site: index, years, vendors, entry pages, OSV and raw mails' '
+test_expect_success 'the site: index, years, vendors, entry pages, OSV and the records as mails' '
 	"$VULNID" -c "$CONF" export html "$TMP/site" >"$TMP/out" &&
-	expect_match "4 entry pages, 3 OSV records, 3 mails" "$TMP/out" &&
+	expect_match "4 entry pages, 3 OSV records, 6 mails" "$TMP/out" &&
 	for f in index.html $Y.html vendors.html entries/$E1.html entries/TEST-$Y-0002.html \
 		entries/TEST-$Y-0003.html entries/TEST-$Y-0004.html osv/x_$E1.json mail/$E1-1.eml \
 		mail/TEST-$Y-0002-1.eml; do
@@ -59,17 +60,26 @@ test_expect_success 'an entry page: fields, vendor position, records with role a
 	expect_match "Confirmed by the vendor" "$p" &&
 	expect_match "We confirm the XSS and will fix it in 1.1." "$p" &&
 	expect_match "Record 2 &middot; vendor-response &middot; vendor" "$p" &&
-	expect_match "not authenticated" "$p" &&
+	expect_match "creator, the request that made the entry" "$p" &&
+	expect_match "how-verified\">vendor, verified by token" "$p" &&
 	expect_match "href=\"../osv/x_$E1.json\"" "$p" &&
-	expect_match "href=\"../mail/$E1-1.eml\">raw mail" "$p" &&
+	expect_match "href=\"../mail/$E1-1.eml\">as a mail" "$p" &&
 	expect_match "Duplicates</th><td><a href=\"../entries/TEST-$Y-0002.html\">" "$p"
 '
 
 test_expect_success 'anonymous authors are not shown, in pages or raw mails' '
 	! grep -rl "anon@researcher.example" "$TMP/site" &&
 	expect_match "an anonymous researcher" "$TMP/site/entries/TEST-$Y-0002.html" &&
-	expect_match "^From: Anonymous <anonymous@invalid>" "$TMP/site/mail/TEST-$Y-0002-1.eml"
+	expect_match "^From: an anonymous researcher <anonymous@invalid>" "$TMP/site/mail/TEST-$Y-0002-1.eml"
 '
+
+test_expect_success 'an unverified vendor statement is shown apart, never as the vendor position' '
+	p="$TMP/site/entries/$E1.html" &&
+	expect_no_match "Disputed by the vendor" "$p" &&
+	expect_match "<h2 id=\"unverified\">Unverified</h2>" "$p" &&
+	expect_match "<th>Status</th><td>disputed <span class=\"meta\">\(<a href=\"#r3\">record 3</a>, vendor, unverified: sent from the vendor&#39;s domain\)" "$p" &&
+	expect_match "how-unverified\">vendor, unverified: sent from the vendor&#39;s domain" "$p" &&
+	expect_match "vendor-confirmed\">confirmed" "$TMP/site/$Y.html"'
 
 test_expect_success 'an embargoed entry is a stub; its vendor is not listed' '
 	p="$TMP/site/entries/TEST-$Y-0004.html" &&

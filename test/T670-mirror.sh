@@ -98,4 +98,35 @@ test_expect_success 'unsigned when asked, and names that are not one path compon
 	expect_eq 64 "$rc"
 '
 
+test_expect_success 'the log is published, and two robots witness each other (--witness-log)' '
+	git -C "$TMP/clone" pull -q &&
+	test -f "$TMP/clone/robot-a/checkpoint" && test -d "$TMP/clone/robot-a/tile/0" &&
+	test -f "$TMP/clone/robot-b/log.vkey" &&
+	cp "$TMP/clone/robot-a/log.vkey" "$TMP/a.vkey" && cp "$TMP/clone/robot-b/log.vkey" "$TMP/b.vkey" &&
+	"$VULNID" -c "$A/vulnid.conf" witness init example.org/witness-a >"$TMP/wa.vkey" &&
+	"$VULNID" -c "$B/vulnid.conf" witness init example.org/witness-b >"$TMP/wb.vkey" &&
+	send "$A" a5 &&
+	mirror "$A" robot-a --witness-log "robot-b=$TMP/b.vkey" >/dev/null &&
+	mirror "$B" robot-b --witness-log "robot-a=$TMP/a.vkey" >/dev/null &&
+	mirror "$A" robot-a --witness-log "robot-b=$TMP/b.vkey" >/dev/null &&
+	git -C "$TMP/clone" pull -q &&
+	"$VULNID" verify-feed "$TMP/clone/robot-a" --key "$TMP/a.asc" --witness-key "$TMP/wb.vkey" \
+		--cosigned "$TMP/clone/robot-b/witness" >"$TMP/out" &&
+	expect_match "1 cosignatures" "$TMP/out" &&
+	"$VULNID" verify-feed "$TMP/clone/robot-b" --key "$TMP/b.asc" --witness-key "$TMP/wa.vkey" \
+		--cosigned "$TMP/clone/robot-a/witness" >"$TMP/out" &&
+	expect_match "1 cosignatures" "$TMP/out" &&
+	mirror "$B" robot-b --witness-log "robot-a=$TMP/a.vkey" >"$TMP/out" &&
+	expect_match "nothing new" "$TMP/out"
+'
+
+test_expect_success 'a checkpoint the witness cannot check is refused: exit 65, its own feed still published' '
+	send "$B" b6 &&
+	rc=0; mirror "$B" robot-b --witness-log "robot-a=$TMP/b.vkey" >/dev/null 2>"$TMP/err" || rc=$? &&
+	expect_eq 65 "$rc" && expect_match "REFUSED to cosign the log in .robot-a." "$TMP/err" &&
+	git -C "$TMP/clone" pull -q &&
+	"$VULNID" verify-feed "$TMP/clone/robot-b" --key "$TMP/b.asc" >"$TMP/out" &&
+	expect_match "Vendor: V6|b6|request b6" "$TMP/clone/robot-b/'"$Y"'.jsonl"
+'
+
 test_done

@@ -258,6 +258,7 @@ test_expect_success 'a request sent with swaks comes back as an ack in the Maild
 	expect_eq "alice@example.net|request@example.org" \
 		"$(sql "SELECT envelope_from || '\''|'\'' || envelope_to FROM messages WHERE message_id = '\''pf1@example.net'\''")" &&
 	expect_eq "TEST-$Y-0001" "$(sql "SELECT id FROM entries")" &&
+	expect_eq "127.0.0.1|127.0.0.0/24" "$(sql "SELECT client_address || '\''|'\'' || client_net FROM messages WHERE message_id = '\''pf1@example.net'\''")" "pipe(8) passes \${client_address}" &&
 	sql "SELECT CAST(data AS TEXT) FROM blobs JOIN messages ON raw_sha256 = sha256 WHERE message_id = '\''pf1@example.net'\''" >"$TMP/raw1" &&
 	expect_eq "Return-Path: <alice@example.net>" "$(head -n 1 "$TMP/raw1")" "the R flag"
 '
@@ -290,14 +291,14 @@ test_expect_success 'aliases(5) and .forward: local(8) runs the filter as the ow
 	wait_mail "[$(entry_of pfa2@example.net)] Through a forward" >/dev/null &&
 	expect_eq "alice@example.net|$PIPE_USER@example.com" \
 		"$(sql "SELECT envelope_from || '\''|'\'' || envelope_to FROM messages WHERE message_id = '\''pfa2@example.net'\''")" &&
+	expect_eq "127.0.0.1 127.0.0.1" "$(sql "SELECT group_concat(client_address, '\'' '\'') FROM messages WHERE message_id IN ('\''pfa1@example.net'\'', '\''pfa2@example.net'\'')")" "local(8) passes CLIENT_ADDRESS" &&
 	expect_eq "" "$(find "$INST" ! -user "$PIPE_USER")" "files of the instance not owned by $PIPE_USER"
 '
 
-test_expect_success 'a vendor notification is delivered to the Maildir of psirt@example.net' '
+test_expect_success 'a vendor notification is delivered to the Maildir of security@example.net' '
 	write_mail "$TMP/v1.eml" "Message-ID: <pfv1@example.net>" "Subject: SQLi in Widget" <<-MAIL &&
-	Vendor: Widget Co
+	Vendor: Widget Co <example.net>
 	Product: Widget
-	Vendor-Contact: psirt@example.net
 
 	The search box is injectable.
 	MAIL
@@ -306,7 +307,7 @@ test_expect_success 'a vendor notification is delivered to the Maildir of psirt@
 	id=$(entry_of pfv1@example.net) &&
 	test -n "$id" &&
 	n=$(wait_mail "[$id] Vulnerability report: Widget Co Widget: SQLi in Widget") &&
-	expect_eq psirt@example.net "$(mail_header "$n" To)" &&
+	expect_eq security@example.net "$(mail_header "$n" To)" &&
 	expect_eq "request+$id@example.org" "$(mail_header "$n" Reply-To)" &&
 	mail_body "$n" | grep -q "The search box is injectable." &&
 	wait_mail "[$id] SQLi in Widget" >/dev/null &&

@@ -10,6 +10,28 @@
 
 FILTERS="$VULNID_SRCDIR/filters"
 
+# Every snippet that runs the filter hands it the SMTP client's address
+# (-a, --client-address=), which the rate limits count per network.
+test_expect_success 'every shipped snippet passes the client address' '
+	n=0
+	for f in "$FILTERS"/*; do
+		case $f in *.am | */README | */postfix-main.cf | */postfix-transport | */postfix-lmtp-transport) continue ;; esac
+		case $f in
+		*/postfix-lmtp-*)
+			# over LMTP the client address travels in XFORWARD
+			grep -Eq "^lmtp_send_xforward_command *= *yes" "$f" || fail "$f: no XFORWARD"
+			continue ;;
+		esac
+		n=$((n + 1))
+		tr "\n" " " <"$f" | sed "s/\\\\ / /g" | grep -Eq "vulnid-filter[^#]* (-a [^ ]|--client-address=)|VULNID_FILTER[^#]* -a " ||
+			fail "$f: no -a / --client-address"
+	done
+	expect_eq 7 "$n" "snippets checked" &&
+	grep -q -- "-a \${client_address}" "$FILTERS/postfix-master.cf" &&
+	grep -q "CLIENT_ADDRESS=\$sender_host_address" "$FILTERS/exim" &&
+	grep -q -- "-a received" "$FILTERS/opensmtpd"
+'
+
 # ---- Exim --------------------------------------------------------------------
 EXIM=
 for e in exim4 exim; do

@@ -68,7 +68,7 @@ printf 'A request with an overlong Host header overflows a fixed buffer\nin pars
 test_expect_success 'vulnid-request --help names every option' '
 	bash "$REQUEST" --help >"$TMP/help" &&
 	for o in --to --vendor --product --version --title --type --reference --vendor-contact \
-		--embargo --anonymous --description-file --sign --pgp-mime --encrypt-to --dry-run; do
+		--embargo --anonymous --description-file --sign --pgp-mime --encrypt-to --attach-key --dry-run; do
 		grep -q -- "^  $o\b" "$TMP/help" || fail "--help does not mention $o"
 	done
 '
@@ -214,9 +214,47 @@ else
 			expect_no_match "Example Server" "$TMP/r-encm.eml" &&
 			robot_reads "$TMP/r-encm.eml" "$(msgid_of "$TMP/r-encm.eml")"
 		'
+		test_expect_success 'vulnid-request --encrypt-to: the Subject is a fixed text, the title only inside' '
+			bash "$REQUEST" --dry-run --pgp-mime --encrypt-to "$robot_fpr" --embargo 2099-01-01 \
+				"${request_args[@]}" >"$TMP/r-encs.eml" &&
+			expect_eq "Vulnerability identifier request" "$(mail_header "$TMP/r-encs.eml" Subject)" &&
+			expect_no_match "Heap overflow" "$TMP/r-encs.eml" &&
+			deliver_ok "$TMP/r-encs.eml" &&
+			id=$(sql "SELECT e.id FROM entries e JOIN messages m ON e.message = m.id WHERE m.message_id = '\''$(msgid_of "$TMP/r-encs.eml")'\''") &&
+			"$VULNID" -c "$CONF" show --private --json "$id" >"$TMP/encs.json" &&
+			expect_eq "Heap overflow" "$(json_get "j[\"title\"]" <"$TMP/encs.json")"
+		'
 	else
 		test_skip "vulnid-request --encrypt-to" "this vulnid has no robot key to export"
 	fi
+
+	test_expect_success 'vulnid-request refuses a "---" line with any line end or trailing white space' '
+		for d in "one\r\n---\r\ntwo\r\n" "one\n---\rtwo\n" "one\r---\rtwo" "one\n---\f\ntwo\n" "one\n--- \v\ntwo\n"; do
+			printf "$d" >"$TMP/split.txt"
+			rc=0; bash "$REQUEST" --dry-run --no-sign --to request@example.org --embargo 2099-01-01 \
+				--description-file "$TMP/split.txt" >/dev/null 2>"$TMP/err" || rc=$?
+			expect_eq 64 "$rc" "exit status for $d"
+			expect_match "would start another request" "$TMP/err"
+		done
+	'
+
+	test_expect_success 'the robot splits exactly where the helper refuses: "---" then CR, form feed, vertical tab' '
+		for sep in "---\r\r\n" "--- \f\n" "---\v\n"; do
+			printf "Embargo: 2099-01-01\n\nsecret one\n${sep}Product: two\n" |
+				write_mail "$TMP/sep.eml" "Message-ID: <sep-$RANDOM$RANDOM@example.net>" &&
+			n0=$(sql "SELECT count(*) FROM entries") &&
+			deliver_ok "$TMP/sep.eml" &&
+			expect_eq $((n0 + 2)) "$(sql "SELECT count(*) FROM entries")" "entries for $sep"
+		done
+	'
+
+	test_expect_success 'vulnid-request --attach-key: PGP/MIME with the key; the robot imports it on first use' '
+		bash "$REQUEST" --dry-run --attach-key "${request_args[@]}" >"$TMP/r-key.eml" &&
+		expect_match "^Content-Type: multipart/signed" "$TMP/r-key.eml" &&
+		expect_match "^Content-Type: application/pgp-keys" "$TMP/r-key.eml" &&
+		robot_reads "$TMP/r-key.eml" "$(msgid_of "$TMP/r-key.eml")" &&
+		expect_eq pgp "$(json_get "j[\"records\"][0][\"auth\"][\"method\"]" <"$TMP/entry.json")"
+	'
 	gpgconf --homedir "$GNUPGHOME" --kill all 2>/dev/null
 	unset GNUPGHOME
 fi
@@ -401,6 +439,17 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 		expect_no_match "vulnid-tick" "$TMP/sa.out" &&
 		grep -q "^ExecStart=/usr/local/sbin/vulnid -c /var/lib/vulnid/vulnid.conf tick$" "$C/systemd/vulnid-tick.service" &&
 		grep -q "^OnCalendar=\*:0/5$" "$C/systemd/vulnid-tick.timer"
+	'
+	test_expect_success 'systemd-analyze verify accepts the LMTP server socket and service' '
+		mkdir -p "$TMP/units2" &&
+		sed -e "s|/usr/local/sbin/vulnid-lmtpd|$VULNID_BUILDDIR/src/vulnid-lmtpd|" -e "s|^User=vulnid|User=nobody|" -e "s|^Group=vulnid|Group=nogroup|" \
+			-e "s|^ConditionPathExists=.*|ConditionPathExists=/|" \
+			"$C/systemd/vulnid-lmtpd.service" >"$TMP/units2/vulnid-lmtpd.service" &&
+		sed -e "s|^SocketUser=vulnid|SocketUser=nobody|" "$C/systemd/vulnid-lmtpd.socket" >"$TMP/units2/vulnid-lmtpd.socket" &&
+		systemd-analyze verify --man=no "$TMP/units2/vulnid-lmtpd.socket" "$TMP/units2/vulnid-lmtpd.service" >"$TMP/sa2.out" 2>&1 ||
+			fail "$(cat "$TMP/sa2.out")"
+		grep -q "^ExecStart=/usr/local/sbin/vulnid-lmtpd -c /var/lib/vulnid/vulnid.conf$" "$C/systemd/vulnid-lmtpd.service" &&
+		grep -q "^ListenStream=/var/lib/vulnid/lmtp.sock$" "$C/systemd/vulnid-lmtpd.socket"
 	'
 else
 	test_skip "systemd-analyze verify" "systemd-analyze is not installed (Debian package systemd)"

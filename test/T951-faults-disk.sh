@@ -128,7 +128,8 @@ sweep() {
 		[ $n -lt 300 ] || fail "more than 300 calls to fail?" || return 1
 	done
 	echo "$prefix: $n fault points"
-	[ $n -gt 3 ] || fail "only $n fault points: is the shim working?" || return 1
+	# (fsync: the commit, the Maildir file, the outcome; audit.log is not synced)
+	[ $n -ge 3 ] || fail "only $n fault points: is the shim working?" || return 1
 	"$VULNID" -c "$CONF" audit flush >/dev/null &&
 	VULNID_TEST_NOW=$(minutes_from_now 2) "$VULNID" -c "$CONF" queue run >/dev/null || return 1
 	for i in $(seq 0 $n); do

@@ -356,7 +356,11 @@ test_expect_success 'a schema 1 database is upgraded in place and keeps its blob
 	sqlite3 "$INST/vulnid.db" "
 		DROP TRIGGER blobs_keyed; DROP TRIGGER blob_keys_no_replace;
 		DROP TRIGGER blob_keys_no_update; DROP TRIGGER blob_keys_no_delete;
-		DROP TABLE blob_keys; DROP TABLE outbox_signed;
+		DROP TABLE blob_keys; DROP TABLE outbox_signed; DROP TABLE record_signers; DROP TABLE decrypted;
+		DROP INDEX messages_net_received; DROP INDEX messages_domain_received;
+		DROP INDEX messages_received; DROP TABLE mail_ledger;
+		ALTER TABLE messages DROP COLUMN client_address; ALTER TABLE messages DROP COLUMN client_net;
+		ALTER TABLE messages DROP COLUMN sender_domain; ALTER TABLE messages DROP COLUMN from_verified;
 		DROP TRIGGER outbox_recipients_forward;
 		ALTER TABLE outbox DROP COLUMN claim; ALTER TABLE outbox DROP COLUMN claim_until;
 		CREATE TRIGGER blobs_no_replace BEFORE INSERT ON blobs

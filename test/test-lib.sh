@@ -100,6 +100,23 @@ make_instance() {
 	CONF="$INST/vulnid.conf"
 	"$VULNID" init --prefix TEST --domain example.org "$@" "$INST" >"$TMP/.init.out" 2>&1 ||
 		{ cat "$TMP/.init.out" >&2; return 1; }
+	# The tests name vendors under the reserved .example; a real robot
+	# refuses such contacts unless configured so (vulnid.conf(5)).
+	set_conf policy allow_reserved_domains .example
+}
+
+# confirm_entry ID [FROM]: the creator sends the token of ID's ack back to
+# the entry's address (held vendor contacts are told then).
+confirm_entry() {
+	local f t
+	for f in $(sent_files | tac); do
+		t=$(mail_body "$f" 2>/dev/null | sed -n "/^  $1\$/,/^\$/s/^ *token: *\([0-9a-f]*\)\$/\1/p" | head -n 1)
+		[ -n "$t" ] && break
+	done
+	[ -n "$t" ] || fail "no token for $1 in sent/"
+	printf "Token: %s\n" "$t" | write_mail "$TMP/.confirm-$1.eml" "From: ${2:-Alice Researcher <alice@example.net>}" \
+		"To: request+$1@example.org" "Subject: confirm $1"
+	deliver_ok "$TMP/.confirm-$1.eml" -r "request+$1@example.org"
 }
 
 # set_conf GROUP KEY VALUE: change one key of $CONF.

@@ -2,6 +2,8 @@
 #include "autoconfig.h"
 
 #include <stdio.h>
+#include <glib/gstdio.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "crypto.h"
@@ -51,6 +53,33 @@ cli_open(const cli_global *g, store_open_mode mode, vulnid_config **cfg, store *
 		return cli_fail(s, err);
 	}
 	return EX_OK;
+}
+
+vulnid_status
+cli_note_key(const char *arg, guint8 type, note_key **key, GError **err)
+{
+	g_autofree char *text = NULL;
+	gsize len = 0;
+	vulnid_status s;
+	GStatBuf sb;
+
+	if (g_stat(arg, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode) || sb.st_size > NOTE_MAX_KEY_TEXT + 2 ||
+		    !g_file_get_contents(arg, &text, &len, NULL))
+			return vulnid_fail(err, VULNID_ERR_INVALID, "cannot read the key file '%s'", arg);
+	} else {
+		text = g_strdup(arg);
+		len = strlen(text);
+	}
+	s = note_key_parse(text, len, key, err);
+	if (s == VULNID_OK && ((*key)->type != type || (*key)->has_private)) {
+		g_clear_pointer(key, note_key_free);
+		return vulnid_fail(err, VULNID_ERR_INVALID, "'%s' is not a %s verifier key", arg,
+				   type == NOTE_ED25519 ? "log (type 1)" : "witness (type 4)");
+	}
+	if (s != VULNID_OK)
+		g_prefix_error(err, "'%s': ", arg);
+	return s;
 }
 
 gboolean

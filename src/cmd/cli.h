@@ -7,6 +7,7 @@
 #include <sysexits.h>
 
 #include "config.h"
+#include "note.h"
 #include "status.h"
 #include "store.h"
 
@@ -37,6 +38,10 @@ void cli_print_json(JsonNode *node);
 gboolean cli_parse(const char *usage, const char *summary, GOptionEntry *entries,
 		   int *argc, char ***argv);
 
+/* A note key given on the command line: the key text itself, or a file
+ * holding it. */
+vulnid_status cli_note_key(const char *arg, guint8 type, note_key **key, GError **err);
+
 /* Deliver what is due (vulnid queue run, vulnid tick). */
 int cli_queue_run(const vulnid_config *cfg, store *st, gboolean force);
 
@@ -53,5 +58,7 @@ int cmd_keys(const cli_global *g, int argc, char **argv);
 int cmd_export(const cli_global *g, int argc, char **argv);
 int cmd_verify_feed(const cli_global *g, int argc, char **argv);
 int cmd_backup(const cli_global *g, int argc, char **argv);
+int cmd_prove(const cli_global *g, int argc, char **argv);
+int cmd_witness(const cli_global *g, int argc, char **argv);
 
 #endif

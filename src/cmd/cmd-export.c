@@ -8,7 +8,10 @@
 #include "crypto.h"
 #include "export.h"
 #include "feed.h"
+#include "feedlog.h"
 #include "html.h"
+#include "osv.h"
+#include "pubmail.h"
 
 /* A value of [export] in vulnid.conf, or NULL. */
 static char *
@@ -91,27 +94,36 @@ cmd_export(const cli_global *g, int argc, char **argv)
 
 	if (strcmp(what, "feed") == 0) {
 		feed_export_result res;
+		g_autoptr(note_key) log_key = NULL;
+		g_autofree char *origin = conf_export(cfg, "log_origin");
+		g_autofree char *fpr = NULL;
 
 		/* Signing needs the robot's keyring, whatever cli_open found. */
 		s = crypto_set_home(cfg->gnupg_home, &err);
 		if (s == VULNID_OK)
-			s = feed_export(st, target, &res, &err);
+			s = crypto_robot_fingerprint(&fpr, &err);
+		if (s == VULNID_OK)
+			s = feedlog_key_open(cfg->dir, origin, cfg->domain, cfg->prefix, fpr, &log_key, NULL, &err);
+		if (s == VULNID_OK)
+			s = feed_export(st, target, log_key, &res, &err);
 		if (s != VULNID_OK)
 			return cli_fail(s, err);
-		printf("%s: %" G_GUINT64_FORMAT " new lines, %u years, complete up to pos %" G_GINT64_FORMAT "%s\n",
-		       target, res.appended, res.years, res.pos, res.head_written ? ", HEAD signed" : "");
+		printf("%s: %" G_GUINT64_FORMAT " new lines, %u years, complete up to pos %" G_GINT64_FORMAT "%s;"
+		       " log of %" G_GUINT64_FORMAT " entries%s\n",
+		       target, res.appended, res.years, res.pos, res.head_written ? ", HEAD signed" : "",
+		       res.log_size, res.checkpoint_written ? ", checkpoint signed" : "");
 	} else if (strcmp(what, "osv") == 0) {
-		export_osv_opts o = { id_prefix, base_url };
+		osv_opts o = { id_prefix, base_url };
 		guint n = 0;
 
-		s = export_osv(st, target, &o, &n, &err);
+		s = osv_export(st, target, &o, &n, &err);
 		if (s != VULNID_OK)
 			return cli_fail(s, err);
 		printf("%s: %u OSV records\n", target, n);
 	} else if (strcmp(what, "mbox") == 0) {
 		guint n = 0;
 
-		s = export_mbox(st, target, cfg->domain, &n, &err);
+		s = pubmail_mbox(st, target, cfg->domain, &n, &err);
 		if (s != VULNID_OK)
 			return cli_fail(s, err);
 		printf("%s: %u mails\n", target, n);

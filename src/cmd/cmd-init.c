@@ -10,6 +10,7 @@
 
 #include "audit.h"
 #include "cli.h"
+#include "feedlog.h"
 #include "crypto.h"
 #include "ids.h"
 #include "owner.h"
@@ -55,6 +56,8 @@ cmd_init(const cli_global *g, int argc, char **argv)
 	vulnid_status s;
 	g_autofree char *key_algo = NULL;
 	g_autofree char *fpr = NULL;
+	g_autoptr(note_key) log_key = NULL;
+	g_autofree char *vkey = NULL;
 	GOptionEntry entries[] = {
 		{ "prefix", 0, 0, G_OPTION_ARG_STRING, &prefix, "identifier prefix (default VULN)", "P" },
 		{ "key-algo", 0, 0, G_OPTION_ARG_STRING, &key_algo,
@@ -129,6 +132,9 @@ cmd_init(const cli_global *g, int argc, char **argv)
 	s = crypto_generate_robot_key(cfg->gnupg_home, cfg->request_address, key_algo, &fpr, &err);
 	if (s == VULNID_OK)
 		s = crypto_set_home(cfg->gnupg_home, &err);
+	/* The feed's log key, named by default (vulnid.conf(5) log_origin). */
+	if (s == VULNID_OK)
+		s = feedlog_key_open(cfg->dir, NULL, cfg->domain, cfg->prefix, fpr, &log_key, NULL, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
 	{
@@ -149,5 +155,7 @@ cmd_init(const cli_global *g, int argc, char **argv)
 	printf("requests to: %s\n", cfg->request_address);
 	printf("configuration: %s\n", conf);
 	printf("robot key: %s\n", fpr);
+	vkey = note_key_vkey(log_key);
+	printf("log key: %s\n", vkey);
 	return EX_OK;
 }

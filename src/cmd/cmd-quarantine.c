@@ -9,10 +9,16 @@
 #include "cli.h"
 #include "text.h"
 
+/* Mail archived sealed (it asked for an embargo, or is about one) shows
+ * no content here: its Subject is not stored, and its raw bytes are
+ * encrypted to the robot's key. */
 static const char quarantine_sql[] =
 	"SELECT q.id, q.created, q.reason, q.detail, m.id, coalesce(m.message_id, ''),"
 	" coalesce(m.from_addr, ''), coalesce(m.envelope_from, ''), coalesce(m.subject, ''),"
-	" m.raw_sha256 FROM quarantine q JOIN messages m ON m.id = q.message";
+	" m.raw_sha256, coalesce(b.sealed, 0) FROM quarantine q JOIN messages m ON m.id = q.message"
+	" LEFT JOIN blobs b ON b.sha256 = m.raw_sha256";
+
+#define SEALED_SUBJECT "(sealed: the mail asked for or concerns an embargo)"
 
 static void
 print_masked(const char *label, const unsigned char *v)
@@ -90,16 +96,24 @@ cmd_quarantine(const cli_global *g, int argc, char **argv)
 				else
 					json_builder_add_string_value(b, (const char *) sqlite3_column_text(stmt, i));
 			}
+			json_builder_set_member_name(b, "sealed");
+			json_builder_add_boolean_value(b, sqlite3_column_int(stmt, 10) != 0);
 			json_builder_end_object(b);
 		} else if (show) {
+			gboolean sealed = sqlite3_column_int(stmt, 10) != 0;
+
 			printf("%-11s %" G_GINT64_FORMAT "\n", "quarantine:", (gint64) sqlite3_column_int64(stmt, 0));
 			print_masked("received:", sqlite3_column_text(stmt, 1));
 			print_masked("reason:", sqlite3_column_text(stmt, 2));
 			print_masked("message-id:", sqlite3_column_text(stmt, 5));
 			print_masked("from:", sqlite3_column_text(stmt, 6));
 			print_masked("sender:", sqlite3_column_text(stmt, 7));
-			print_masked("subject:", sqlite3_column_text(stmt, 8));
+			print_masked("subject:", sealed ? (const unsigned char *) SEALED_SUBJECT
+							: sqlite3_column_text(stmt, 8));
 			print_masked("sha256:", sqlite3_column_text(stmt, 9));
+			if (sealed)
+				printf("%-11s %s\n", "sealed:", "yes: the raw mail is stored encrypted to the robot's key "
+				       "(--raw prints it so)");
 			printf("detail:\n");
 			{
 				g_auto(GStrv) lines = g_strsplit((const char *) sqlite3_column_text(stmt, 3), "\n", -1);
@@ -111,7 +125,8 @@ cmd_quarantine(const cli_global *g, int argc, char **argv)
 				}
 			}
 		} else {
-			g_autofree char *subj = text_mask_controls((const char *) sqlite3_column_text(stmt, 8));
+			g_autofree char *subj = text_mask_controls(sqlite3_column_int(stmt, 10) != 0 ? SEALED_SUBJECT
+								   : (const char *) sqlite3_column_text(stmt, 8));
 			g_autofree char *from = text_mask_controls((const char *) sqlite3_column_text(stmt, 6));
 
 			printf("%" G_GINT64_FORMAT "  %s  %-16s  %s  %s\n", (gint64) sqlite3_column_int64(stmt, 0),

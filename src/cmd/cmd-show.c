@@ -5,8 +5,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "disclosure.h"
 #include "entry.h"
 #include "ids.h"
+#include "render.h"
+#include "text.h"
 
 int
 cmd_show(const cli_global *g, int argc, char **argv)
@@ -40,18 +43,24 @@ cmd_show(const cli_global *g, int argc, char **argv)
 	if (rc != EX_OK)
 		return rc;
 	s = entry_load(st, argv[1], &e, &err);
-	if (s == VULNID_OK && private && strcmp(entry_state(e), "embargoed") == 0)
+	if (s == VULNID_OK && private && entry_has_sealed(e))
 		s = entry_unseal(e, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
-	if (json) {
-		g_autoptr(JsonNode) n = private ? entry_to_json(e) : entry_to_public_json(e);
+	{
+		g_autoptr(GDateTime) now = store_now_datetime();
+		g_autoptr(entry_view) v = entry_view_new(e, private ? AUDIENCE_OPERATOR : AUDIENCE_PUBLIC,
+							 G_MAXINT64, now);
 
-		cli_print_json(n);
-	} else {
-		g_autofree char *text = entry_to_text_view(e, !private);
+		if (json) {
+			g_autoptr(JsonNode) n = render_json(v);
 
-		fputs(text, stdout);
+			cli_print_json(n);
+		} else {
+			g_autofree char *text = render_text(v);
+
+			fputs(text, stdout);
+		}
 	}
 	return EX_OK;
 }
@@ -71,6 +80,7 @@ cmd_list(const cli_global *g, int argc, char **argv)
 	g_autoptr(GPtrArray) ids = NULL;
 	g_autoptr(GError) err = NULL;
 	g_autoptr(JsonArray) arr = json_array_new();
+	g_autoptr(GDateTime) now = store_now_datetime();
 	vulnid_status s;
 	int rc;
 
@@ -88,38 +98,20 @@ cmd_list(const cli_global *g, int argc, char **argv)
 		return cli_fail(s, err);
 	for (guint i = 0; i < ids->len; i++) {
 		g_autoptr(entry) e = NULL;
-		g_autofree char *title = NULL;
+		g_autoptr(entry_view) v = NULL;
 
 		s = entry_load(st, g_ptr_array_index(ids, i), &e, &err);
 		if (s != VULNID_OK)
 			return cli_fail(s, err);
-		title = entry_title(e);
-		if (json) {
-			JsonObject *o = json_object_new();
-			g_autofree char *vendor = entry_field(e, "Vendor");
-			g_autofree char *product = entry_field(e, "Product");
+		/* the operator's list, of what anyone may know: no sealed
+		 * content is read */
+		v = entry_view_new(e, AUDIENCE_MODERATOR, G_MAXINT64, now);
+		if (json)
+			json_array_add_object_element(arr, render_list_json(v));
+		else {
+			g_autofree char *clean = text_clean_line(entry_view_title(v), 0);
 
-			json_object_set_string_member(o, "id", e->id);
-			json_object_set_string_member(o, "digest", e->digest);
-			json_object_set_string_member(o, "created", e->created);
-			json_object_set_string_member(o, "state", entry_state(e));
-			json_object_set_string_member(o, "title", title);
-			if (vendor != NULL)
-				json_object_set_string_member(o, "vendor", vendor);
-			else
-				json_object_set_null_member(o, "vendor");
-			if (product != NULL)
-				json_object_set_string_member(o, "product", product);
-			else
-				json_object_set_null_member(o, "product");
-			json_object_set_int_member(o, "records", e->records->len);
-			json_array_add_object_element(arr, o);
-		} else {
-			g_autofree char *clean = g_strdup(title);
-
-			g_strdelimit(clean, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
-				     "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f", ' ');
-			printf("%s  %s  %-9s  %s\n", e->id, e->created, entry_state(e), clean);
+			printf("%s  %s  %-9s  %s\n", e->id, e->created, entry_state_str(v->facts->state), clean);
 		}
 	}
 	if (json) {

@@ -70,6 +70,7 @@ main(int argc, char **argv)
 	g_autofree char *conf_opt = NULL;
 	g_autofree char *sender = NULL;
 	g_autofree char *recipient = NULL;
+	g_autofree char *client = NULL;
 	g_autofree char *conf = NULL;
 	g_autoptr(GOptionContext) oc = NULL;
 	g_autoptr(vulnid_config) cfg = NULL;
@@ -82,6 +83,8 @@ main(int argc, char **argv)
 		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &conf_opt, "instance configuration", "CONF" },
 		{ "sender", 'f', 0, G_OPTION_ARG_STRING, &sender, "envelope sender", "ADDRESS" },
 		{ "recipient", 'r', 0, G_OPTION_ARG_STRING, &recipient, "envelope recipient", "ADDRESS" },
+		{ "client-address", 'a', 0, G_OPTION_ARG_STRING, &client, "IP address of the SMTP client "
+		  "(\"received\": from the topmost Received field)", "ADDRESS" },
 		{ "version", 0, 0, G_OPTION_ARG_NONE, &version, "print the version", NULL },
 		{ NULL }
 	};
@@ -123,6 +126,7 @@ main(int argc, char **argv)
 	alarm((unsigned) cfg->time_limit);
 	env.sender = sender;
 	env.recipient = recipient;
+	env.client_address = client;
 	crypto_preinit();
 	message_init();
 	crypto_set_home(cfg->gnupg_home, NULL);

@@ -22,6 +22,8 @@ static const cli_command commands[] = {
 	{ "keys", cmd_keys, "contributors' keys: vulnid keys import FILE | list [--json]" },
 	{ "export", cmd_export, "publish: vulnid export feed DIR | osv DIR | mbox FILE | html DIR" },
 	{ "verify-feed", cmd_verify_feed, "check a published feed: vulnid verify-feed DIR --key robot.asc" },
+	{ "prove", cmd_prove, "proofs from a feed's log: vulnid prove DIR ID | DIR --consistency SIZE" },
+	{ "witness", cmd_witness, "cosign logs: vulnid witness [--state DIR] init NAME | key | add-checkpoint | cosign-feed" },
 	{ "backup", cmd_backup, "online copy of the database: vulnid backup [--force] FILE" },
 };
 

@@ -3,6 +3,7 @@
 
 #include <string.h>
 #include <sys/stat.h>
+#include <gio/gio.h>
 
 #include "config.h"
 #include "ids.h"
@@ -114,10 +115,54 @@ static const config_key config_keys[] = {
 	{ "lifecycle", "rate_additions_per_hour", "300",
 	  "Most mails to entries one sender address or key may send in an hour.\n"
 	  "0: no limit.  Vendor and moderator keys are never limited." },
+	{ "lifecycle", "rate_network_per_hour", "1000",
+	  "Most mails (requests and mail to entries) from one SMTP client network\n"
+	  "(a /24 for IPv4, a /64 for IPv6; vulnid-filter -a) in an hour.  0: no limit." },
+	{ "lifecycle", "rate_domain_per_hour", "1000",
+	  "Most mails from envelope senders of one domain in an hour.  0: no limit." },
+	{ "lifecycle", "rate_global_per_hour", "10000",
+	  "Most mails the robot handles in an hour, from everyone together.\n"
+	  "0: no limit." },
 	{ "lifecycle", "confirm_unsigned", "no",
 	  "yes: an unsigned request gets its identifier at once, but the vendor\n"
 	  "is told and the entry announced only after the sender sends back the\n"
 	  "token from the acknowledgement (this proves a working mailbox)." },
+	{ "policy", "third_party_per_mail", "3",
+	  "Most addresses that did not write to the robot (vendor contacts, relays,\n"
+	  "a Reply-To in another domain) one mail not signed by a known key may\n"
+	  "make it write to; the rest waits until the creator confirms with the\n"
+	  "token (vulnid-filter(8), OUTGOING MAIL POLICY)." },
+	{ "policy", "amplification", "3",
+	  "Bytes the robot sends to third parties because of one mail not signed\n"
+	  "by a known key: at most this many times the mail's size ..." },
+	{ "policy", "amplification_floor", "4096",
+	  "... where a mail counts as at least this many bytes." },
+	{ "policy", "per_address_per_day", "20",
+	  "Most mails nobody asked for (vendor notices, relays, notices to a\n"
+	  "researcher) to one address in 24 hours; confirmed subscribers and the\n"
+	  "announcement lists are not counted." },
+	{ "policy", "per_domain_per_day", "100",
+	  "The same, for all addresses of one domain together." },
+	{ "policy", "loop_answers", "5",
+	  "Answers to one address in loop_hours for mail that looks automatic or\n"
+	  "repeats (it answers the robot's own mail, quotes its Message-IDs,\n"
+	  "tokens or texts, or was sent before); more are recorded, not answered." },
+	{ "policy", "loop_hours", "24",
+	  "The period of loop_answers." },
+	{ "policy", "allow_reserved_domains", "",
+	  "Reserved or local domains (example.com, .test, ...) that Vendor-Contact\n"
+	  "and security@ addresses may name all the same, comma-separated; for\n"
+	  "test installations." },
+	{ "auth", "authserv_id", "",
+	  "The authserv-id of this site's own MTA in Authentication-Results fields\n"
+	  "(RFC 8601).  Empty: such fields are ignored.  Only those at the top of\n"
+	  "the header, above the Received fields counted by trusted_received, are\n"
+	  "read; every other one, whatever it claims, is ignored." },
+	{ "auth", "trusted_received", "0",
+	  "Received fields at the top of the header that this site's own MTAs add\n"
+	  "and that its Authentication-Results may stand below: 0 when the MTA puts\n"
+	  "them on top; 1 if they come below its own Received field, and then the\n"
+	  "MTA must remove such fields with its authserv-id from incoming mail." },
 	{ "export", "osv_id_prefix", "x_",
 	  "Prefix of OSV record ids (vulnid export osv): x_ for a database not\n"
 	  "registered with OSV, giving x_PREFIX-YYYY-NNNN." },
@@ -127,12 +172,71 @@ static const config_key config_keys[] = {
 	{ "export", "title", "",
 	  "Title of the static web archive; empty means \"PREFIX vulnerability\n"
 	  "identifiers\", with the prefix of [instance]." },
+	{ "export", "log_origin", "",
+	  "Name of the feed's transparency log (its checkpoint origin and note key),\n"
+	  "used when the log key DIR/log.key is made; empty means\n"
+	  "DOMAIN/vulnid/PREFIX/FPR16 (the first 16 hex digits of the robot key)." },
 	{ "crypto", "sign", "pgpmime",
 	  "How the robot signs what it sends: pgpmime (RFC 3156), inline\n"
 	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/." },
+	{ "lmtpd", "socket", "lmtp.sock",
+	  "vulnid-lmtpd(8): the unix socket the MTA delivers to over LMTP (relative\n"
+	  "paths are inside the instance directory); empty: none.  Under systemd\n"
+	  "socket activation the sockets come from the .socket unit instead." },
+	{ "lmtpd", "socket_mode", "0660",
+	  "Permissions of the socket (octal): the MTA's group must be able to write." },
+	{ "lmtpd", "socket_group", "",
+	  "Group given to the socket (the MTA's, e.g. postfix); empty: the user's." },
+	{ "lmtpd", "listen", "",
+	  "Also listen on TCP, HOST:PORT (e.g. 127.0.0.1:2424 or [::1]:2424);\n"
+	  "empty: no TCP.  An address that is not loopback needs allow." },
+	{ "lmtpd", "allow", "",
+	  "Clients allowed on TCP: addresses or networks (192.0.2.10, 10.1.0.0/16,\n"
+	  "2001:db8::/32), comma-separated; empty: loopback clients only.  Others\n"
+	  "get 421 and are disconnected." },
+	{ "lmtpd", "sessions", "32",
+	  "Most LMTP sessions at once; more connections wait until one ends." },
+	{ "lmtpd", "group_max", "64",
+	  "Most mails committed in one transaction (one sync for all of them)." },
+	{ "lmtpd", "max_mails_per_session", "1000",
+	  "Mails one session may deliver; then it is ended with 421 (the MTA\n"
+	  "connects again)." },
+	{ "lmtpd", "max_recipients", "50",
+	  "Recipients of one mail; more get 452 (the MTA sends them again)." },
+	{ "lmtpd", "max_errors", "10",
+	  "Bad commands in one session before it is ended with 421." },
+	{ "lmtpd", "timeout", "300",
+	  "Seconds to wait for the client's next command or data; then 421." },
+	{ "lmtpd", "session_time_limit", "3600",
+	  "Seconds one session may last; then it is ended with 421 after the\n"
+	  "current mail.  Each mail's own limit is [limits] time_limit, counted\n"
+	  "from the end of its data: when it is reached before the mail is\n"
+	  "committed, the recipients get 451 and the MTA retries." },
+	{ "lmtpd", "xforward", "yes",
+	  "Offer XFORWARD (Postfix lmtp_send_xforward_command): the client address\n"
+	  "the MTA received the mail from is used for the rate limits." },
 	{ "templates", "dir", "",
 	  "Directory searched first for mail templates; empty means DIR/templates.\n"
 	  "Templates missing there come from the installed set." },
+};
+
+/* Whole-number keys read where they are used (config_key_int()), checked
+ * here at load time. */
+static const struct {
+	const char *group, *key;
+	gint64 min, max;
+} checked_ints[] = {
+	{ "lifecycle", "rate_network_per_hour", 0, 100000000 },
+	{ "lifecycle", "rate_domain_per_hour", 0, 100000000 },
+	{ "lifecycle", "rate_global_per_hour", 0, 100000000 },
+	{ "policy", "third_party_per_mail", 0, 1000 },
+	{ "policy", "amplification", 1, 1000 },
+	{ "policy", "amplification_floor", 0, 100000000 },
+	{ "policy", "per_address_per_day", 0, 100000000 },
+	{ "policy", "per_domain_per_day", 0, 100000000 },
+	{ "policy", "loop_answers", 0, 100000 },
+	{ "policy", "loop_hours", 1, 24 * 365 },
+	{ "auth", "trusted_received", 0, 20 },
 };
 
 const char *
@@ -344,6 +448,11 @@ config_free(vulnid_config *cfg)
 	g_free(cfg->template_dir);
 	g_free(cfg->gnupg_home);
 	g_free(cfg->sign);
+	g_free(cfg->lmtpd_socket);
+	g_free(cfg->lmtpd_socket_group);
+	g_free(cfg->lmtpd_listen);
+	if (cfg->lmtpd_allow != NULL)
+		g_ptr_array_unref(cfg->lmtpd_allow);
 	g_free(cfg);
 }
 
@@ -375,6 +484,51 @@ config_domain_valid(const char *s)
 		if (!g_ascii_isalnum(*p) && *p != '-' && *p != '.')
 			return FALSE;
 	return TRUE;
+}
+
+/* [lmtpd] values that are more than a string or a number. */
+static vulnid_status
+config_lmtpd(GKeyFile *kf, vulnid_config *cfg, GError **err)
+{
+	g_autofree char *mode = NULL;
+	g_autofree char *allow = NULL;
+	g_auto(GStrv) parts = NULL;
+	vulnid_status st;
+	char *end = NULL;
+
+	st = config_get_string(kf, "lmtpd", "socket_mode", &mode, err);
+	if (st != VULNID_OK)
+		return st;
+	cfg->lmtpd_socket_mode = g_ascii_strtoll(mode, &end, 8);
+	if (*mode == '\0' || *end != '\0' || cfg->lmtpd_socket_mode < 0 || cfg->lmtpd_socket_mode > 0777)
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] socket_mode must be octal, like 0660, not '%s'",
+				   mode);
+	st = config_get_bool(kf, "lmtpd", "xforward", &cfg->lmtpd_xforward, err);
+	if (st == VULNID_OK)
+		st = config_get_string(kf, "lmtpd", "allow", &allow, err);
+	if (st != VULNID_OK)
+		return st;
+	cfg->lmtpd_allow = g_ptr_array_new_with_free_func(g_object_unref);
+	parts = g_strsplit(allow, ",", -1);
+	for (char **p = parts; *p; p++) {
+		g_autofree char *a = g_strstrip(g_strdup(*p));
+		g_autoptr(GError) e = NULL;
+		GInetAddressMask *mask;
+
+		if (*a == '\0')
+			continue;
+		mask = g_inet_address_mask_new_from_string(a, &e);
+		if (mask == NULL)
+			return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] allow: '%s' is not an address or network", a);
+		g_ptr_array_add(cfg->lmtpd_allow, mask);
+	}
+	if (*cfg->lmtpd_socket != '\0') {
+		char *abs = config_resolve_path(cfg, cfg->lmtpd_socket);
+
+		g_free(cfg->lmtpd_socket);
+		cfg->lmtpd_socket = abs;
+	}
+	return VULNID_OK;
 }
 
 vulnid_status
@@ -465,6 +619,19 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	STR("announce", "digest", announce_digest);
 	STR("templates", "dir", template_dir);
 	STR("crypto", "sign", sign);
+	STR("lmtpd", "socket", lmtpd_socket);
+	STR("lmtpd", "socket_group", lmtpd_socket_group);
+	STR("lmtpd", "listen", lmtpd_listen);
+	INT("lmtpd", "sessions", 1, 10000, lmtpd_sessions);
+	INT("lmtpd", "group_max", 1, 10000, lmtpd_group_max);
+	INT("lmtpd", "max_mails_per_session", 1, 1000000, lmtpd_max_mails);
+	INT("lmtpd", "max_recipients", 1, 10000, lmtpd_max_recipients);
+	INT("lmtpd", "max_errors", 0, 10000, lmtpd_max_errors);
+	INT("lmtpd", "timeout", 1, 86400, lmtpd_timeout);
+	INT("lmtpd", "session_time_limit", 1, 7 * 86400, lmtpd_session_time_limit);
+	st = config_lmtpd(kf, cfg, err);
+	if (st != VULNID_OK)
+		return st;
 	st = config_get_bool(kf, "notify", "vendors", &cfg->notify_vendors, err);
 	if (st == VULNID_OK)
 		st = config_tls(kf, cfg, err);
@@ -537,6 +704,14 @@ config_load(const char *path, vulnid_config **out, GError **err)
 						   "[lifecycle] moderators: '%s' is not an OpenPGP fingerprint", *f);
 		}
 	}
+	for (gsize i = 0; i < G_N_ELEMENTS(checked_ints); i++) {
+		gint64 v;
+
+		st = config_get_int(kf, checked_ints[i].group, checked_ints[i].key, checked_ints[i].min,
+				    checked_ints[i].max, &v, err);
+		if (st != VULNID_OK)
+			return st;
+	}
 	if (strcmp(cfg->sign, "pgpmime") != 0 && strcmp(cfg->sign, "inline") != 0 &&
 	    strcmp(cfg->sign, "none") != 0)
 		return vulnid_fail(err, VULNID_ERR_CONFIG,
@@ -604,6 +779,26 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	cfg->bounce_address = g_strdup_printf("%s@%s", cfg->bounce_local, cfg->domain);
 	*out = g_steal_pointer(&cfg);
 	return VULNID_OK;
+}
+
+gint64
+config_key_int(const vulnid_config *cfg, const char *group, const char *key)
+{
+	gint64 v = 0;
+
+	if (config_get_int(cfg->keyfile, group, key, G_MININT64, G_MAXINT64, &v, NULL) != VULNID_OK)
+		return 0;
+	return v;
+}
+
+char *
+config_key_string(const vulnid_config *cfg, const char *group, const char *key)
+{
+	char *v = NULL;
+
+	if (config_get_string(cfg->keyfile, group, key, &v, NULL) != VULNID_OK)
+		return g_strdup("");
+	return v;
 }
 
 char *

@@ -59,6 +59,21 @@ typedef struct {
 	char *sign;		/* pgpmime, inline or none */
 
 	char *template_dir;	/* operator's override directory, or NULL */
+
+	/* [lmtpd]: vulnid-lmtpd(8) */
+	char *lmtpd_socket;	/* absolute path, or "" for none */
+	gint64 lmtpd_socket_mode;
+	char *lmtpd_socket_group;	/* "" : the user's */
+	char *lmtpd_listen;	/* HOST:PORT, or "" */
+	GPtrArray *lmtpd_allow;	/* GInetAddressMask*; empty: loopback only */
+	gint64 lmtpd_sessions;
+	gint64 lmtpd_group_max;
+	gint64 lmtpd_max_mails;
+	gint64 lmtpd_max_recipients;
+	gint64 lmtpd_max_errors;
+	gint64 lmtpd_timeout;
+	gint64 lmtpd_session_time_limit;
+	gboolean lmtpd_xforward;
 } vulnid_config;
 
 /* Where the built-in templates live; VULNID_TEMPLATE_DIR in the environment
@@ -81,6 +96,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(vulnid_config, config_free)
 
 /* The blocks that apply to a year: `blocks_YYYY` if present, else `blocks`. */
 char *config_blocks_for_year(const vulnid_config *cfg, int year);
+
+/* A key read where it is used: its value (checked at load time), else
+ * its default from the key table. */
+gint64 config_key_int(const vulnid_config *cfg, const char *group, const char *key);
+char *config_key_string(const vulnid_config *cfg, const char *group, const char *key);
 
 /* Text of a new, fully commented configuration file. */
 char *config_default_text(const char *prefix, const char *domain);

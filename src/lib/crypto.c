@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -653,22 +654,98 @@ import_into(const char *home, GBytes *data, GPtrArray *fprs, GError **err)
 }
 
 static vulnid_status crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out,
-					   GError **err);
+					   crypto_conflict **conflict, GError **err);
 
 vulnid_status
 crypto_import(GBytes *data, GPtrArray **fprs_out, GError **err)
 {
-	return crypto_import_checked(data, NULL, fprs_out, err);
+	return crypto_import_checked(data, NULL, fprs_out, NULL, err);
 }
 
 vulnid_status
-crypto_import_if_contains(GBytes *data, const char *required, GError **err)
+crypto_import_if_contains(GBytes *data, const char *required, crypto_conflict **conflict, GError **err)
 {
-	return crypto_import_checked(data, required, NULL, err);
+	return crypto_import_checked(data, required, NULL, conflict, err);
+}
+
+void
+crypto_conflict_free(crypto_conflict *c)
+{
+	if (c == NULL)
+		return;
+	g_free(c->fpr);
+	g_free(c->other);
+	g_free(c->address);
+	g_free(c);
+}
+
+/* Trust on first use checks the keyring and imports under this lock, so
+ * that two filters cannot each import a key for the same new address. */
+static int
+tofu_lock(GError **err)
+{
+	g_autofree char *path = g_build_filename(crypto_homedir, "vulnid-tofu.lock", NULL);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd < 0) {
+		vulnid_fail(err, vulnid_status_from_errno(errno), "cannot open '%s': %s", path, g_strerror(errno));
+		return -1;
+	}
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno == EINTR)
+			continue;
+		vulnid_fail(err, vulnid_status_from_errno(errno), "cannot lock '%s': %s", path, g_strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Another key of the robot's keyring that claims an address of key
+ * primary (as listed in the scratch keyring), or *out NULL.  A key may
+ * carry a newer version of itself (a new subkey): that is no conflict. */
+static vulnid_status
+claimed_elsewhere(const char *scratch, const char *primary, crypto_conflict **out, GError **err)
+{
+	g_autoptr(GPtrArray) mine = g_ptr_array_new_with_free_func((GDestroyNotify) crypto_key_free);
+	g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func((GDestroyNotify) crypto_key_free);
+	vulnid_status s;
+
+	*out = NULL;
+	s = crypto_keylist(scratch, primary, mine, err);
+	if (s == VULNID_OK)
+		s = crypto_keylist(crypto_homedir, NULL, all, err);
+	if (s != VULNID_OK)
+		return s;
+	for (guint i = 0; i < mine->len; i++) {
+		const crypto_key *k = g_ptr_array_index(mine, i);
+
+		if (g_ascii_strcasecmp(k->fpr, primary) != 0)
+			continue;
+		for (guint j = 0; j < k->emails->len; j++)
+			for (guint o = 0; o < all->len; o++) {
+				const crypto_key *other = g_ptr_array_index(all, o);
+
+				if (g_ascii_strcasecmp(other->fpr, primary) == 0)
+					continue;
+				for (guint l = 0; l < other->emails->len; l++)
+					if (strcmp(g_ptr_array_index(k->emails, j), g_ptr_array_index(other->emails, l)) == 0) {
+						crypto_conflict *c = g_new0(crypto_conflict, 1);
+
+						c->fpr = g_ascii_strup(primary, -1);
+						c->other = g_ascii_strup(other->fpr, -1);
+						c->address = g_strdup(g_ptr_array_index(k->emails, j));
+						*out = c;
+						return VULNID_OK;
+					}
+			}
+	}
+	return VULNID_OK;
 }
 
 static vulnid_status
-crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out, GError **err)
+crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out,
+		      crypto_conflict **conflict, GError **err)
 {
 	g_autoptr(GPtrArray) fprs = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *scratch = NULL;
@@ -676,6 +753,7 @@ crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out, 
 	g_autoptr(GString) patterns = g_string_new(NULL);
 	gpgme_ctx_t ctx = NULL;
 	gpgme_data_t pub = NULL;
+	int lock = -1;
 	vulnid_status s;
 
 	/* Through a scratch keyring: only public keys come out of it, and
@@ -695,8 +773,28 @@ crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out, 
 		 * that came along with it. */
 		g_autofree char *primary = NULL;
 
+		g_autoptr(crypto_conflict) c = NULL;
+
 		if (primary_in(scratch, required, &primary, NULL) != VULNID_OK) {
 			s = vulnid_fail(err, VULNID_ERR_NOTFOUND, "the key %s is not in the data", required);
+			goto out;
+		}
+		/* ... and only when no other key already claims one of its
+		 * addresses: a key that copies someone's user ID must not
+		 * become that someone without the operator's word. */
+		lock = tofu_lock(err);
+		if (lock < 0) {
+			s = VULNID_ERR_IO;
+			goto out;
+		}
+		s = claimed_elsewhere(scratch, primary, &c, err);
+		if (s != VULNID_OK)
+			goto out;
+		if (c != NULL) {
+			s = vulnid_fail(err, VULNID_ERR_EXISTS, "the key %s claims %s, which the key %s claims already",
+					c->fpr, c->address, c->other);
+			if (conflict != NULL)
+				*conflict = g_steal_pointer(&c);
 			goto out;
 		}
 		g_ptr_array_set_size(fprs, 0);
@@ -726,6 +824,8 @@ crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out, 
 		s = import_into(crypto_homedir, b, NULL, err);
 	}
 out:
+	if (lock >= 0)
+		close(lock);
 	if (pub != NULL)
 		gpgme_data_release(pub);
 	if (ctx != NULL)

@@ -66,10 +66,25 @@ vulnid_status crypto_list_keys(GPtrArray **out /* crypto_key* */, GError **err);
  * already present come back.  Secret keys are never imported, and a key
  * with the robot's own fingerprint is refused. */
 vulnid_status crypto_import(GBytes *data, GPtrArray **fprs, GError **err);
-/* The same, but only when the data holds the key required (trust on first
- * use: the key that made a signature, sent along with it); NOTFOUND when
- * it does not. */
-vulnid_status crypto_import_if_contains(GBytes *data, const char *required, GError **err);
+/* Why trust on first use refused a key: another key in the keyring
+ * already claims one of its addresses. */
+typedef struct {
+	char *fpr;		/* the key offered (its primary fingerprint) */
+	char *other;		/* the key in the keyring that claims the address */
+	char *address;		/* the address both claim (lower case) */
+} crypto_conflict;
+
+void crypto_conflict_free(crypto_conflict *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(crypto_conflict, crypto_conflict_free)
+
+/* Trust on first use: import only the key required (the key that made a
+ * signature, sent along with it), and only when no other key in the
+ * keyring claims any of its addresses; NOTFOUND when the data does not
+ * hold it, EXISTS (and *conflict) when an address is claimed already:
+ * then nothing is imported and the operator decides (vulnid keys import).
+ * Concurrent filters check and import one at a time. */
+vulnid_status crypto_import_if_contains(GBytes *data, const char *required, crypto_conflict **conflict,
+					GError **err);
 
 /* What is known about the signature(s) on some content. */
 typedef struct {

@@ -143,7 +143,7 @@ embargo_release(store *st, const vulnid_config *cfg, const char *entry_id, gint6
 		s = entry_load(st, entry_id, &clear, err);
 	if (s != VULNID_OK)
 		return s;
-	if (strcmp(entry_state(e), "embargoed") != 0)
+	if (!entry_has_sealed(e))
 		return vulnid_fail(err, VULNID_ERR_INVALID, "%s is not embargoed", entry_id);
 	s = entry_unseal(clear, err);
 	if (s != VULNID_OK)
@@ -160,7 +160,7 @@ embargo_release(store *st, const vulnid_config *cfg, const char *entry_id, gint6
 		if (r->sealed == NULL || r->disclosed)
 			continue;
 		canon = entry_record_canonical(entry_id, next_seq, now, "release", auth, r->subject,
-					       r->fields, r->body, r->attachments);
+					       r->fields_json, r->body, r->attachments);
 		sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
 		s = store_disclosed_attachments(st, cfg, r->rowid, r->attachments, err);
 		if (s != VULNID_OK)
@@ -174,7 +174,7 @@ embargo_release(store *st, const vulnid_config *cfg, const char *entry_id, gint6
 		rec.role = "robot";
 		rec.auth = auth;
 		rec.subject = r->subject;
-		rec.fields = r->fields;
+		rec.fields = r->fields_json;
 		rec.body = r->body;
 		rec.sha256 = sha;
 		rec.opens = r->seq;
@@ -184,6 +184,17 @@ embargo_release(store *st, const vulnid_config *cfg, const char *entry_id, gint6
 
 			s = store_attachment_insert(st, row, (int) k, a->filename, a->content_type, a->size,
 						    a->sha256, err);
+		}
+		if (s == VULNID_OK) {
+			/* a release is a record like any other: audited */
+			g_autoptr(audit_event) ev = audit_event_new("recorded", entry_id, NULL);
+
+			audit_event_int(ev, "seq", next_seq);
+			audit_event_str(ev, "kind", "release");
+			audit_event_str(ev, "role", "robot");
+			audit_event_int(ev, "opens", r->seq);
+			audit_event_str(ev, "sha256", sha);
+			s = audit_append(st, ev, err);
 		}
 		if (s != VULNID_OK)
 			return s;
@@ -226,15 +237,17 @@ embargo_release_due(store *st, const vulnid_config *cfg, guint *released, GError
 		return store_fail(st, rc, "entries", err);
 	for (guint i = 0; i < ids->len; i++) {
 		g_autoptr(entry) e = NULL;
-		g_autofree char *until = NULL;
+		g_autoptr(entry_facts) f = NULL;
+		const char *until;
 
 		s = entry_load(st, g_ptr_array_index(ids, i), &e, err);
 		if (s != VULNID_OK)
 			return s;
-		until = entry_embargo(e);
+		/* the date in force: the request's, or the creator's later one */
+		f = entry_facts_derive(e, G_MAXINT64, FALSE, NULL);
+		until = f->embargo;
 		/* "yes" lasts until the creator releases it. */
-		if (strcmp(entry_state(e), "embargoed") != 0 || until == NULL || strlen(until) != 10 ||
-		    strcmp(until, today) > 0)
+		if (!entry_has_sealed(e) || until == NULL || strlen(until) != 10 || strcmp(until, today) > 0)
 			continue;
 		s = store_begin(st, err);
 		if (s != VULNID_OK)

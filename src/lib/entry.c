@@ -1,15 +1,16 @@
-/* entry.c - canonical record bytes and the view derived from records */
+/* entry.c - the entry model (entry.h): canonical record bytes, loading,
+ * unsealing, and what the records say, derived in one place */
 #include "autoconfig.h"
 
 #include <string.h>
+#include <json-glib/json-glib.h>
 
 #include "canonjson.h"
 #include "crypto.h"
 #include "entry.h"
 #include "ids.h"
 
-/* Keys whose values accumulate over records instead of replacing. */
-static const char *const list_keys[] = { "Version", "Reference" };
+/* ---- canonical bytes ----------------------------------------------------- */
 
 char *
 entry_record_canonical(const char *entry_id, gint64 seq, const char *created,
@@ -56,6 +57,128 @@ entry_attachments_canonical(GString *s, const GPtrArray *attachments)
 	g_string_append_c(s, ']');
 }
 
+char *
+entry_fields_canonical(const GPtrArray *fields)
+{
+	GString *s = g_string_new("[");
+
+	for (guint i = 0; fields != NULL && i < fields->len; i++) {
+		const entry_kv *kv = g_ptr_array_index(fields, i);
+
+		if (i > 0)
+			g_string_append_c(s, ',');
+		g_string_append_c(s, '[');
+		canonjson_string(s, kv->key);
+		g_string_append_c(s, ',');
+		canonjson_string(s, kv->value);
+		g_string_append_c(s, ']');
+	}
+	g_string_append_c(s, ']');
+	return g_string_free(s, FALSE);
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+static const char *const kind_names[] = {
+	[ENTRY_KIND_REQUEST] = "request", [ENTRY_KIND_ADDITION] = "addition",
+	[ENTRY_KIND_VENDOR_RESPONSE] = "vendor-response", [ENTRY_KIND_COMMAND] = "command",
+	[ENTRY_KIND_RELEASE] = "release", [ENTRY_KIND_OTHER] = "other",
+};
+
+static const char *const role_names[] = {
+	[ENTRY_ROLE_CREATOR] = "creator", [ENTRY_ROLE_VENDOR] = "vendor",
+	[ENTRY_ROLE_MODERATOR] = "moderator", [ENTRY_ROLE_OPERATOR] = "operator",
+	[ENTRY_ROLE_ROBOT] = "robot", [ENTRY_ROLE_THIRD_PARTY] = "third-party",
+};
+
+static const char *const how_names[] = {
+	[ENTRY_HOW_KEY] = "key", [ENTRY_HOW_TOKEN] = "token", [ENTRY_HOW_ROBOT] = "robot",
+	[ENTRY_HOW_REQUEST] = "request", [ENTRY_HOW_DMARC] = "address-dmarc",
+	[ENTRY_HOW_CONTACT] = "contact", [ENTRY_HOW_DOMAIN] = "domain",
+	[ENTRY_HOW_ADDRESS] = "address", [ENTRY_HOW_NONE] = "none",
+};
+
+const char *
+entry_kind_str(entry_kind k)
+{
+	return k < G_N_ELEMENTS(kind_names) ? kind_names[k] : "other";
+}
+
+const char *
+entry_role_str(entry_role r)
+{
+	return r < G_N_ELEMENTS(role_names) ? role_names[r] : "third-party";
+}
+
+const char *
+entry_how_str(entry_how h)
+{
+	return h < G_N_ELEMENTS(how_names) ? how_names[h] : "none";
+}
+
+static entry_kind
+kind_from_str(const char *s)
+{
+	for (gsize i = 0; s != NULL && i < G_N_ELEMENTS(kind_names); i++)
+		if (i != ENTRY_KIND_OTHER && strcmp(s, kind_names[i]) == 0)
+			return (entry_kind) i;
+	return ENTRY_KIND_OTHER;
+}
+
+entry_role
+entry_role_from_str(const char *s)
+{
+	for (gsize i = 0; s != NULL && i < G_N_ELEMENTS(role_names); i++)
+		if (strcmp(s, role_names[i]) == 0)
+			return (entry_role) i;
+	return ENTRY_ROLE_THIRD_PARTY;
+}
+
+entry_how
+entry_how_from_str(const char *s)
+{
+	for (gsize i = 0; s != NULL && i < G_N_ELEMENTS(how_names); i++)
+		if (strcmp(s, how_names[i]) == 0)
+			return (entry_how) i;
+	return ENTRY_HOW_NONE;
+}
+
+gboolean
+entry_how_verified(entry_how h)
+{
+	return h == ENTRY_HOW_KEY || h == ENTRY_HOW_TOKEN || h == ENTRY_HOW_ROBOT;
+}
+
+const char *
+entry_how_phrase(entry_how h)
+{
+	switch (h) {
+	case ENTRY_HOW_KEY: return "verified by OpenPGP signature";
+	case ENTRY_HOW_TOKEN: return "verified by token";
+	case ENTRY_HOW_ROBOT: return "written by the robot";
+	case ENTRY_HOW_REQUEST: return "the request that made the entry";
+	case ENTRY_HOW_DMARC: return "address (DMARC pass): sent from the creator's address, which its domain authenticated";
+	case ENTRY_HOW_CONTACT: return "unverified: sent from the vendor's notified address";
+	case ENTRY_HOW_DOMAIN: return "unverified: sent from the vendor's domain";
+	case ENTRY_HOW_ADDRESS: return "unverified: sent from the creator's address";
+	case ENTRY_HOW_NONE: break;
+	}
+	return "not authenticated";
+}
+
+const char *
+entry_state_str(entry_state s)
+{
+	switch (s) {
+	case ENTRY_RESERVED: return "reserved";
+	case ENTRY_EMBARGOED: return "embargoed";
+	case ENTRY_PUBLIC: break;
+	}
+	return "public";
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
 void
 entry_attachment_free(gpointer p)
 {
@@ -67,19 +190,46 @@ entry_attachment_free(gpointer p)
 	g_free(a);
 }
 
+entry_attachment *
+entry_attachment_copy(const entry_attachment *a)
+{
+	entry_attachment *c = g_new0(entry_attachment, 1);
+
+	c->sha256 = g_strdup(a->sha256);
+	c->filename = g_strdup(a->filename);
+	c->content_type = g_strdup(a->content_type);
+	c->size = a->size;
+	return c;
+}
+
+void
+entry_kv_free(gpointer p)
+{
+	entry_kv *kv = p;
+
+	g_free(kv->key);
+	g_free(kv->value);
+	g_free(kv);
+}
+
 static void
-entry_record_free(gpointer p)
+record_free(gpointer p)
 {
 	entry_record *r = p;
 
 	g_free(r->created);
-	g_free(r->kind);
+	g_free(r->kind_name);
+	g_free(r->role_name);
 	g_free(r->author);
 	g_free(r->author_name);
-	g_free(r->role);
 	g_free(r->auth);
+	g_free(r->signer);
+	g_free(r->auth_reason);
+	g_free(r->auth_note);
+	g_free(r->auth_ignored);
 	g_free(r->subject);
-	g_free(r->fields);
+	g_free(r->fields_json);
+	g_ptr_array_unref(r->fields);
 	g_free(r->body);
 	g_free(r->sha256);
 	g_free(r->sealed);
@@ -100,58 +250,205 @@ entry_free(entry *e)
 	g_free(e);
 }
 
-/* A release record discloses a sealed record: the view shows the sealed
- * record with the disclosed content (whose hash is the sealed record's
- * commitment), so that everything derived from records reads it. */
+/* ---- parsing what is stored, once ---------------------------------------- */
+
+/* [[k,v],...] into entry_kv*; anything else is no fields. */
+static GPtrArray *
+fields_parse(const char *json)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(entry_kv_free);
+	g_autoptr(JsonParser) p = json_parser_new();
+	JsonNode *root;
+	JsonArray *a;
+
+	if (json == NULL || !json_parser_load_from_data(p, json, -1, NULL))
+		return out;
+	root = json_parser_get_root(p);
+	if (root == NULL || !JSON_NODE_HOLDS_ARRAY(root))
+		return out;
+	a = json_node_get_array(root);
+	for (guint i = 0; i < json_array_get_length(a); i++) {
+		JsonNode *n = json_array_get_element(a, i);
+		JsonArray *kv = n != NULL && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL;
+		JsonNode *k, *v;
+		entry_kv *f;
+
+		if (kv == NULL || json_array_get_length(kv) != 2)
+			continue;
+		k = json_array_get_element(kv, 0);
+		v = json_array_get_element(kv, 1);
+		if (json_node_get_value_type(k) != G_TYPE_STRING || json_node_get_value_type(v) != G_TYPE_STRING)
+			continue;
+		f = g_new0(entry_kv, 1);
+		f->key = g_strdup(json_node_get_string(k));
+		f->value = g_strdup(json_node_get_string(v));
+		g_ptr_array_add(out, f);
+	}
+	return out;
+}
+
+static char *
+member_str(JsonObject *o, const char *name)
+{
+	JsonNode *n = json_object_get_member(o, name);
+
+	if (n == NULL || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
+		return NULL;
+	return g_strdup(json_node_get_string(n));
+}
+
+/* The auth object (vulnid-json(7)): how the mail was authenticated, and
+ * the role its sender acted in and how that was established. */
 static void
-entry_apply_releases(entry *e)
+auth_parse(entry_record *r)
+{
+	g_autoptr(JsonParser) p = json_parser_new();
+	g_autofree char *method = NULL;
+	g_autofree char *role = NULL;
+	g_autofree char *how = NULL;
+	JsonObject *o = NULL;
+	JsonNode *enc;
+
+	if (r->auth != NULL && json_parser_load_from_data(p, r->auth, -1, NULL) &&
+	    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+		o = json_node_get_object(json_parser_get_root(p));
+	if (o != NULL) {
+		method = member_str(o, "method");
+		role = member_str(o, "role");
+		how = member_str(o, "how");
+		r->auth_reason = member_str(o, "reason");
+		r->auth_note = member_str(o, "note");
+		r->auth_ignored = member_str(o, "ignored");
+		enc = json_object_get_member(o, "encrypted");
+		r->came_encrypted = enc != NULL && JSON_NODE_HOLDS_VALUE(enc) &&
+				    json_node_get_value_type(enc) == G_TYPE_BOOLEAN && json_node_get_boolean(enc);
+		if (g_strcmp0(method, "pgp") == 0) {
+			r->signed_by_key = TRUE;
+			r->signer = member_str(o, "fingerprint");
+			/* An anonymous researcher's key is kept aside, not in the
+			 * hashed record (vulnid-json(7), THE AUTH OBJECT). */
+			if (r->signer == NULL || strcmp(r->signer, ENTRY_KEY_WITHHELD) == 0) {
+				g_clear_pointer(&r->signer, g_free);
+				r->signer_withheld = TRUE;
+			}
+		}
+	}
+	/* The role column is what intake decided; the auth object repeats
+	 * it for the hash, with how it was established. */
+	r->role = entry_role_from_str(r->role_name);
+	if (how != NULL)
+		r->how = entry_how_from_str(how);
+	else if (r->kind == ENTRY_KIND_RELEASE || g_strcmp0(method, "robot") == 0)
+		r->how = ENTRY_HOW_ROBOT;
+	else if (r->kind == ENTRY_KIND_REQUEST)
+		r->how = r->signed_by_key ? ENTRY_HOW_KEY : ENTRY_HOW_REQUEST;
+	else
+		r->how = ENTRY_HOW_NONE;
+}
+
+const char *
+entry_record_get(const entry_record *r, const char *key)
+{
+	for (guint i = 0; r->fields != NULL && i < r->fields->len; i++) {
+		const entry_kv *kv = g_ptr_array_index(r->fields, i);
+
+		if (g_ascii_strcasecmp(kv->key, key) == 0)
+			return kv->value;
+	}
+	return NULL;
+}
+
+JsonNode *
+entry_record_auth_node(const entry_record *r, gboolean withhold_key)
+{
+	g_autoptr(JsonParser) p = json_parser_new();
+	JsonNode *n;
+
+	if (r->auth == NULL || !json_parser_load_from_data(p, r->auth, -1, NULL) ||
+	    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+		return json_node_init_object(json_node_alloc(), json_object_new());
+	n = json_node_copy(json_parser_get_root(p));
+	if (withhold_key && r->signed_by_key) {
+		JsonObject *o = json_node_get_object(n);
+
+		if (json_object_has_member(o, "fingerprint"))
+			json_object_set_string_member(o, "fingerprint", ENTRY_KEY_WITHHELD);
+		json_object_remove_member(o, "signature");
+		json_object_remove_member(o, "note");
+	}
+	return n;
+}
+
+const entry_record *
+entry_record_by_seq(const entry *e, gint64 seq)
 {
 	for (guint i = 0; i < e->records->len; i++) {
-		entry_record *rel = g_ptr_array_index(e->records, i);
+		const entry_record *r = g_ptr_array_index(e->records, i);
 
-		if (rel->opens <= 0)
+		if (r->seq == seq)
+			return r;
+	}
+	return NULL;
+}
+
+gboolean
+entry_record_sealed_at(const entry_record *r, gint64 pos)
+{
+	return r->sealed != NULL && !(r->disclosed && r->disclosed_at <= pos);
+}
+
+/* Replace a record's content (subject, fields, body, attachments). */
+static void
+record_set_content(entry_record *r, const char *subject, const char *fields_json, const char *body,
+		   const GPtrArray *attachments)
+{
+	g_free(r->subject);
+	r->subject = g_strdup(subject);
+	g_free(r->fields_json);
+	r->fields_json = g_strdup(fields_json != NULL ? fields_json : "[]");
+	g_ptr_array_unref(r->fields);
+	r->fields = fields_parse(r->fields_json);
+	g_free(r->body);
+	r->body = g_strdup(body != NULL ? body : "");
+	g_ptr_array_set_size(r->attachments, 0);
+	for (guint k = 0; attachments != NULL && k < attachments->len; k++)
+		g_ptr_array_add(r->attachments, entry_attachment_copy(g_ptr_array_index(attachments, k)));
+}
+
+/* A release record discloses a sealed record: the sealed record carries
+ * the disclosed content from then on (its hash is the commitment), so that
+ * whoever reads records reads it there, and knows since when. */
+static void
+apply_releases(entry *e)
+{
+	for (guint i = 0; i < e->records->len; i++) {
+		const entry_record *rel = g_ptr_array_index(e->records, i);
+		entry_record *r;
+
+		if (rel->kind != ENTRY_KIND_RELEASE || rel->opens <= 0)
 			continue;
-		for (guint j = 0; j < i; j++) {
-			entry_record *r = g_ptr_array_index(e->records, j);
-
-			if (r->seq != rel->opens || r->sealed == NULL || r->disclosed)
-				continue;
-			g_free(r->subject);
-			r->subject = g_strdup(rel->subject);
-			g_free(r->fields);
-			r->fields = g_strdup(rel->fields);
-			g_free(r->body);
-			r->body = g_strdup(rel->body);
-			g_ptr_array_set_size(r->attachments, 0);
-			for (guint k = 0; k < rel->attachments->len; k++) {
-				entry_attachment *a = g_ptr_array_index(rel->attachments, k);
-				entry_attachment *c = g_new0(entry_attachment, 1);
-
-				c->sha256 = g_strdup(a->sha256);
-				c->filename = g_strdup(a->filename);
-				c->content_type = g_strdup(a->content_type);
-				c->size = a->size;
-				g_ptr_array_add(r->attachments, c);
-			}
-			r->disclosed = TRUE;
-		}
+		r = (entry_record *) entry_record_by_seq(e, rel->opens);
+		if (r == NULL || r->sealed == NULL || r->disclosed || r->seq >= rel->seq)
+			continue;
+		record_set_content(r, rel->subject, rel->fields_json, rel->body, rel->attachments);
+		r->disclosed = TRUE;
+		r->disclosed_at = rel->rowid;
 	}
 }
 
-vulnid_status
-entry_load(store *st, const char *id, entry **out, GError **err)
+/* ---- loading --------------------------------------------------------------- */
+
+static vulnid_status
+load_entry_row(store *st, const char *id, entry *e, GError **err)
 {
-	g_autoptr(entry) e = g_new0(entry, 1);
-	sqlite3_stmt *stmt;
 	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, "SELECT id, year, number, digest, created, embargo"
+					   " FROM entries WHERE id = ?", &s, err);
 	int rc;
 
-	e->records = g_ptr_array_new_with_free_func(entry_record_free);
-	stmt = store_prepare(st, "SELECT id, year, number, digest, created, embargo FROM entries WHERE id = ?",
-			     &s, err);
 	if (stmt == NULL)
 		return s;
-	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_TRANSIENT);
+	store_bind_text(stmt, 1, id);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW) {
 		e->id = store_col_text(stmt, 0);
@@ -166,451 +463,152 @@ entry_load(store *st, const char *id, entry **out, GError **err)
 		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no entry '%s'", id);
 	if (rc != SQLITE_ROW)
 		return store_fail(st, rc, "entries", err);
+	return VULNID_OK;
+}
 
-	stmt = store_prepare(st,
-		"SELECT id, seq, created, kind, author, author_name, role, auth, subject, fields,"
-		" body, sha256, sealed, coalesce(opens, 0) FROM records WHERE entry = ? ORDER BY seq", &s, err);
+static vulnid_status
+load_records(store *st, entry *e, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"SELECT r.id, r.seq, r.created, r.kind, r.author, r.author_name, r.role, r.auth, r.subject,"
+		" r.fields, r.body, r.sha256, r.sealed, coalesce(r.opens, 0), p.fingerprint"
+		" FROM records r LEFT JOIN record_signers p ON p.record = r.id"
+		" WHERE r.entry = ? ORDER BY r.seq", &s, err);
+	int rc;
+
 	if (stmt == NULL)
 		return s;
-	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_TRANSIENT);
+	store_bind_text(stmt, 1, e->id);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		entry_record *r = g_new0(entry_record, 1);
 
 		r->rowid = sqlite3_column_int64(stmt, 0);
 		r->seq = sqlite3_column_int64(stmt, 1);
 		r->created = store_col_text(stmt, 2);
-		r->kind = store_col_text(stmt, 3);
+		r->kind_name = store_col_text(stmt, 3);
+		r->kind = kind_from_str(r->kind_name);
 		r->author = store_col_text(stmt, 4);
 		r->author_name = store_col_text(stmt, 5);
-		r->role = store_col_text(stmt, 6);
+		r->role_name = store_col_text(stmt, 6);
 		r->auth = store_col_text(stmt, 7);
 		r->subject = store_col_text(stmt, 8);
-		r->fields = store_col_text(stmt, 9);
+		r->fields_json = store_col_text(stmt, 9);
+		r->fields = fields_parse(r->fields_json);
 		r->body = store_col_text(stmt, 10);
 		r->sha256 = store_col_text(stmt, 11);
 		r->sealed = store_col_text(stmt, 12);
 		r->opens = sqlite3_column_int64(stmt, 13);
 		r->attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
+		auth_parse(r);
+		if (r->signer == NULL && r->signed_by_key)
+			/* withheld from the auth object: the robot keeps it aside */
+			r->signer = store_col_text(stmt, 14);
 		g_ptr_array_add(e->records, r);
 	}
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE)
 		return store_fail(st, rc, "records", err);
+	return VULNID_OK;
+}
 
-	stmt = store_prepare(st, "SELECT sha256, filename, content_type, size FROM attachments"
-			     " WHERE record = ? ORDER BY idx", &s, err);
+static vulnid_status
+load_attachments(store *st, entry *e, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, "SELECT a.record, a.sha256, a.filename, a.content_type, a.size"
+					   " FROM attachments a JOIN records r ON r.id = a.record"
+					   " WHERE r.entry = ? ORDER BY a.record, a.idx", &s, err);
+	guint at = 0;
+	int rc;
+
 	if (stmt == NULL)
 		return s;
-	for (guint i = 0; i < e->records->len; i++) {
-		entry_record *r = g_ptr_array_index(e->records, i);
+	store_bind_text(stmt, 1, e->id);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		gint64 row = sqlite3_column_int64(stmt, 0);
+		entry_attachment *a;
+		entry_record *r = NULL;
 
-		sqlite3_reset(stmt);
-		sqlite3_bind_int64(stmt, 1, r->rowid);
-		while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-			entry_attachment *a = g_new0(entry_attachment, 1);
-
-			a->sha256 = store_col_text(stmt, 0);
-			a->filename = store_col_text(stmt, 1);
-			a->content_type = store_col_text(stmt, 2);
-			a->size = sqlite3_column_int64(stmt, 3);
-			g_ptr_array_add(r->attachments, a);
-		}
-		if (rc != SQLITE_DONE) {
-			sqlite3_finalize(stmt);
-			return store_fail(st, rc, "attachments", err);
-		}
+		/* records and attachments come in the same (rowid) order */
+		while (at < e->records->len && (r = g_ptr_array_index(e->records, at))->rowid < row)
+			at++;
+		if (at >= e->records->len || r->rowid != row)
+			continue;
+		a = g_new0(entry_attachment, 1);
+		a->sha256 = store_col_text(stmt, 1);
+		a->filename = store_col_text(stmt, 2);
+		a->content_type = store_col_text(stmt, 3);
+		a->size = sqlite3_column_int64(stmt, 4);
+		g_ptr_array_add(r->attachments, a);
 	}
 	sqlite3_finalize(stmt);
-	entry_apply_releases(e);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, rc, "attachments", err);
+	return VULNID_OK;
+}
+
+entry *
+entry_new_empty(const char *id, const char *created)
+{
+	entry *e = g_new0(entry, 1);
+	int year = 0;
+
+	e->id = g_strdup(id);
+	e->created = g_strdup(created);
+	e->digest = g_strdup("");
+	if (ids_parse(id, NULL, &year, &e->number))
+		e->year = year;
+	e->records = g_ptr_array_new_with_free_func(record_free);
+	return e;
+}
+
+vulnid_status
+entry_load(store *st, const char *id, entry **out, GError **err)
+{
+	g_autoptr(entry) e = g_new0(entry, 1);
+	vulnid_status s;
+
+	e->records = g_ptr_array_new_with_free_func(record_free);
+	s = load_entry_row(st, id, e, err);
+	if (s == VULNID_OK)
+		s = load_records(st, e, err);
+	if (s == VULNID_OK)
+		s = load_attachments(st, e, err);
+	if (s != VULNID_OK)
+		return s;
+	apply_releases(e);
 	*out = g_steal_pointer(&e);
 	return VULNID_OK;
 }
 
-/* Fields of a record as a JSON array node ([[k,v],...]); NULL if bad. */
-static JsonArray *
-record_fields(const entry_record *r)
+void
+entry_add_record(entry *e, const store_record *rec, gint64 rowid, const char *subject,
+		 const char *fields_json, const char *body, const GPtrArray *attachments,
+		 const char *signer)
 {
-	g_autoptr(JsonParser) p = json_parser_new();
-	JsonNode *root;
+	entry_record *r = g_new0(entry_record, 1);
 
-	if (r->fields == NULL || !json_parser_load_from_data(p, r->fields, -1, NULL))
-		return NULL;
-	root = json_parser_get_root(p);
-	if (root == NULL || !JSON_NODE_HOLDS_ARRAY(root))
-		return NULL;
-	return json_array_ref(json_node_get_array(root));
-}
-
-typedef struct {
-	const char *key;
-	char *value;
-	GPtrArray *all;
-	guint record;		/* index of the record being read */
-	gint value_record;	/* record the value came from, -1: none */
-} field_lookup;
-
-typedef void (*field_fn)(const char *key, const char *value, gpointer data);
-
-static void
-foreach_field(const entry *e, field_fn fn, gpointer data)
-{
-	for (guint i = 0; i < e->records->len; i++) {
-		((field_lookup *) data)->record = i;
-		g_autoptr(JsonArray) a = record_fields(g_ptr_array_index(e->records, i));
-
-		for (guint j = 0; a != NULL && j < json_array_get_length(a); j++) {
-			JsonArray *kv = json_array_get_array_element(a, j);
-
-			if (kv == NULL || json_array_get_length(kv) != 2)
-				continue;
-			fn(json_array_get_string_element(kv, 0), json_array_get_string_element(kv, 1), data);
-		}
-	}
-}
-
-
-static void
-lookup_cb(const char *k, const char *v, gpointer data)
-{
-	field_lookup *fl = data;
-
-	if (k == NULL || v == NULL || g_ascii_strcasecmp(k, fl->key) != 0)
-		return;
-	if (fl->all != NULL) {
-		for (guint i = 0; i < fl->all->len; i++)
-			if (strcmp(g_ptr_array_index(fl->all, i), v) == 0)
-				return;
-		g_ptr_array_add(fl->all, g_strdup(v));
-	} else if (fl->value_record != (gint) fl->record) {
-		/* The first value inside a record counts (as the ack said);
-		 * a later record's value replaces an earlier record's. */
-		g_free(fl->value);
-		fl->value = g_strdup(v);
-		fl->value_record = (gint) fl->record;
-	}
-}
-
-char *
-entry_field(const entry *e, const char *key)
-{
-	field_lookup fl = { key, NULL, NULL, 0, -1 };
-
-	foreach_field(e, lookup_cb, &fl);
-	return fl.value;
-}
-
-static GPtrArray *
-entry_field_all(const entry *e, const char *key)
-{
-	field_lookup fl = { key, NULL, g_ptr_array_new_with_free_func(g_free), 0, -1 };
-
-	foreach_field(e, lookup_cb, &fl);
-	return fl.all;
-}
-
-char *
-entry_title(const entry *e)
-{
-	char *t = entry_field(e, "Title");
-
-	if (t != NULL && *t != '\0')
-		return t;
-	g_free(t);
-	if (e->records->len > 0) {
-		const entry_record *r = g_ptr_array_index(e->records, 0);
-
-		return g_strdup(r->subject != NULL ? r->subject : "");
-	}
-	return g_strdup("");
-}
-
-const char *
-entry_state(const entry *e)
-{
-	gboolean said = FALSE;
-
-	for (guint i = 0; i < e->records->len; i++) {
-		const entry_record *r = g_ptr_array_index(e->records, i);
-
-		if (r->sealed != NULL && !r->disclosed)
-			return "embargoed";
-		if ((r->body != NULL && *r->body != '\0') ||
-		    (r->fields != NULL && strcmp(r->fields, "[]") != 0) ||
-		    r->attachments->len > 0)
-			said = TRUE;
-	}
-	return said ? "public" : "reserved";
-}
-
-gboolean
-entry_is_anonymous(const entry *e)
-{
-	g_autofree char *a = entry_field(e, "Anonymous");
-
-	return a != NULL && g_ascii_strcasecmp(a, "yes") == 0;
-}
-
-/* How a record was authenticated, in a few words: "signed by FPR",
- * "token", "unverified: domain", "unauthenticated". */
-static char *
-auth_summary(const char *auth_json)
-{
-	g_autoptr(JsonParser) p = json_parser_new();
-	JsonObject *o;
-	const char *method, *how;
-
-	if (auth_json == NULL || !json_parser_load_from_data(p, auth_json, -1, NULL) ||
-	    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
-		return g_strdup("unauthenticated");
-	o = json_node_get_object(json_parser_get_root(p));
-	method = json_object_get_string_member_with_default(o, "method", "none");
-	how = json_object_get_string_member_with_default(o, "how", NULL);
-	if (strcmp(method, "pgp") == 0)
-		return g_strdup_printf("signed by %s",
-				       json_object_get_string_member_with_default(o, "fingerprint", "?"));
-	if (strcmp(method, "robot") == 0)
-		return g_strdup("the robot");
-	if (how != NULL && strcmp(how, "token") == 0)
-		return g_strdup("token");
-	if (how != NULL && strcmp(how, "none") != 0)
-		return g_strdup_printf("unverified: %s", how);
-	return g_strdup("unauthenticated");
-}
-
-/* Text for a terminal: keep \n and \t, show other controls as \xNN. */
-static void
-append_safe(GString *out, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *) (s != NULL ? s : ""); *p; p++) {
-		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
-			g_string_append_printf(out, "\\x%02x", *p);
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) {	/* C1 controls */
-			g_string_append_printf(out, "\\u%04x", p[1]);
-			p++;
-		} else
-			g_string_append_c(out, (char) *p);
-	}
-}
-
-static void
-append_line(GString *out, const char *label, const char *value)
-{
-	g_string_append_printf(out, "%-10s ", label);
-	append_safe(out, value);
-	g_string_append_c(out, '\n');
-}
-
-char *
-entry_to_text(const entry *e)
-{
-	return entry_to_text_view(e, FALSE);
-}
-
-char *
-entry_to_text_view(const entry *e, gboolean public)
-{
-	GString *out = g_string_new(NULL);
-	gboolean anonymous = entry_is_anonymous(e);
-	g_autofree char *title = entry_title(e);
-	static const char *const single[] = { "Vendor", "Product", "Type", "Vendor-Contact",
-					      "Embargo", "Anonymous" };
-
-	append_line(out, "id:", e->id);
-	append_line(out, "digest:", e->digest);
-	append_line(out, "created:", e->created);
-	append_line(out, "state:", entry_state(e));
-	if (public && strcmp(entry_state(e), "embargoed") == 0) {
-		g_autofree char *until = entry_embargo(e);
-
-		append_line(out, "embargo:", until != NULL ? until : "yes");
-		append_line(out, "commitment:", e->digest);
-		return g_string_free(out, FALSE);
-	}
-	append_line(out, "title:", title);
-	for (gsize i = 0; i < G_N_ELEMENTS(single); i++) {
-		g_autofree char *v = entry_field(e, single[i]);
-		g_autofree char *label = g_strdup_printf("%s:", single[i]);
-		g_autofree char *lower = g_ascii_strdown(label, -1);
-
-		if (v != NULL)
-			append_line(out, lower, v);
-	}
-	for (gsize i = 0; i < G_N_ELEMENTS(list_keys); i++) {
-		g_autoptr(GPtrArray) all = entry_field_all(e, list_keys[i]);
-		g_autofree char *label = g_strdup_printf("%s:", list_keys[i]);
-		g_autofree char *lower = g_ascii_strdown(label, -1);
-
-		for (guint j = 0; j < all->len; j++)
-			append_line(out, lower, g_ptr_array_index(all, j));
-	}
-	for (guint i = 0; i < e->records->len; i++) {
-		const entry_record *r = g_ptr_array_index(e->records, i);
-		g_autoptr(JsonArray) f = record_fields(r);
-
-		g_autofree char *how = auth_summary(r->auth);
-
-		g_string_append_printf(out, "\nrecord %" G_GINT64_FORMAT ": %s by %s (%s), %s\n",
-				       r->seq, r->kind, r->role, how, r->created);
-		append_line(out, "  from:", public && anonymous && strcmp(r->role, "creator") == 0
-			    ? "(anonymous)" : r->author != NULL ? r->author : "(unknown)");
-		append_line(out, "  subject:", r->subject);
-		append_line(out, "  sha256:", r->sha256);
-		for (guint j = 0; f != NULL && j < json_array_get_length(f); j++) {
-			JsonArray *kv = json_array_get_array_element(f, j);
-
-			if (kv == NULL || json_array_get_length(kv) != 2)
-				continue;
-			g_string_append(out, "  ");
-			append_safe(out, json_array_get_string_element(kv, 0));
-			g_string_append(out, ": ");
-			append_safe(out, json_array_get_string_element(kv, 1));
-			g_string_append_c(out, '\n');
-		}
-		if (r->body != NULL && *r->body != '\0') {
-			g_auto(GStrv) lines = g_strsplit(r->body, "\n", -1);
-
-			g_string_append_c(out, '\n');
-			for (char **l = lines; *l; l++) {
-				g_string_append(out, "    ");
-				append_safe(out, *l);
-				g_string_append_c(out, '\n');
-			}
-		}
-		for (guint j = 0; j < r->attachments->len; j++) {
-			const entry_attachment *a = g_ptr_array_index(r->attachments, j);
-
-			g_string_append_printf(out, "  attachment: %s %" G_GINT64_FORMAT " bytes sha256:%s ",
-					       a->content_type, a->size, a->sha256);
-			append_safe(out, a->filename != NULL ? a->filename : "(no name)");
-			g_string_append_c(out, '\n');
-		}
-	}
-	return g_string_free(out, FALSE);
-}
-
-static JsonNode *
-entry_json(const entry *e, gboolean public)
-{
-	g_autoptr(JsonBuilder) b = json_builder_new();
-	gboolean anonymous = entry_is_anonymous(e);
-	g_autofree char *title = entry_title(e);
-	static const char *const single[][2] = {
-		{ "Vendor", "vendor" }, { "Product", "product" }, { "Type", "type" },
-		{ "Vendor-Contact", "vendor_contact" }, { "Embargo", "embargo" },
-		{ "Anonymous", "anonymous" },
-	};
-
-	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "id");
-	json_builder_add_string_value(b, e->id);
-	json_builder_set_member_name(b, "digest");
-	json_builder_add_string_value(b, e->digest);
-	json_builder_set_member_name(b, "created");
-	json_builder_add_string_value(b, e->created);
-	json_builder_set_member_name(b, "state");
-	json_builder_add_string_value(b, entry_state(e));
-	if (public && strcmp(entry_state(e), "embargoed") == 0) {
-		/* The stub: what may be known before the embargo ends.  The
-		 * commitment is the digest: SHA-256 of the sealed record. */
-		g_autofree char *until = entry_embargo(e);
-
-		json_builder_set_member_name(b, "embargo");
-		json_builder_add_string_value(b, until != NULL ? until : "yes");
-		json_builder_set_member_name(b, "commitment");
-		json_builder_add_string_value(b, e->digest);
-		json_builder_end_object(b);
-		return json_builder_get_root(b);
-	}
-	json_builder_set_member_name(b, "title");
-	json_builder_add_string_value(b, title);
-	for (gsize i = 0; i < G_N_ELEMENTS(single); i++) {
-		g_autofree char *v = entry_field(e, single[i][0]);
-
-		json_builder_set_member_name(b, single[i][1]);
-		if (v != NULL)
-			json_builder_add_string_value(b, v);
-		else
-			json_builder_add_null_value(b);
-	}
-	for (gsize i = 0; i < G_N_ELEMENTS(list_keys); i++) {
-		g_autoptr(GPtrArray) all = entry_field_all(e, list_keys[i]);
-
-		json_builder_set_member_name(b, i == 0 ? "versions" : "references");
-		json_builder_begin_array(b);
-		for (guint j = 0; j < all->len; j++)
-			json_builder_add_string_value(b, g_ptr_array_index(all, j));
-		json_builder_end_array(b);
-	}
-	json_builder_set_member_name(b, "records");
-	json_builder_begin_array(b);
-	for (guint i = 0; i < e->records->len; i++) {
-		const entry_record *r = g_ptr_array_index(e->records, i);
-		g_autoptr(JsonParser) ap = json_parser_new();
-		g_autoptr(JsonArray) f = record_fields(r);
-
-		json_builder_begin_object(b);
-		json_builder_set_member_name(b, "seq");
-		json_builder_add_int_value(b, r->seq);
-		json_builder_set_member_name(b, "created");
-		json_builder_add_string_value(b, r->created);
-		json_builder_set_member_name(b, "kind");
-		json_builder_add_string_value(b, r->kind);
-		json_builder_set_member_name(b, "role");
-		json_builder_add_string_value(b, r->role);
-		json_builder_set_member_name(b, "author");
-		if (r->author != NULL && !(public && anonymous && strcmp(r->role, "creator") == 0))
-			json_builder_add_string_value(b, r->author);
-		else
-			json_builder_add_null_value(b);
-		if (r->opens > 0) {
-			json_builder_set_member_name(b, "opens");
-			json_builder_add_int_value(b, r->opens);
-		}
-		if (r->sealed != NULL) {
-			json_builder_set_member_name(b, "sealed");
-			json_builder_add_boolean_value(b, TRUE);
-		}
-		json_builder_set_member_name(b, "auth");
-		if (json_parser_load_from_data(ap, r->auth, -1, NULL))
-			json_builder_add_value(b, json_node_copy(json_parser_get_root(ap)));
-		else
-			json_builder_add_null_value(b);
-		json_builder_set_member_name(b, "subject");
-		json_builder_add_string_value(b, r->subject != NULL ? r->subject : "");
-		json_builder_set_member_name(b, "fields");
-		json_builder_begin_array(b);
-		for (guint j = 0; f != NULL && j < json_array_get_length(f); j++)
-			json_builder_add_value(b, json_node_copy(json_array_get_element(f, j)));
-		json_builder_end_array(b);
-		json_builder_set_member_name(b, "body");
-		json_builder_add_string_value(b, r->body != NULL ? r->body : "");
-		json_builder_set_member_name(b, "sha256");
-		json_builder_add_string_value(b, r->sha256);
-		json_builder_set_member_name(b, "attachments");
-		json_builder_begin_array(b);
-		for (guint j = 0; j < r->attachments->len; j++) {
-			const entry_attachment *a = g_ptr_array_index(r->attachments, j);
-
-			json_builder_begin_object(b);
-			json_builder_set_member_name(b, "filename");
-			if (a->filename != NULL)
-				json_builder_add_string_value(b, a->filename);
-			else
-				json_builder_add_null_value(b);
-			json_builder_set_member_name(b, "content_type");
-			json_builder_add_string_value(b, a->content_type);
-			json_builder_set_member_name(b, "size");
-			json_builder_add_int_value(b, a->size);
-			json_builder_set_member_name(b, "sha256");
-			json_builder_add_string_value(b, a->sha256);
-			json_builder_end_object(b);
-		}
-		json_builder_end_array(b);
-		json_builder_end_object(b);
-	}
-	json_builder_end_array(b);
-	json_builder_end_object(b);
-	return json_builder_get_root(b);
+	r->rowid = rowid;
+	r->seq = rec->seq;
+	r->created = g_strdup(rec->created);
+	r->kind_name = g_strdup(rec->kind);
+	r->kind = kind_from_str(rec->kind);
+	r->author = g_strdup(rec->author);
+	r->author_name = g_strdup(rec->author_name);
+	r->role_name = g_strdup(rec->role);
+	r->auth = g_strdup(rec->auth);
+	r->sha256 = g_strdup(rec->sha256);
+	r->sealed = g_strdup(rec->sealed);
+	r->unsealed = rec->sealed != NULL;
+	r->opens = rec->opens;
+	r->fields = g_ptr_array_new_with_free_func(entry_kv_free);
+	r->attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
+	auth_parse(r);
+	if (r->signer == NULL && r->signed_by_key)
+		r->signer = g_strdup(signer);
+	record_set_content(r, subject, fields_json, body, attachments);
+	g_ptr_array_add(e->records, r);
 }
 
 vulnid_status
@@ -635,37 +633,45 @@ entry_list_ids(store *st, int year, GPtrArray **ids, GError **err)
 	return VULNID_OK;
 }
 
-JsonNode *
-entry_to_json(const entry *e)
+vulnid_status
+entry_ids_by_alias(store *st, const char *alias, guint max, GPtrArray **ids, GError **err)
 {
-	return entry_json(e, FALSE);
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"SELECT DISTINCT r.entry FROM records r, json_each(r.fields) f"
+		" WHERE r.kind = 'command' AND json_extract(f.value, '$[0]') = 'Alias'"
+		" AND json_extract(f.value, '$[1]') = ? COLLATE NOCASE ORDER BY r.entry LIMIT ?", &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	*ids = g_ptr_array_new_with_free_func(g_free);
+	store_bind_text(stmt, 1, alias);
+	sqlite3_bind_int(stmt, 2, (int) max);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		g_ptr_array_add(*ids, store_col_text(stmt, 0));
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE) {
+		g_clear_pointer(ids, g_ptr_array_unref);
+		return store_fail(st, rc, "records", err);
+	}
+	return VULNID_OK;
 }
 
-JsonNode *
-entry_to_public_json(const entry *e)
-{
-	return entry_json(e, TRUE);
-}
-
-char *
-entry_embargo(const entry *e)
-{
-	char *v = entry_field(e, "Embargo");
-
-	if (v != NULL)
-		return v;
-	return g_strdup(e->embargo);
-}
+/* ---- unsealing ------------------------------------------------------------- */
 
 vulnid_status
 entry_record_from_canonical(entry_record *r, const char *canonical, GError **err)
 {
 	g_autoptr(JsonParser) p = json_parser_new();
-	g_autoptr(JsonGenerator) gen = json_generator_new();
-	JsonObject *o;
-	JsonNode *fields;
-	JsonArray *atts;
+	g_autoptr(GPtrArray) atts = g_ptr_array_new_with_free_func(entry_attachment_free);
 	g_autofree char *check = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canonical, -1);
+	g_autofree char *fields = NULL;
+	g_autofree char *subject = NULL;
+	g_autofree char *body = NULL;
+	JsonObject *o;
+	JsonNode *fn;
+	JsonArray *al;
 
 	/* The sealed text must be what the commitment says. */
 	if (r->sha256 == NULL || strcmp(check, r->sha256) != 0)
@@ -675,46 +681,34 @@ entry_record_from_canonical(entry_record *r, const char *canonical, GError **err
 	    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
 		return vulnid_fail(err, VULNID_ERR_CORRUPT, "sealed content is not a record");
 	o = json_node_get_object(json_parser_get_root(p));
-	fields = json_object_get_member(o, "fields");
-	g_free(r->subject);
-	r->subject = json_object_has_member(o, "subject") && !json_object_get_null_member(o, "subject")
-		     ? g_strdup(json_object_get_string_member(o, "subject")) : NULL;
-	g_free(r->body);
-	r->body = g_strdup(json_object_get_string_member(o, "body"));
-	g_free(r->fields);
-	if (fields != NULL && JSON_NODE_HOLDS_ARRAY(fields)) {
-		/* back to the canonical form the records table uses */
-		GString *f = g_string_new("[");
-		JsonArray *a = json_node_get_array(fields);
+	subject = member_str(o, "subject");
+	body = member_str(o, "body");
+	fn = json_object_get_member(o, "fields");
+	if (fn != NULL && JSON_NODE_HOLDS_ARRAY(fn)) {
+		g_autoptr(JsonGenerator) gen = json_generator_new();
+		g_autofree char *raw = NULL;
+		g_autoptr(GPtrArray) kv = NULL;
 
-		for (guint i = 0; i < json_array_get_length(a); i++) {
-			JsonArray *kv = json_array_get_array_element(a, i);
-
-			if (i > 0)
-				g_string_append_c(f, ',');
-			g_string_append_c(f, '[');
-			canonjson_string(f, json_array_get_string_element(kv, 0));
-			g_string_append_c(f, ',');
-			canonjson_string(f, json_array_get_string_element(kv, 1));
-			g_string_append_c(f, ']');
-		}
-		g_string_append_c(f, ']');
-		r->fields = g_string_free(f, FALSE);
-	} else
-		r->fields = g_strdup("[]");
-	g_ptr_array_set_size(r->attachments, 0);
-	atts = json_object_get_array_member(o, "attachments");
-	for (guint i = 0; atts != NULL && i < json_array_get_length(atts); i++) {
-		JsonObject *ao = json_array_get_object_element(atts, i);
-		entry_attachment *a = g_new0(entry_attachment, 1);
-
-		a->sha256 = g_strdup(json_object_get_string_member(ao, "sha256"));
-		a->size = json_object_get_int_member(ao, "size");
-		a->content_type = g_strdup(json_object_get_string_member(ao, "content_type"));
-		a->filename = json_object_get_null_member(ao, "filename") ? NULL
-			      : g_strdup(json_object_get_string_member(ao, "filename"));
-		g_ptr_array_add(r->attachments, a);
+		json_generator_set_root(gen, fn);
+		raw = json_generator_to_data(gen, NULL);
+		kv = fields_parse(raw);
+		fields = entry_fields_canonical(kv);	/* back to the form the records table uses */
 	}
+	al = json_object_has_member(o, "attachments") ? json_object_get_array_member(o, "attachments") : NULL;
+	for (guint i = 0; al != NULL && i < json_array_get_length(al); i++) {
+		JsonObject *ao = json_array_get_object_element(al, i);
+		entry_attachment *a;
+
+		if (ao == NULL)
+			continue;
+		a = g_new0(entry_attachment, 1);
+		a->sha256 = member_str(ao, "sha256");
+		a->size = json_object_get_int_member_with_default(ao, "size", 0);
+		a->content_type = member_str(ao, "content_type");
+		a->filename = member_str(ao, "filename");
+		g_ptr_array_add(atts, a);
+	}
+	record_set_content(r, subject, fields, body, atts);
 	return VULNID_OK;
 }
 
@@ -728,7 +722,7 @@ entry_unseal(entry *e, GError **err)
 		g_autofree char *text = NULL;
 		vulnid_status s;
 
-		if (r->sealed == NULL || r->disclosed)
+		if (r->sealed == NULL || r->disclosed || r->unsealed)
 			continue;
 		sealed = g_bytes_new(r->sealed, strlen(r->sealed));
 		s = crypto_unseal(sealed, &clear, err);
@@ -738,6 +732,440 @@ entry_unseal(entry *e, GError **err)
 		s = entry_record_from_canonical(r, text, err);
 		if (s != VULNID_OK)
 			return s;
+		r->unsealed = TRUE;
 	}
 	return VULNID_OK;
+}
+
+gboolean
+entry_has_sealed(const entry *e)
+{
+	for (guint i = 0; i < e->records->len; i++)
+		if (entry_record_sealed_at(g_ptr_array_index(e->records, i), G_MAXINT64))
+			return TRUE;
+	return FALSE;
+}
+
+/* ---- facts ----------------------------------------------------------------- */
+
+static entry_claim *
+claim_new(const char *key, const char *value, const entry_record *r)
+{
+	entry_claim *c = g_new0(entry_claim, 1);
+
+	c->key = g_strdup(key);
+	c->value = g_strdup(value);
+	c->record = r;
+	return c;
+}
+
+static void
+claim_free(gpointer p)
+{
+	entry_claim *c = p;
+
+	if (c == NULL)
+		return;
+	g_free(c->key);
+	g_free(c->value);
+	g_free(c);
+}
+
+static void
+claim_set(entry_claim **slot, entry_claim *c)
+{
+	claim_free(*slot);
+	*slot = c;
+}
+
+static void
+cvss_free(gpointer p)
+{
+	entry_cvss *c = p;
+
+	g_free(c->type);
+	g_free(c->score);
+	g_free(c);
+}
+
+void
+entry_facts_free(entry_facts *f)
+{
+	if (f == NULL)
+		return;
+	g_free(f->embargo);
+	claim_free(f->title);
+	claim_free(f->vendor);
+	claim_free(f->product);
+	claim_free(f->type);
+	claim_free(f->vendor_contact);
+	g_ptr_array_unref(f->versions);
+	g_ptr_array_unref(f->references);
+	g_ptr_array_unref(f->related);
+	g_ptr_array_unref(f->aliases);
+	g_ptr_array_unref(f->links);
+	g_ptr_array_unref(f->cvss);
+	claim_free(f->severity);
+	claim_free(f->fixed_in);
+	claim_free(f->ecosystem);
+	claim_free(f->package);
+	g_free(f->purl);
+	claim_free(f->withdrawn);
+	claim_free(f->duplicate_of);
+	claim_free(f->spam);
+	claim_free(f->confirmed);
+	claim_free(f->vendor_status);
+	g_ptr_array_unref(f->statuses);
+	g_ptr_array_unref(f->proposals);
+	g_free(f->published);
+	g_free(f->modified);
+	g_free(f);
+}
+
+static void
+add_distinct(GPtrArray *a, const char *key, const char *value, const entry_record *r)
+{
+	for (guint i = 0; i < a->len; i++)
+		if (g_ascii_strcasecmp(((entry_claim *) g_ptr_array_index(a, i))->value, value) == 0)
+			return;
+	g_ptr_array_add(a, claim_new(key, value, r));
+}
+
+/* CVSS vectors: only the characters they are made of, so that a vector
+ * given in a field never carries anything else into OSV. */
+static const char *
+cvss_type(const char *v)
+{
+	gsize n = strlen(v);
+
+	if (n < 8 || n > 200)
+		return NULL;
+	for (const char *p = v; *p; p++)
+		if (!g_ascii_isalnum(*p) && *p != ':' && *p != '/' && *p != '.')
+			return NULL;
+	if (g_str_has_prefix(v, "CVSS:3.0/") || g_str_has_prefix(v, "CVSS:3.1/"))
+		return "CVSS_V3";
+	if (g_str_has_prefix(v, "CVSS:4.0/"))
+		return "CVSS_V4";
+	if (g_str_has_prefix(v, "AV:"))
+		return "CVSS_V2";
+	return NULL;
+}
+
+static void
+add_cvss(GPtrArray *list, const char *value)
+{
+	const char *type = cvss_type(value);
+	entry_cvss *c;
+
+	if (type == NULL)
+		return;
+	/* one vector per version: a later one replaces an earlier one */
+	for (guint i = 0; i < list->len; i++) {
+		c = g_ptr_array_index(list, i);
+		if (strcmp(c->type, type) == 0) {
+			g_free(c->score);
+			c->score = g_strdup(value);
+			return;
+		}
+	}
+	c = g_new0(entry_cvss, 1);
+	c->type = g_strdup(type);
+	c->score = g_strdup(value);
+	g_ptr_array_add(list, c);
+}
+
+static const char *const severity_words[] = { "none", "low", "medium", "moderate", "high", "critical" };
+
+static gboolean
+key_is(const char *k, const char *name)
+{
+	return g_ascii_strcasecmp(k, name) == 0;
+}
+
+/* Whether what a record says moves the headline: the request that made
+ * the entry, and roles established by a key, a token or the robot. */
+static gboolean
+record_has_authority(const entry_record *r)
+{
+	if (r->kind == ENTRY_KIND_REQUEST)
+		return r->role == ENTRY_ROLE_CREATOR;
+	return entry_how_verified(r->how) && r->role != ENTRY_ROLE_THIRD_PARTY;
+}
+
+typedef struct {
+	entry_facts *f;
+	GHashTable *seen;	/* single-valued keys already set by the current record */
+	GHashTable *rating_keys;
+	GHashTable *rating_addrs;
+} derive_ctx;
+
+/* Single-valued headline keys: the first value inside a record counts, a
+ * later record's value replaces an earlier one's. */
+static void
+set_single(derive_ctx *d, entry_claim **slot, const entry_kv *kv, const entry_record *r)
+{
+	g_autofree char *low = g_ascii_strdown(kv->key, -1);
+
+	if (g_hash_table_contains(d->seen, low))
+		return;
+	g_hash_table_add(d->seen, g_steal_pointer(&low));
+	claim_set(slot, claim_new(kv->key, kv->value, r));
+}
+
+/* A field of a request, an addition or a vendor response. */
+static void
+derive_said(derive_ctx *d, const entry_record *r, const entry_kv *kv)
+{
+	entry_facts *f = d->f;
+	const char *k = kv->key, *v = kv->value;
+	gboolean auth = record_has_authority(r);
+	entry_claim **single = NULL;
+	GPtrArray *list = NULL;
+
+	if (key_is(k, "Status")) {
+		g_autofree char *low = g_ascii_strdown(v, -1);
+
+		if (r->kind != ENTRY_KIND_VENDOR_RESPONSE || r->role != ENTRY_ROLE_VENDOR ||
+		    (strcmp(low, "confirmed") != 0 && strcmp(low, "disputed") != 0 && strcmp(low, "fixed") != 0))
+			return;
+		g_ptr_array_add(f->statuses, claim_new("Status", low, r));
+		if (auth)
+			claim_set(&f->vendor_status, claim_new("Status", low, r));
+		else
+			g_ptr_array_add(f->proposals, claim_new("Status", low, r));
+		return;
+	}
+	if (r->kind == ENTRY_KIND_REQUEST) {
+		if (key_is(k, "Anonymous"))
+			f->anonymous = g_ascii_strcasecmp(v, "yes") == 0;
+		else if (key_is(k, "Embargo")) {
+			g_free(f->embargo);
+			f->embargo = g_strdup(v);
+		} else if (key_is(k, "Alias"))
+			add_distinct(f->aliases, k, v, r);
+	}
+	if (key_is(k, "Title")) single = &f->title;
+	else if (key_is(k, "Vendor")) single = &f->vendor;
+	else if (key_is(k, "Product")) single = &f->product;
+	else if (key_is(k, "Type")) single = &f->type;
+	else if (key_is(k, "Vendor-Contact")) single = &f->vendor_contact;
+	else if (key_is(k, "Fixed") || key_is(k, "Fixed-In")) single = &f->fixed_in;
+	else if (key_is(k, "Ecosystem")) single = &f->ecosystem;
+	else if (key_is(k, "Package")) single = &f->package;
+	else if (key_is(k, "Version")) list = f->versions;
+	else if (key_is(k, "Reference")) list = f->references;
+	else if (key_is(k, "Related")) list = f->related;
+	else if (!key_is(k, "CVSS") && !key_is(k, "CVSS-Vector") && !key_is(k, "Severity"))
+		return;		/* kept in the record; the headline has no place for it */
+	if (!auth) {
+		g_ptr_array_add(f->proposals, claim_new(k, v, r));
+		return;
+	}
+	if (single != NULL)
+		set_single(d, single, kv, r);
+	else if (list != NULL)
+		add_distinct(list, k, v, r);
+	else {
+		g_autofree char *low = g_ascii_strdown(v, -1);
+
+		add_cvss(f->cvss, v);
+		for (gsize w = 0; w < G_N_ELEMENTS(severity_words); w++)
+			if (strcmp(low, severity_words[w]) == 0) {
+				entry_kv sev = { "Severity", low };
+
+				set_single(d, &f->severity, &sev, r);
+			}
+	}
+}
+
+/* A field of a command record: what the command decided.  Intake allowed
+ * the command; each mark is taken again only from the role that may set
+ * it, established by key or token. */
+static void
+derive_command(derive_ctx *d, const entry_record *r, const entry_kv *kv)
+{
+	entry_facts *f = d->f;
+	const char *k = kv->key, *v = kv->value;
+	gboolean verified = entry_how_verified(r->how);
+	gboolean creator = verified && r->role == ENTRY_ROLE_CREATOR;
+	gboolean moderator = verified && (r->role == ENTRY_ROLE_MODERATOR || r->role == ENTRY_ROLE_OPERATOR);
+	gboolean no = g_ascii_strcasecmp(v, "no") == 0 || *v == '\0';
+
+	if (key_is(k, "Rating")) {
+		gint64 n = g_ascii_strtoll(v, NULL, 10);
+
+		if (n < 0 || n > 10)
+			return;
+		/* a key counts once, and only where its signature acts */
+		if (r->signed_by_key && r->signer != NULL && r->auth_ignored == NULL)
+			g_hash_table_insert(d->rating_keys, g_ascii_strup(r->signer, -1), GINT_TO_POINTER((int) n + 1));
+		else if (r->author != NULL)
+			g_hash_table_insert(d->rating_addrs, g_ascii_strdown(r->author, -1), GINT_TO_POINTER((int) n + 1));
+		return;
+	}
+	if (key_is(k, "Embargo") && creator) {
+		g_free(f->embargo);
+		f->embargo = g_strdup(v);
+		if (no)
+			f->marks |= ENTRY_MARK_RELEASED;
+	} else if (key_is(k, "Withdrawn") && creator) {
+		claim_set(&f->withdrawn, no ? NULL : claim_new(k, v, r));
+	} else if (key_is(k, "Confirmed") && creator) {
+		claim_set(&f->confirmed, claim_new(k, v, r));
+	} else if (key_is(k, "Alias")) {
+		/* anyone may say it; it counts when a verified role said it */
+		if (verified && r->role != ENTRY_ROLE_THIRD_PARTY)
+			add_distinct(f->aliases, k, v, r);
+		else
+			g_ptr_array_add(f->proposals, claim_new(k, v, r));
+	} else if (key_is(k, "Duplicate-Of") && moderator) {
+		claim_set(&f->duplicate_of, no ? NULL : claim_new(k, v, r));
+	} else if (key_is(k, "Spam") && moderator) {
+		claim_set(&f->spam, g_ascii_strcasecmp(v, "yes") == 0 ? claim_new(k, v, r) : NULL);
+	} else if (key_is(k, "Link") && moderator) {
+		add_distinct(f->links, k, v, r);
+	}
+}
+
+static void
+average(GHashTable *h, guint *n, double *avg)
+{
+	GHashTableIter it;
+	gpointer k, v;
+	double sum = 0;
+
+	*n = g_hash_table_size(h);
+	g_hash_table_iter_init(&it, h);
+	while (g_hash_table_iter_next(&it, &k, &v))
+		sum += GPOINTER_TO_INT(v) - 1;
+	*avg = *n > 0 ? sum / *n : 0;
+}
+
+static gboolean
+record_says_something(const entry_record *r)
+{
+	return (r->body != NULL && *r->body != '\0') || r->fields->len > 0 || r->attachments->len > 0;
+}
+
+/* The state and the dates, after the fields. */
+static void
+derive_state(entry_facts *f, const entry *e, gint64 as_of, gboolean said, GDateTime *now)
+{
+	gboolean sealed = FALSE;
+
+	for (guint i = 0; i < e->records->len; i++) {
+		const entry_record *r = g_ptr_array_index(e->records, i);
+
+		if (r->rowid > as_of)
+			break;
+		sealed |= entry_record_sealed_at(r, as_of);
+		if (r->kind == ENTRY_KIND_RELEASE) {
+			f->marks |= ENTRY_MARK_RELEASED;
+			/* a release of the first record is when it was published */
+			if (r->opens == 1 && g_strcmp0(f->published, e->created) == 0) {
+				g_free(f->published);
+				f->published = g_strdup(r->created);
+			}
+		}
+	}
+	if (f->embargo == NULL && e->embargo != NULL)
+		f->embargo = g_strdup(e->embargo);	/* sealed: the entries row has it */
+	if (sealed)
+		f->state = ENTRY_EMBARGOED;
+	else if (now != NULL && f->embargo != NULL && !(f->marks & ENTRY_MARK_RELEASED) &&
+		 g_ascii_strcasecmp(f->embargo, "no") != 0) {
+		/* Nothing sealed (an entry from before sealing): the date still
+		 * holds the details back. */
+		g_autofree char *today = g_date_time_format(now, "%Y-%m-%d");
+
+		f->state = g_ascii_strcasecmp(f->embargo, "yes") == 0 || strcmp(f->embargo, today) > 0
+			   ? ENTRY_EMBARGOED : said ? ENTRY_PUBLIC : ENTRY_RESERVED;
+	} else
+		f->state = said ? ENTRY_PUBLIC : ENTRY_RESERVED;
+	if (f->withdrawn != NULL)
+		f->marks |= ENTRY_MARK_WITHDRAWN;
+	if (f->duplicate_of != NULL)
+		f->marks |= ENTRY_MARK_DUPLICATE;
+	if (f->spam != NULL)
+		f->marks |= ENTRY_MARK_SPAM;
+	if (f->confirmed != NULL)
+		f->marks |= ENTRY_MARK_CONFIRMED;
+}
+
+entry_facts *
+entry_facts_derive(const entry *e, gint64 as_of, gboolean with_sealed, GDateTime *now)
+{
+	entry_facts *f = g_new0(entry_facts, 1);
+	derive_ctx d = { f, NULL, NULL, NULL };
+	gboolean said = FALSE;
+
+	f->versions = g_ptr_array_new_with_free_func(claim_free);
+	f->references = g_ptr_array_new_with_free_func(claim_free);
+	f->related = g_ptr_array_new_with_free_func(claim_free);
+	f->aliases = g_ptr_array_new_with_free_func(claim_free);
+	f->links = g_ptr_array_new_with_free_func(claim_free);
+	f->cvss = g_ptr_array_new_with_free_func(cvss_free);
+	f->statuses = g_ptr_array_new_with_free_func(claim_free);
+	f->proposals = g_ptr_array_new_with_free_func(claim_free);
+	f->published = g_strdup(e->created);
+	f->modified = g_strdup(e->created);
+	d.rating_keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	d.rating_addrs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+
+	for (guint i = 0; i < e->records->len; i++) {
+		const entry_record *r = g_ptr_array_index(e->records, i);
+		gboolean hidden;
+
+		if (r->rowid > as_of)
+			break;
+		if (g_strcmp0(r->created, f->modified) > 0) {
+			g_free(f->modified);
+			f->modified = g_strdup(r->created);
+		}
+		/* A release says nothing of its own: what it disclosed is read
+		 * at the record it disclosed, in that record's place. */
+		if (r->kind == ENTRY_KIND_RELEASE || r->kind == ENTRY_KIND_OTHER)
+			continue;
+		hidden = entry_record_sealed_at(r, as_of) && !(with_sealed && r->unsealed);
+		if (r->seq == 1)
+			f->content_known = !hidden;
+		if (hidden) {
+			said = TRUE;
+			continue;
+		}
+		said |= record_says_something(r);
+		d.seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		for (guint j = 0; j < r->fields->len; j++) {
+			const entry_kv *kv = g_ptr_array_index(r->fields, j);
+
+			if (r->kind == ENTRY_KIND_COMMAND)
+				derive_command(&d, r, kv);
+			else
+				derive_said(&d, r, kv);
+		}
+		g_clear_pointer(&d.seen, g_hash_table_unref);
+	}
+	average(d.rating_keys, &f->rating_keys, &f->rating_keys_avg);
+	average(d.rating_addrs, &f->rating_unsigned, &f->rating_unsigned_avg);
+	g_hash_table_unref(d.rating_keys);
+	g_hash_table_unref(d.rating_addrs);
+	derive_state(f, e, as_of, said, now);
+	return f;
+}
+
+entry_facts *
+entry_facts_now(const entry *e)
+{
+	g_autoptr(GDateTime) now = store_now_datetime();
+
+	return entry_facts_derive(e, G_MAXINT64, TRUE, now);
+}
+
+gboolean
+entry_embargoed(const entry *e)
+{
+	g_autoptr(entry_facts) f = entry_facts_now(e);
+
+	return f->state == ENTRY_EMBARGOED;
 }

@@ -14,6 +14,7 @@
 #include "entry.h"
 #include "export.h"
 #include "feed.h"
+#include "feedlog.h"
 #include "ids.h"
 
 #define HASH_KEY ",\"hash\":\""
@@ -138,6 +139,42 @@ feed_line_hash(const char *line, gsize len)
 	    memcmp(line + len - 2, "\"}", 2) != 0 || !is_hex64(line + len - HASH_TAIL + HASH_KEY_LEN, 64))
 		return NULL;
 	return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) line, len - HASH_TAIL);
+}
+
+/* A decimal integer at *p, then the text `next`. */
+static gboolean
+frame_int(const char **p, const char *end, const char *next, guint64 *v)
+{
+	const char *q = *p;
+
+	*v = 0;
+	if (q >= end || !g_ascii_isdigit(*q) || (*q == '0' && q + 1 < end && g_ascii_isdigit(q[1])))
+		return FALSE;
+	for (; q < end && g_ascii_isdigit(*q); q++) {
+		if (*v > (G_MAXINT64 - 9) / 10)
+			return FALSE;
+		*v = *v * 10 + (guint64) (*q - '0');
+	}
+	if ((gsize) (end - q) < strlen(next) || memcmp(q, next, strlen(next)) != 0)
+		return FALSE;
+	*p = q + strlen(next);
+	return TRUE;
+}
+
+gboolean
+feed_line_frame(const char *line, gsize len, int *year, guint64 *n, gint64 *pos)
+{
+	static const char start[] = "{\"feed\":\"" FEED_FORMAT "\",\"year\":";
+	const char *p = line + strlen(start), *end = line + len;
+	guint64 y, ps;
+
+	if (len < strlen(start) || memcmp(line, start, strlen(start)) != 0 ||
+	    !frame_int(&p, end, ",\"n\":", &y) || !frame_int(&p, end, ",\"pos\":", n) ||
+	    !frame_int(&p, end, ",", &ps) || y > 9999)
+		return FALSE;
+	*year = (int) y;
+	*pos = (gint64) ps;
+	return TRUE;
 }
 
 static char *
@@ -399,66 +436,27 @@ year_check_owner(store *st, const feed_year *y, GError **err)
 	return VULNID_OK;
 }
 
+/* Whether any record of e is sealed, and not disclosed, as of pos. */
 static gboolean
-released_asof(const entry *e, gint64 seq, gint64 pos)
+embargoed_asof(const entry *e, gint64 pos)
 {
 	for (guint i = 0; i < e->records->len; i++) {
 		const entry_record *r = g_ptr_array_index(e->records, i);
 
-		if (r->opens == seq && r->rowid <= pos)
+		if (r->rowid <= pos && entry_record_sealed_at(r, pos))
 			return TRUE;
 	}
 	return FALSE;
 }
 
-/* The sealed record that keeps the entry under embargo as of pos. */
-static const entry_record *
-embargo_asof(const entry *e, gint64 pos)
-{
-	for (guint i = 0; i < e->records->len; i++) {
-		const entry_record *r = g_ptr_array_index(e->records, i);
-
-		if (r->sealed != NULL && r->rowid <= pos && !released_asof(e, r->seq, pos))
-			return r;
-	}
-	return NULL;
-}
-
-/* Anonymous as the records said up to pos (the feed cannot take back an
- * address it published, so a later "Anonymous: yes" counts from then on
- * in every export alike). */
-static gboolean
-anonymous_asof(const entry *e, gint64 pos)
-{
-	g_autofree char *v = NULL;
-
-	for (guint i = 0; i < e->records->len; i++) {
-		const entry_record *r = g_ptr_array_index(e->records, i);
-		g_autoptr(JsonArray) f = NULL;
-
-		if (r->rowid > pos || (r->sealed != NULL && !released_asof(e, r->seq, pos)))
-			continue;
-		f = export_record_fields(r);
-		for (guint j = 0; f != NULL && j < json_array_get_length(f); j++) {
-			JsonArray *kv = json_array_get_array_element(f, j);
-			const char *k = kv != NULL && json_array_get_length(kv) == 2
-					? json_array_get_string_element(kv, 0) : NULL;
-
-			if (k != NULL && g_ascii_strcasecmp(k, "Anonymous") == 0) {
-				g_free(v);
-				v = g_strdup(json_array_get_string_element(kv, 1));
-				break;
-			}
-		}
-	}
-	return v != NULL && g_ascii_strcasecmp(v, "yes") == 0;
-}
-
+/* A record's line: what it said, exactly as hashed, and its author as the
+ * public view shows it (vr). */
 static vulnid_status
-record_members(const entry *e, const entry_record *r, gboolean anonymous, char **out, GError **err)
+record_members(const entry *e, const view_record *vr, char **out, GError **err)
 {
+	const entry_record *r = vr->r;
 	g_autofree char *auth = canonical_of(r->auth, JSON_NODE_OBJECT);
-	g_autofree char *fields = canonical_of(r->fields, JSON_NODE_ARRAY);
+	g_autofree char *fields = canonical_of(r->fields_json, JSON_NODE_ARRAY);
 	g_autofree char *canon = NULL;
 	g_autofree char *sha = NULL;
 	GString *s;
@@ -466,11 +464,11 @@ record_members(const entry *e, const entry_record *r, gboolean anonymous, char *
 
 	/* What the feed says must recompute to the stored hash, or every
 	 * verifier would reject the feed from here on. */
-	if (auth == NULL || strcmp(auth, r->auth) != 0 || fields == NULL || strcmp(fields, r->fields) != 0)
+	if (auth == NULL || strcmp(auth, r->auth) != 0 || fields == NULL || strcmp(fields, r->fields_json) != 0)
 		return vulnid_fail(err, VULNID_ERR_CORRUPT, "record %s/%" G_GINT64_FORMAT
 				   ": auth or fields are not canonical JSON", e->id, r->seq);
-	canon = entry_record_canonical(e->id, r->seq, r->created, r->kind, r->auth, r->subject,
-				       r->fields, r->body, r->attachments);
+	canon = entry_record_canonical(e->id, r->seq, r->created, r->kind_name, r->auth, r->subject,
+				       r->fields_json, r->body, r->attachments);
 	sha = sha256_hex(canon, strlen(canon));
 	if (g_strcmp0(sha, r->sha256) != 0)
 		return vulnid_fail(err, VULNID_ERR_CORRUPT, "record %s/%" G_GINT64_FORMAT
@@ -485,8 +483,8 @@ record_members(const entry *e, const entry_record *r, gboolean anonymous, char *
 		if (o != NULL && o->seq != r->opens)
 			continue;
 		if (o != NULL) {
-			c2 = entry_record_canonical(e->id, o->seq, o->created, o->kind, o->auth, r->subject,
-						    r->fields, r->body, r->attachments);
+			c2 = entry_record_canonical(e->id, o->seq, o->created, o->kind_name, o->auth, r->subject,
+						    r->fields_json, r->body, r->attachments);
 			h2 = sha256_hex(c2, strlen(c2));
 		}
 		if (o == NULL || o->seq >= r->seq || g_strcmp0(h2, o->sha256) != 0)
@@ -500,10 +498,9 @@ record_members(const entry *e, const entry_record *r, gboolean anonymous, char *
 	canonjson_member_str(s, &first, "entry", e->id);
 	canonjson_member_int(s, &first, "seq", r->seq);
 	canonjson_member_str(s, &first, "created", r->created);
-	canonjson_member_str(s, &first, "kind", r->kind);
-	canonjson_member_str(s, &first, "role", r->role);
-	canonjson_member_str(s, &first, "author",
-			     anonymous && g_strcmp0(r->role, "creator") == 0 ? NULL : r->author);
+	canonjson_member_str(s, &first, "kind", r->kind_name);
+	canonjson_member_str(s, &first, "role", r->role_name);
+	canonjson_member_str(s, &first, "author", vr->author);
 	canonjson_key(s, &first, "opens");
 	if (r->opens > 0)
 		g_string_append_printf(s, "%" G_GINT64_FORMAT, r->opens);
@@ -513,7 +510,7 @@ record_members(const entry *e, const entry_record *r, gboolean anonymous, char *
 	g_string_append(s, r->auth);
 	canonjson_member_str(s, &first, "subject", r->subject);
 	canonjson_key(s, &first, "fields");
-	g_string_append(s, r->fields);
+	g_string_append(s, r->fields_json);
 	canonjson_member_str(s, &first, "body", r->body);
 	canonjson_key(s, &first, "attachments");
 	entry_attachments_canonical(s, r->attachments);
@@ -540,10 +537,10 @@ stub_members(const entry *e, const entry_record *sealed)
 }
 
 static gint
-rowid_cmp(gconstpointer a, gconstpointer b)
+view_rowid_cmp(gconstpointer a, gconstpointer b)
 {
-	const entry_record *x = *(entry_record *const *) a;
-	const entry_record *y = *(entry_record *const *) b;
+	const entry_record *x = (*(view_record *const *) a)->r;
+	const entry_record *y = (*(view_record *const *) b)->r;
 
 	return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
 }
@@ -555,70 +552,49 @@ after_cursor(gint64 pos, gint64 seq, const feed_year *y)
 }
 
 /* The lines an entry contributes, each at the rowid of the record that
- * caused it: a public record at its own place; under embargo a stub at the
- * sealed record's place and nothing else; at a release, every record held
- * back until then, in seq order. */
+ * caused it: a public record at its own place; a sealed record as a stub,
+ * its commitment, at its place; while anything is sealed nothing else; at
+ * the release, every record held back until then, in seq order.  Authors
+ * are shown as the public view shows them. */
 static vulnid_status
-gen_entry(const entry *e, feed_year *y, GError **err)
+gen_entry(const entry *e, const entry_view *v, feed_year *y, GError **err)
 {
-	guint n = e->records->len;
+	guint n = v->records->len;
 	g_autoptr(GPtrArray) order = g_ptr_array_sized_new(n);
 	g_autoptr(GHashTable) emitted = g_hash_table_new(g_direct_hash, g_direct_equal);
-	gint64 stub_seq = 0;
-	gboolean maybe_anonymous = FALSE;
 
-	for (guint i = 0; i < n; i++) {
-		const entry_record *r = g_ptr_array_index(e->records, i);
-
-		g_ptr_array_add(order, (gpointer) r);
-		/* Reading every record's fields for every line is quadratic; an
-		 * entry that never mentions anonymity needs none of it. */
-		if (!maybe_anonymous && r->fields != NULL) {
-			g_autofree char *low = g_ascii_strdown(r->fields, -1);
-
-			maybe_anonymous = strstr(low, "anonymous") != NULL;
-		}
-	}
-	g_ptr_array_sort(order, rowid_cmp);
+	for (guint i = 0; i < n; i++)
+		g_ptr_array_add(order, g_ptr_array_index(v->records, i));
+	g_ptr_array_sort(order, view_rowid_cmp);
 	for (guint k = 0; k < n; k++) {
-		const entry_record *r = g_ptr_array_index(order, k);
+		const entry_record *r = ((const view_record *) g_ptr_array_index(order, k))->r;
 		gint64 pos = r->rowid;
-		const entry_record *q = embargo_asof(e, pos);
-		gboolean anonymous;
 
-		if (q != NULL) {
-			/* One stub per embargo, for the record that began it:
-			 * sealed records added meanwhile, or released one by
-			 * one in the transaction that ends it, add none. */
-			if (stub_seq == 0) {
-				stub_seq = q->seq;
-				if (after_cursor(pos, q->seq, y)) {
-					feed_item *it = g_new0(feed_item, 1);
+		if (embargoed_asof(e, pos)) {
+			if (entry_record_sealed_at(r, pos) && after_cursor(pos, r->seq, y)) {
+				feed_item *it = g_new0(feed_item, 1);
 
-					it->pos = pos;
-					it->seq = q->seq;
-					it->members = stub_members(e, q);
-					g_ptr_array_add(y->items, it);
-				}
+				it->pos = pos;
+				it->seq = r->seq;
+				it->members = stub_members(e, r);
+				g_ptr_array_add(y->items, it);
 			}
 			continue;
 		}
-		stub_seq = 0;
-		anonymous = maybe_anonymous && anonymous_asof(e, pos);
 		for (guint j = 0; j < n; j++) {
-			const entry_record *x = g_ptr_array_index(e->records, j);
+			const view_record *x = g_ptr_array_index(v->records, j);
 			feed_item *it;
 			vulnid_status s;
 
-			if (x->rowid > pos || g_hash_table_contains(emitted, x))
+			if (x->r->rowid > pos || g_hash_table_contains(emitted, x))
 				continue;
 			g_hash_table_add(emitted, (gpointer) x);
-			if (!after_cursor(pos, x->seq, y))
+			if (!after_cursor(pos, x->r->seq, y))
 				continue;
 			it = g_new0(feed_item, 1);
 			it->pos = pos;
-			it->seq = x->seq;
-			s = record_members(e, x, anonymous, &it->members, err);
+			it->seq = x->r->seq;
+			s = record_members(e, x, &it->members, err);
 			if (s != VULNID_OK) {
 				feed_item_free(it);
 				return s;
@@ -667,7 +643,7 @@ year_file_name(const char *name, int *year)
 }
 
 static char *
-head_text(const char *time, const char *fpr, gint64 pos, GPtrArray *years)
+head_text(const char *time, const char *fpr, gint64 pos, GPtrArray *years, const feedlog_state *log)
 {
 	GString *s = g_string_new("{");
 	gboolean first = TRUE;
@@ -692,7 +668,18 @@ head_text(const char *time, const char *fpr, gint64 pos, GPtrArray *years)
 		canonjson_member_str(s, &f, "hash", y->hash);
 		g_string_append_c(s, '}');
 	}
-	g_string_append(s, "]}\n");
+	g_string_append_c(s, ']');
+	if (log != NULL && log->origin != NULL) {
+		gboolean f = TRUE;
+
+		canonjson_key(s, &first, "checkpoint");
+		g_string_append_c(s, '{');
+		canonjson_member_str(s, &f, "origin", log->origin);
+		canonjson_member_int(s, &f, "size", (gint64) log->size);
+		canonjson_member_str(s, &f, "root", log->root);
+		g_string_append_c(s, '}');
+	}
+	g_string_append(s, "}\n");
 	return g_string_free(s, FALSE);
 }
 
@@ -807,9 +794,30 @@ read_small(const char *path, gsize max, int *err_no)
 	return g_bytes_new_take(buf, off);
 }
 
-vulnid_status
-feed_export(store *st, const char *dir, feed_export_result *res, GError **err)
+/* The transparency log follows the year files, which are complete and
+ * synced by now (feedlog.c); HEAD.json then names its checkpoint. */
+static vulnid_status
+log_update(const char *dir, const note_key *key, const char *fpr, GPtrArray *years, feedlog_state *log,
+	   GError **err)
 {
+	g_autofree feedlog_file *files = g_new0(feedlog_file, years->len + 1);
+	guint n = 0;
+
+	if (key == NULL)
+		return VULNID_OK;
+	for (guint i = 0; i < years->len; i++) {
+		const feed_year *y = g_ptr_array_index(years, i);
+
+		if (y->n > 0)
+			files[n++] = (feedlog_file) { y->path, y->n };
+	}
+	return feedlog_update(dir, key, fpr, files, n, log, err);
+}
+
+vulnid_status
+feed_export(store *st, const char *dir, const note_key *log_key, feed_export_result *res, GError **err)
+{
+	feedlog_state log = { 0 };
 	g_autoptr(GPtrArray) years = g_ptr_array_new_with_free_func(feed_year_free);
 	g_autoptr(GHashTable) by_year = g_hash_table_new(g_direct_hash, g_direct_equal);
 	g_autofree char *fpr = NULL;
@@ -912,17 +920,19 @@ feed_export(store *st, const char *dir, feed_export_result *res, GError **err)
 			s = year_entries(st, y, &ids, err);
 		for (guint k = 0; s == VULNID_OK && k < ids->len; k++) {
 			g_autoptr(entry) e = NULL;
-			g_autoptr(export_facts) f = NULL;
+			g_autoptr(entry_view) v = NULL;
 
 			s = entry_load(st, g_ptr_array_index(ids, k), &e, err);
 			if (s != VULNID_OK)
 				break;
-			f = export_facts_derive(e);
+			/* The feed is the public view, independent of the
+			 * time of the export (sealing decides, not dates). */
+			v = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, NULL);
 			/* Spam says nothing more; what the feed already holds
 			 * stays, as everything in it does. */
-			if (f->spam)
+			if (v->withheld)
 				continue;
-			s = gen_entry(e, y, err);
+			s = gen_entry(e, v, y, err);
 		}
 		if (s != VULNID_OK)
 			goto out_txn;
@@ -937,6 +947,12 @@ feed_export(store *st, const char *dir, feed_export_result *res, GError **err)
 	g_ptr_array_sort(years, year_cmp);
 	for (guint i = 0; i < years->len; i++)
 		res->years += ((feed_year *) g_ptr_array_index(years, i))->n > 0;
+	s = log_update(dir, log_key, fpr, years, &log, err);
+	if (s != VULNID_OK)
+		goto out_fd;
+	res->log_size = log.size;
+	res->log_appended = log.appended;
+	res->checkpoint_written = log.checkpoint_written;
 
 	/* HEAD changes only when the feed does: an unchanged feed keeps its
 	 * signed HEAD, and a mirror makes no empty commit. */
@@ -949,14 +965,14 @@ feed_export(store *st, const char *dir, feed_export_result *res, GError **err)
 		    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
 			old_time = obj_str(json_node_get_object(json_parser_get_root(p)), "time");
 		if (old_time != NULL) {
-			g_autofree char *same = head_text(old_time, fpr, res->pos, years);
+			g_autofree char *same = head_text(old_time, fpr, res->pos, years, &log);
 
 			if (strlen(same) == g_bytes_get_size(old_head) &&
 			    memcmp(same, g_bytes_get_data(old_head, NULL), strlen(same)) == 0)
 				goto key;
 		}
 	}
-	head = head_text(now, fpr, res->pos, years);
+	head = head_text(now, fpr, res->pos, years, &log);
 	{
 		g_autoptr(GBytes) hb = g_bytes_new(head, strlen(head));
 
@@ -984,6 +1000,7 @@ out_txn:
 	store_rollback(st);
 out_fd:
 	close(dfd);
+	feedlog_state_clear(&log);
 	return s;
 }
 
@@ -1008,8 +1025,8 @@ rec_meta_free(gpointer p)
 typedef struct {
 	gint64 last_record;	/* highest record seq so far */
 	char *digest;		/* record 1's hash, from it or from a stub */
-	gint64 stub_seq;	/* under embargo: the sealed record's seq, else 0 */
-	char *commitment;
+	GHashTable *pending;	/* seq -> commitment (char*): stubs not yet disclosed */
+	gint64 stub_max;	/* the highest seq a stub was published for */
 	GHashTable *recs;	/* seq -> rec_meta* */
 } ent_state;
 
@@ -1019,7 +1036,7 @@ ent_state_free(gpointer p)
 	ent_state *s = p;
 
 	g_free(s->digest);
-	g_free(s->commitment);
+	g_hash_table_unref(s->pending);
 	g_hash_table_unref(s->recs);
 	g_free(s);
 }
@@ -1053,6 +1070,8 @@ typedef struct {
 	char *time, *robot;
 	gint64 pos;
 	GPtrArray *years;	/* head_year* */
+	char *log_origin, *log_root;	/* the checkpoint it names, or NULL */
+	gint64 log_size;
 } head_info;
 
 static void
@@ -1062,6 +1081,8 @@ head_info_free(head_info *h)
 		return;
 	g_free(h->time);
 	g_free(h->robot);
+	g_free(h->log_origin);
+	g_free(h->log_root);
 	g_ptr_array_unref(h->years);
 	g_free(h);
 }
@@ -1118,6 +1139,8 @@ static const char *const stub_members_list[] = {
 	"commitment", "prev", "hash", NULL
 };
 static const char *const head_members_list[] = { "feed", "time", "robot", "pos", "years", NULL };
+static const char *const head_members_log[] = { "feed", "time", "robot", "pos", "years", "checkpoint", NULL };
+static const char *const head_checkpoint_members[] = { "origin", "size", "root", NULL };
 static const char *const head_year_members[] = { "year", "lines", "hash", NULL };
 
 static gboolean
@@ -1202,6 +1225,7 @@ ent_get(vctx *c, const char *id, gboolean *is_new)
 	if (s == NULL) {
 		s = g_new0(ent_state, 1);
 		s->recs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, rec_meta_free);
+		s->pending = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 		g_hash_table_insert(c->entries, g_strdup(id), s);
 	}
 	return s;
@@ -1248,17 +1272,23 @@ check_record(vctx *c, const char *path, guint64 n, JsonObject *o, const char *id
 		return vfail(c, path, n, err, "entry %s starts with record %" G_GINT64_FORMAT ", not 1", id, seq);
 	if (seq <= es->last_record)
 		return vfail(c, path, n, err, "record %s/%" G_GINT64_FORMAT " repeated or out of order", id, seq);
-	if (es->stub_seq != 0) {
-		/* The first record after a stub is the sealed one, disclosed:
-		 * it must be what the stub committed to. */
-		if (seq != es->stub_seq)
+	if (g_hash_table_size(es->pending) > 0) {
+		/* A sealed record, disclosed, must be what its stub committed
+		 * to; nothing newer than the sealed records is published
+		 * while one of them is still sealed. */
+		const char *commitment = g_hash_table_lookup(es->pending, &seq);
+
+		if (commitment == NULL && seq > es->stub_max)
 			return vfail(c, path, n, err, "record %s/%" G_GINT64_FORMAT
 				     " published while the entry is under embargo", id, seq);
-		if (strcmp(sha, es->commitment) != 0)
+		if (commitment != NULL && strcmp(sha, commitment) != 0)
 			return vfail(c, path, n, err, "record %s/%" G_GINT64_FORMAT
 				     " does not match the commitment published for it", id, seq);
-		es->stub_seq = 0;
-		c->res->released++;
+		if (commitment != NULL) {
+			g_hash_table_remove(es->pending, &seq);
+			if (g_hash_table_size(es->pending) == 0)
+				c->res->released++;
+		}
 	}
 	if (seq == 1) {
 		if (es->digest != NULL && strcmp(es->digest, sha) != 0)
@@ -1313,9 +1343,8 @@ check_stub(vctx *c, const char *path, guint64 n, JsonObject *o, const char *id, 
 	if (is_new && seq != 1)
 		return vfail(c, path, n, err, "entry %s starts with a stub for record %" G_GINT64_FORMAT
 			     ", not 1", id, seq);
-	if (es->stub_seq != 0)
-		return vfail(c, path, n, err, "stub %s/%" G_GINT64_FORMAT " while record %" G_GINT64_FORMAT
-			     " is still under embargo", id, seq, es->stub_seq);
+	if (seq <= es->stub_max)
+		return vfail(c, path, n, err, "stub %s/%" G_GINT64_FORMAT " repeated or out of order", id, seq);
 	if (seq <= es->last_record)
 		return vfail(c, path, n, err, "stub %s/%" G_GINT64_FORMAT " for a record already published", id, seq);
 	if (seq == 1 && strcmp(digest, commitment) != 0)
@@ -1324,9 +1353,13 @@ check_stub(vctx *c, const char *path, guint64 n, JsonObject *o, const char *id, 
 		return vfail(c, path, n, err, "stub %s: the digest differs from the entry's", id);
 	if (es->digest == NULL)
 		es->digest = g_strdup(digest);
-	es->stub_seq = seq;
-	g_free(es->commitment);
-	es->commitment = g_strdup(commitment);
+	{
+		gint64 *k = g_new(gint64, 1);
+
+		*k = seq;
+		g_hash_table_insert(es->pending, k, g_strdup(commitment));
+	}
+	es->stub_max = seq;
 	return VULNID_OK;
 }
 
@@ -1544,6 +1577,26 @@ verify_year(vctx *c, guint file_idx, const head_year *hy, const head_year *prev_
 	return VULNID_OK;
 }
 
+/* The checkpoint a HEAD.json names (vulnid-feed(5), LOG), if any. */
+static gboolean
+head_checkpoint(JsonObject *o, head_info *h)
+{
+	JsonNode *cn = json_object_get_member(o, "checkpoint");
+	JsonObject *co;
+
+	if (cn == NULL)
+		return TRUE;
+	if (!JSON_NODE_HOLDS_OBJECT(cn))
+		return FALSE;
+	co = json_node_get_object(cn);
+	if (!members_are(co, head_checkpoint_members) || obj_str(co, "origin") == NULL ||
+	    !obj_int(co, "size", &h->log_size) || h->log_size < 0 || obj_str(co, "root") == NULL)
+		return FALSE;
+	h->log_origin = g_strdup(obj_str(co, "origin"));
+	h->log_root = g_strdup(obj_str(co, "root"));
+	return TRUE;
+}
+
 /* HEAD.json as written by feed_export (canonical, one line). */
 static head_info *
 head_parse(const char *dir, GBytes *b, gboolean strict, const char **why)
@@ -1573,7 +1626,9 @@ head_parse(const char *dir, GBytes *b, gboolean strict, const char **why)
 	}
 	o = json_node_get_object(root);
 	yn = json_object_get_member(o, "years");
-	if (!members_are(o, head_members_list) || g_strcmp0(obj_str(o, "feed"), FEED_FORMAT) != 0 ||
+	if (!head_checkpoint(o, h) ||
+	    !(members_are(o, head_members_list) || members_are(o, head_members_log)) ||
+	    g_strcmp0(obj_str(o, "feed"), FEED_FORMAT) != 0 ||
 	    obj_str(o, "time") == NULL || obj_str(o, "robot") == NULL || !obj_int(o, "pos", &h->pos) ||
 	    h->pos < 0 || !JSON_NODE_HOLDS_ARRAY(yn))
 		return NULL;
@@ -1626,6 +1681,8 @@ feed_verify_result_clear(feed_verify_result *r)
 	g_clear_pointer(&r->bad_file, g_free);
 	g_clear_pointer(&r->robot, g_free);
 	g_clear_pointer(&r->time, g_free);
+	g_clear_pointer(&r->log_origin, g_free);
+	g_clear_pointer(&r->log_root, g_free);
 }
 
 static gint
@@ -1734,6 +1791,9 @@ feed_verify(const char *dir, GBytes *key, const feed_verify_opts *o, feed_line_f
 	res->robot = g_strdup(head->robot);
 	res->time = g_strdup(head->time);
 	res->pos = head->pos;
+	res->log_origin = g_strdup(head->log_origin);
+	res->log_size = head->log_size;
+	res->log_root = g_strdup(head->log_root);
 	if (o->previous != NULL) {
 		g_autoptr(GBytes) pb = read_small(o->previous, FEED_MAX_HEAD, &e_no);
 
@@ -1795,7 +1855,7 @@ feed_verify(const char *dir, GBytes *key, const feed_verify_opts *o, feed_line_f
 	res->entries = g_hash_table_size(entries);
 	g_hash_table_iter_init(&it, entries);
 	while (g_hash_table_iter_next(&it, NULL, &v))
-		res->embargoed += ((ent_state *) v)->stub_seq != 0;
+		res->embargoed += g_hash_table_size(((ent_state *) v)->pending) != 0;
 	if (fn != NULL && o->since >= 0)
 		return emit_lines(&c, fn, data, err);
 	return VULNID_OK;

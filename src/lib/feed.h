@@ -11,6 +11,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "note.h"
 #include "status.h"
 #include "store.h"
 
@@ -32,13 +33,19 @@ typedef struct {
 	guint years;		/* year files in the feed */
 	gint64 pos;		/* the feed is complete up to this record rowid */
 	gboolean head_written;	/* HEAD.json was (re-)signed */
+	guint64 log_size;	/* entries in the log (feedlog.h) */
+	guint64 log_appended;
+	gboolean checkpoint_written;
 } feed_export_result;
 
 /* Append what is new to DIR (created if missing) and sign HEAD.json with
  * the robot's key (crypto_set_home() must have been called).  An existing
  * feed must be this instance's: its last lines are checked against the
- * database, and a torn last line of a killed export is cut off. */
-vulnid_status feed_export(store *st, const char *dir, feed_export_result *res, GError **err);
+ * database, and a torn last line of a killed export is cut off.  The
+ * transparency log (feedlog.h) follows the lines, signed with log_key,
+ * and HEAD.json names its checkpoint. */
+vulnid_status feed_export(store *st, const char *dir, const note_key *log_key, feed_export_result *res,
+			  GError **err);
 
 typedef struct {
 	gsize max_line;		/* 0: FEED_MAX_LINE_DEFAULT */
@@ -61,6 +68,9 @@ typedef struct {
 	char *robot;		/* fingerprint in HEAD.json (= the signer) */
 	char *time;		/* HEAD.json's time */
 	gint64 pos;		/* HEAD.json's pos: the cursor for --since */
+	char *log_origin;	/* the checkpoint HEAD.json names, or NULL */
+	gint64 log_size;
+	char *log_root;		/* base64 */
 } feed_verify_result;
 
 void feed_verify_result_clear(feed_verify_result *r);
@@ -80,6 +90,10 @@ gboolean feed_json_depth_ok(const char *text, gsize len, guint max_depth);
 /* Canonical text of a parsed value (members in their order, no white
  * space, canonjson strings, integers); NULL for non-integer numbers. */
 char *feed_json_canonical(JsonNode *node);
+
+/* The frame every line begins with, {"feed":"vulnid-feed-1","year":Y,
+ * "n":N,"pos":P, read from the first bytes of a line. */
+gboolean feed_line_frame(const char *line, gsize len, int *year, guint64 *n, gint64 *pos);
 
 /* SHA-256 (hex) of a line's bytes before `,"hash":"`, or NULL. */
 char *feed_line_hash(const char *line, gsize len);

@@ -9,6 +9,8 @@
 #include "export.h"
 #include "html.h"
 #include "ids.h"
+#include "osv.h"
+#include "pubmail.h"
 
 /* Plain and readable; inline, so that the pages need nothing but
  * themselves and the Content-Security-Policy can forbid everything else. */
@@ -103,25 +105,13 @@ write_page(const char *dir, const char *name, GString *page, GError **err)
 	return export_write_file(path, page->str, page->len, 0644, err);
 }
 
-static const export_facts *
-facts_of(const export_set *set, const char *id, const entry **e)
-{
-	guint pos = GPOINTER_TO_UINT(g_hash_table_lookup(set->index, id));
-
-	if (pos == 0)
-		return NULL;
-	if (e != NULL)
-		*e = g_ptr_array_index(set->entries, pos - 1);
-	return g_ptr_array_index(set->facts, pos - 1);
-}
-
 /* A reference to another entry: a link when it is one of ours and shown. */
 static void
 entry_ref(GString *out, const export_set *set, const char *id, const char *rel)
 {
-	const export_facts *f = ids_parse(id, NULL, NULL, NULL) ? facts_of(set, id, NULL) : NULL;
+	const entry_view *v = ids_parse(id, NULL, NULL, NULL) ? export_set_view(set, id) : NULL;
 
-	if (f != NULL && export_entry_listed(f)) {
+	if (export_listed(v)) {
 		/* ids_parse() allows only [A-Z0-9-]: safe in a path and an attribute */
 		g_string_append_printf(out, "<a href=\"%sentries/%s.html\">", rel, id);
 		t(out, id);
@@ -142,9 +132,11 @@ url_ok(const char *u)
 }
 
 static void
-state_badge(GString *out, const export_facts *f)
+state_badge(GString *out, const entry_view *v)
 {
-	g_string_append_printf(out, "<span class=\"state state-%s\">%s</span>", f->state, f->state);
+	const char *st = entry_state_str(v->facts->state);
+
+	g_string_append_printf(out, "<span class=\"state state-%s\">%s</span>", st, st);
 }
 
 static void
@@ -165,136 +157,226 @@ row_text(GString *out, const char *label, const char *value)
 	g_string_append(out, "</td></tr>\n");
 }
 
-/* How a record's author was authenticated, from its auth object. */
 static void
-auth_describe(GString *out, const char *auth)
+row_claim(GString *out, const char *label, const entry_claim *c)
 {
-	g_autoptr(JsonParser) p = json_parser_new();
-	JsonObject *o = NULL;
-	const char *method = NULL, *fpr = NULL;
+	if (c != NULL)
+		row_text(out, label, c->value);
+}
 
-	if (auth != NULL && json_parser_load_from_data(p, auth, -1, NULL) &&
-	    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p))) {
-		o = json_node_get_object(json_parser_get_root(p));
-		if (json_object_has_member(o, "method") &&
-		    JSON_NODE_HOLDS_VALUE(json_object_get_member(o, "method")))
-			method = json_object_get_string_member(o, "method");
-		if (json_object_has_member(o, "fpr") && JSON_NODE_HOLDS_VALUE(json_object_get_member(o, "fpr")))
-			fpr = json_object_get_string_member(o, "fpr");
+static void
+row_claims(GString *out, const char *label, GPtrArray *claims, const char *sep)
+{
+	if (claims->len == 0)
+		return;
+	row_begin(out, label);
+	for (guint k = 0; k < claims->len; k++) {
+		if (k > 0)
+			g_string_append(out, sep);
+		t(out, ((entry_claim *) g_ptr_array_index(claims, k))->value);
 	}
-	if (method == NULL || strcmp(method, "none") == 0)
-		g_string_append(out, "not authenticated");
-	else if (strcmp(method, "pgp") == 0 || strcmp(method, "openpgp") == 0) {
-		g_string_append(out, "OpenPGP signature");
-		if (fpr != NULL) {
-			g_string_append(out, " by key <code>");
-			t(out, fpr);
-			g_string_append(out, "</code>");
-		}
-	} else if (strcmp(method, "token") == 0)
-		g_string_append(out, "capability token");
-	else if (strcmp(method, "robot") == 0)
+	g_string_append(out, "</td></tr>\n");
+}
+
+/* Who wrote a record, in which role and how that is known: a signer's key
+ * is shown (unless withheld for an anonymous researcher), and a role that
+ * only an address or a domain established is marked unverified. */
+static void
+author_describe(GString *out, const view_record *vr)
+{
+	const entry_record *r = vr->r;
+
+	g_string_append(out, "by <span class=\"author\">");
+	if (vr->author_withheld)
+		g_string_append(out, "an anonymous researcher");
+	else if (vr->author != NULL)
+		t(out, vr->author);
+	else
+		g_string_append(out, "unknown");
+	g_string_append(out, "</span> &middot; ");
+	if (r->kind == ENTRY_KIND_RELEASE) {
 		g_string_append(out, "written by the robot itself");
-	else {
-		g_string_append(out, "authenticated by ");
-		t(out, method);
+		return;
+	}
+	g_string_append_printf(out, "<span class=\"how how-%s\">", entry_how_verified(r->how) ||
+			       r->how == ENTRY_HOW_REQUEST ? "verified" : "unverified");
+	t(out, entry_role_str(r->role));
+	g_string_append(out, ", ");
+	t(out, entry_how_phrase(r->how));
+	g_string_append(out, "</span>");
+	if (r->signed_by_key) {
+		g_string_append(out, " &middot; OpenPGP signature by ");
+		if (vr->signer != NULL) {
+			g_string_append(out, "key <code class=\"fpr\">");
+			t(out, vr->signer);
+			g_string_append(out, "</code>");
+		} else
+			g_string_append(out, vr->author_withheld ? "the researcher&#39;s key (withheld)"
+								 : "a key that is withheld");
+	} else if (r->auth_reason != NULL) {
+		g_string_append(out, " &middot; a signature was not accepted: ");
+		t(out, r->auth_reason);
 	}
 }
 
 static void
-vendor_position(GString *out, const export_facts *f)
+vendor_position(GString *out, const entry_view *v)
 {
+	const entry_facts *f = v->facts;
+	const entry_claim *c = f->vendor_status;
+
 	g_string_append(out, "<h2 id=\"vendor\">The vendor&#39;s position</h2>\n");
-	if (f->vendor_status == NULL) {
-		g_string_append(out, "<p>No response from the vendor is recorded.</p>\n");
+	if (c == NULL)
+		g_string_append(out, "<p>No verified response from the vendor is recorded.</p>\n");
+	else {
+		g_string_append_printf(out, "<p class=\"vendor vendor-%s\"><strong>", c->value);
+		if (strcmp(c->value, "confirmed") == 0)
+			g_string_append(out, "Confirmed by the vendor");
+		else if (strcmp(c->value, "disputed") == 0)
+			g_string_append(out, "Disputed by the vendor");
+		else
+			g_string_append(out, "Fixed, says the vendor");
+		g_string_append(out, "</strong> (");
+		t(out, c->record->created);
+		g_string_append_printf(out, ", <a href=\"#r%" G_GINT64_FORMAT "\">record %" G_GINT64_FORMAT "</a>, ",
+				       c->record->seq, c->record->seq);
+		t(out, entry_how_phrase(c->record->how));
+		g_string_append(out, ").</p>\n");
+		if (c->record->body != NULL && *c->record->body != '\0') {
+			g_string_append(out, "<div class=\"statement\">");
+			html_append_text(out, c->record->body, TRUE);
+			g_string_append(out, "</div>\n");
+		}
+	}
+}
+
+/* What unverified senders said: kept beside the headline, never in it. */
+static void
+proposals(GString *out, const entry_view *v)
+{
+	const GPtrArray *p = v->facts->proposals;
+
+	if (p->len == 0)
 		return;
+	g_string_append(out, "<h2 id=\"unverified\">Unverified</h2>\n<p>Said by senders whose role "
+			"nobody verified (no key, no token); shown, not taken:</p>\n<table class=\"proposals\">\n");
+	for (guint k = 0; k < p->len; k++) {
+		const entry_claim *c = g_ptr_array_index(p, k);
+
+		g_string_append(out, "<tr><th>");
+		t(out, c->key);
+		g_string_append(out, "</th><td>");
+		t(out, c->value);
+		g_string_append_printf(out, " <span class=\"meta\">(<a href=\"#r%" G_GINT64_FORMAT "\">record %"
+				       G_GINT64_FORMAT "</a>, ", c->record->seq, c->record->seq);
+		t(out, entry_role_str(c->record->role));
+		g_string_append(out, ", ");
+		t(out, entry_how_phrase(c->record->how));
+		g_string_append(out, ")</span></td></tr>\n");
 	}
-	g_string_append_printf(out, "<p class=\"vendor vendor-%s\"><strong>", f->vendor_status);
-	if (strcmp(f->vendor_status, "confirmed") == 0)
-		g_string_append(out, "Confirmed by the vendor");
-	else if (strcmp(f->vendor_status, "disputed") == 0)
-		g_string_append(out, "Disputed by the vendor");
-	else
-		g_string_append(out, "Fixed, says the vendor");
-	g_string_append(out, "</strong> (");
-	t(out, f->vendor_status_time);
-	g_string_append_printf(out, ", <a href=\"#r%" G_GINT64_FORMAT "\">record %" G_GINT64_FORMAT "</a>).</p>\n",
-			       f->vendor_status_seq, f->vendor_status_seq);
-	if (f->vendor_statement != NULL && *f->vendor_statement != '\0') {
-		g_string_append(out, "<div class=\"statement\">");
-		html_append_text(out, f->vendor_statement, TRUE);
-		g_string_append(out, "</div>\n");
-	}
+	g_string_append(out, "</table>\n");
 }
 
 static void
 record_fields_table(GString *out, const entry_record *r)
 {
-	g_autoptr(JsonArray) a = export_record_fields(r);
-	guint n = a != NULL ? json_array_get_length(a) : 0;
-
-	if (n == 0)
+	if (r->fields->len == 0)
 		return;
 	g_string_append(out, "<table class=\"fields\">\n");
-	for (guint j = 0; j < n; j++) {
-		JsonArray *kv = json_array_get_array_element(a, j);
+	for (guint j = 0; j < r->fields->len; j++) {
+		const entry_kv *kv = g_ptr_array_index(r->fields, j);
 
-		if (kv == NULL || json_array_get_length(kv) != 2)
-			continue;
 		g_string_append(out, "<tr><th>");
-		t(out, json_array_get_string_element(kv, 0));
+		t(out, kv->key);
 		g_string_append(out, "</th><td>");
-		t(out, json_array_get_string_element(kv, 1));
+		t(out, kv->value);
 		g_string_append(out, "</td></tr>\n");
 	}
 	g_string_append(out, "</table>\n");
 }
 
 static void
-entry_page_stub(GString *out, const entry *e)
+commitments_list(GString *out, const entry_view *v)
 {
-	g_string_append(out, "<h1><span class=\"id\">");
-	t(out, e->id);
-	g_string_append(out, "</span>under embargo</h1>\n<p><span class=\"state state-embargoed\">embargoed</span></p>\n"
-			"<table class=\"facts\">\n");
-	row_text(out, "Assigned", e->created);
-	row_text(out, "Embargo", e->embargo != NULL ? e->embargo : "until released");
-	row_begin(out, "Commitment");
-	g_string_append(out, "<code>");
-	t(out, e->digest);
-	g_string_append(out, "</code></td></tr>\n</table>\n"
-			"<p>The content of this entry is sealed until the embargo ends. The commitment is "
-			"the SHA-256 of its first record: when the records are published, anyone can check "
-			"that they are what was committed to.</p>\n");
+	if (v->commitments->len == 0)
+		return;
+	g_string_append(out, "<ul class=\"commitments\">\n");
+	for (guint k = 0; k < v->commitments->len; k++) {
+		const entry_record *r = g_ptr_array_index(v->commitments, k);
+
+		g_string_append_printf(out, "<li>record %" G_GINT64_FORMAT ", ", r->seq);
+		t(out, r->created);
+		g_string_append(out, ": <code>");
+		t(out, r->sha256);
+		g_string_append(out, "</code></li>\n");
+	}
+	g_string_append(out, "</ul>\n");
 }
 
 static void
-record_item(GString *out, const entry *e, const export_facts *f, const entry_record *r,
-	    GHashTable *mail_of)
+entry_page_stub(GString *out, const entry_view *v)
 {
-	g_autofree char *key = g_strdup_printf("%s/%" G_GINT64_FORMAT, e->id, r->seq);
+	g_string_append(out, "<h1><span class=\"id\">");
+	t(out, v->e->id);
+	g_string_append(out, "</span>under embargo</h1>\n<p><span class=\"state state-embargoed\">embargoed</span></p>\n"
+			"<table class=\"facts\">\n");
+	row_text(out, "Assigned", v->e->created);
+	row_text(out, "Embargo", v->facts->embargo != NULL && g_ascii_strcasecmp(v->facts->embargo, "yes") != 0
+		 ? v->facts->embargo : "until released");
+	row_begin(out, "Commitment");
+	g_string_append(out, "<code>");
+	t(out, v->e->digest);
+	g_string_append(out, "</code></td></tr>\n</table>\n"
+			"<p>The content of this entry is sealed until the embargo ends. Each commitment is "
+			"the SHA-256 of a sealed record: when the records are published, anyone can check "
+			"that they are what was committed to.</p>\n");
+	commitments_list(out, v);
+}
+
+static void
+attachments_list(GString *out, const entry_record *r)
+{
+	if (r->attachments->len == 0)
+		return;
+	g_string_append(out, "<ul class=\"attachments\">\n");
+	for (guint j = 0; j < r->attachments->len; j++) {
+		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+
+		g_string_append(out, "<li>");
+		t(out, a->filename != NULL ? a->filename : "(no name)");
+		g_string_append(out, " (");
+		t(out, a->content_type);
+		g_string_append_printf(out, ", %" G_GINT64_FORMAT " bytes), SHA-256 <code>", a->size);
+		t(out, a->sha256);
+		g_string_append(out, "</code></li>\n");
+	}
+	g_string_append(out, "</ul>\n");
+}
+
+static void
+record_item(GString *out, const entry_view *v, const view_record *vr, GHashTable *mail_of)
+{
+	const entry_record *r = vr->r;
+	g_autofree char *key = g_strdup_printf("%s/%" G_GINT64_FORMAT, v->e->id, r->seq);
 	const char *mail = g_hash_table_lookup(mail_of, key);
 
 	g_string_append_printf(out, "<li id=\"r%" G_GINT64_FORMAT "\">\n<h3>Record %" G_GINT64_FORMAT
 			       " &middot; ", r->seq, r->seq);
-	t(out, r->kind);
+	t(out, r->kind_name);
 	g_string_append(out, " &middot; ");
-	t(out, r->role);
+	t(out, entry_role_str(r->role));
 	g_string_append(out, "</h3>\n<p class=\"meta\">");
 	t(out, r->created);
-	g_string_append(out, " &middot; by <span class=\"author\">");
-	if (export_author_public(f, r))
-		t(out, r->author);
-	else
-		g_string_append(out, f->anonymous && g_strcmp0(r->role, "creator") == 0 ? "an anonymous researcher"
-											 : "unknown");
-	g_string_append(out, "</span> &middot; ");
-	auth_describe(out, r->auth);
+	g_string_append(out, " &middot; ");
+	author_describe(out, vr);
 	g_string_append(out, "</p>\n");
 	if (r->opens > 0) {
 		g_string_append_printf(out, "<p>Releases the sealed content of <a href=\"#r%" G_GINT64_FORMAT
 				       "\">record %" G_GINT64_FORMAT "</a>, which is shown there; its hash is "
 				       "the commitment published while it was sealed.</p>\n", r->opens, r->opens);
+	} else if (vr->sealed) {
+		g_string_append(out, "<p class=\"meta\">Sealed until the embargo ends; its hash is the "
+				"commitment.</p>\n");
 	} else {
 		if (r->sealed != NULL)
 			g_string_append(out, "<p class=\"meta\">Sealed under embargo when it was recorded; "
@@ -310,94 +392,42 @@ record_item(GString *out, const entry *e, const export_facts *f, const entry_rec
 			html_append_text(out, r->body, TRUE);
 			g_string_append(out, "</div>\n");
 		}
-		if (r->attachments->len > 0) {
-			g_string_append(out, "<ul class=\"attachments\">\n");
-			for (guint j = 0; j < r->attachments->len; j++) {
-				const entry_attachment *a = g_ptr_array_index(r->attachments, j);
-
-				g_string_append(out, "<li>");
-				t(out, a->filename != NULL ? a->filename : "(no name)");
-				g_string_append(out, " (");
-				t(out, a->content_type);
-				g_string_append_printf(out, ", %" G_GINT64_FORMAT " bytes), SHA-256 <code>", a->size);
-				t(out, a->sha256);
-				g_string_append(out, "</code></li>\n");
-			}
-			g_string_append(out, "</ul>\n");
-		}
+		attachments_list(out, r);
 	}
 	g_string_append(out, "<p class=\"meta\">SHA-256 <code>");
 	t(out, r->sha256);
 	g_string_append(out, "</code>");
 	if (mail != NULL)
 		/* mail names are made of an identifier and a number */
-		g_string_append_printf(out, " &middot; <a href=\"../mail/%s\">raw mail</a>", mail);
+		g_string_append_printf(out, " &middot; <a href=\"../mail/%s\">as a mail</a>", mail);
 	g_string_append(out, "</p>\n</li>\n");
 }
 
 static void
-entry_page(GString *out, const html_opts *o, const export_set *set, guint i, GHashTable *mail_of,
-	   GHashTable *announce_of)
+entry_facts_table(GString *out, const export_set *set, const entry_view *v)
 {
-	const entry *e = g_ptr_array_index(set->entries, i);
-	const export_facts *f = g_ptr_array_index(set->facts, i);
-	g_autofree char *title = g_strdup_printf("%s: %s", e->id,
-						 strcmp(f->state, "embargoed") == 0 ? "under embargo" : f->title);
-	GPtrArray *dups = g_hash_table_lookup(set->duplicates, e->id);
-	GPtrArray *ann = g_hash_table_lookup(announce_of, e->id);
+	const entry_facts *f = v->facts;
+	GPtrArray *dups = g_hash_table_lookup(set->duplicates, v->e->id);
 
-	page_begin(out, o, "../", title);
-	g_string_append_printf(out, "<p class=\"meta\"><a href=\"../%04d.html\">%04d</a></p>\n", e->year, e->year);
-	if (strcmp(f->state, "embargoed") == 0) {
-		entry_page_stub(out, e);
-		page_end(out);
-		return;
-	}
-	g_string_append(out, "<h1><span class=\"id\">");
-	t(out, e->id);
-	g_string_append(out, "</span>");
-	t(out, *f->title != '\0' ? f->title : "(no title)");
-	g_string_append(out, "</h1>\n<p>");
-	state_badge(out, f);
-	g_string_append(out, "</p>\n");
-	if (f->withdrawn != NULL) {
-		g_string_append(out, "<p class=\"withdrawn\"><strong>Withdrawn</strong> on ");
-		t(out, f->withdrawn);
-		if (f->withdrawn_reason != NULL) {
-			g_string_append(out, ": ");
-			t(out, f->withdrawn_reason);
-		}
-		g_string_append(out, "</p>\n");
-	}
-	if (strcmp(f->state, "reserved") == 0)
-		g_string_append(out, "<p>Reserved: the identifier was assigned, nothing has been said "
-				"about it yet.</p>\n");
 	g_string_append(out, "<table class=\"facts\">\n");
 	row_begin(out, "Digest");
 	g_string_append(out, "<code>");
-	t(out, e->digest);
+	t(out, v->e->digest);
 	g_string_append(out, "</code></td></tr>\n");
-	row_text(out, "Assigned", e->created);
-	if (g_strcmp0(f->published, e->created) != 0)
+	row_text(out, "Assigned", v->e->created);
+	if (g_strcmp0(f->published, v->e->created) != 0)
 		row_text(out, "Published", f->published);
-	row_text(out, "Vendor", f->vendor);
-	row_text(out, "Product", f->product);
-	if (f->versions->len > 0) {
-		row_begin(out, "Versions");
-		for (guint k = 0; k < f->versions->len; k++) {
-			if (k > 0)
-				g_string_append(out, ", ");
-			t(out, g_ptr_array_index(f->versions, k));
-		}
-		g_string_append(out, "</td></tr>\n");
-	}
-	row_text(out, "Type", f->type);
-	row_text(out, "Fixed in", f->fixed_in);
-	if (f->severity != NULL || f->ratings->len > 0) {
+	row_claim(out, "Vendor", f->vendor);
+	row_claim(out, "Product", f->product);
+	row_claims(out, "Versions", f->versions, ", ");
+	row_claim(out, "Type", f->type);
+	row_claim(out, "Fixed in", f->fixed_in);
+	if (f->severity != NULL || f->cvss->len > 0) {
 		row_begin(out, "Severity");
-		t(out, f->severity);
-		for (guint k = 0; k < f->ratings->len; k++) {
-			const export_rating *r = g_ptr_array_index(f->ratings, k);
+		if (f->severity != NULL)
+			t(out, f->severity->value);
+		for (guint k = 0; k < f->cvss->len; k++) {
+			const entry_cvss *r = g_ptr_array_index(f->cvss, k);
 
 			g_string_append(out, k > 0 || f->severity != NULL ? "<br><code>" : "<code>");
 			t(out, r->score);
@@ -408,7 +438,7 @@ entry_page(GString *out, const html_opts *o, const export_set *set, guint i, GHa
 	if (f->references->len > 0) {
 		row_begin(out, "References");
 		for (guint k = 0; k < f->references->len; k++) {
-			const char *u = g_ptr_array_index(f->references, k);
+			const char *u = ((entry_claim *) g_ptr_array_index(f->references, k))->value;
 
 			if (k > 0)
 				g_string_append(out, "<br>");
@@ -423,18 +453,10 @@ entry_page(GString *out, const html_opts *o, const export_set *set, guint i, GHa
 		}
 		g_string_append(out, "</td></tr>\n");
 	}
-	if (f->aliases->len > 0) {
-		row_begin(out, "Aliases");
-		for (guint k = 0; k < f->aliases->len; k++) {
-			if (k > 0)
-				g_string_append(out, ", ");
-			t(out, g_ptr_array_index(f->aliases, k));
-		}
-		g_string_append(out, "</td></tr>\n");
-	}
+	row_claims(out, "Aliases", f->aliases, ", ");
 	if (f->duplicate_of != NULL) {
 		row_begin(out, "Duplicate of");
-		entry_ref(out, set, f->duplicate_of, "../");
+		entry_ref(out, set, f->duplicate_of->value, "../");
 		g_string_append(out, "</td></tr>\n");
 	}
 	if (dups != NULL && dups->len > 0) {
@@ -446,57 +468,95 @@ entry_page(GString *out, const html_opts *o, const export_set *set, guint i, GHa
 		}
 		g_string_append(out, "</td></tr>\n");
 	}
-	if (f->related->len > 0) {
+	if (f->related->len > 0 || f->links->len > 0) {
 		row_begin(out, "Related");
-		for (guint k = 0; k < f->related->len; k++) {
+		for (guint k = 0; k < f->related->len + f->links->len; k++) {
+			const entry_claim *c = k < f->related->len ? g_ptr_array_index(f->related, k)
+								     : g_ptr_array_index(f->links, k - f->related->len);
+
 			if (k > 0)
 				g_string_append(out, ", ");
-			entry_ref(out, set, g_ptr_array_index(f->related, k), "../");
+			entry_ref(out, set, c->value, "../");
 		}
 		g_string_append(out, "</td></tr>\n");
 	}
 	g_string_append(out, "</table>\n");
-	vendor_position(out, f);
+}
+
+static void
+entry_page(GString *out, const html_opts *o, const export_set *set, guint i, GHashTable *mail_of)
+{
+	const entry_view *v = g_ptr_array_index(set->views, i);
+	const entry_facts *f = v->facts;
+	g_autofree char *title = g_strdup_printf("%s: %s", v->e->id, v->stub ? "under embargo" : entry_view_title(v));
+
+	page_begin(out, o, "../", title);
+	g_string_append_printf(out, "<p class=\"meta\"><a href=\"../%04d.html\">%04d</a></p>\n", v->e->year, v->e->year);
+	if (v->stub) {
+		entry_page_stub(out, v);
+		page_end(out);
+		return;
+	}
+	g_string_append(out, "<h1><span class=\"id\">");
+	t(out, v->e->id);
+	g_string_append(out, "</span>");
+	t(out, *entry_view_title(v) != '\0' ? entry_view_title(v) : "(no title)");
+	g_string_append(out, "</h1>\n<p>");
+	state_badge(out, v);
+	g_string_append(out, "</p>\n");
+	if (f->withdrawn != NULL) {
+		g_string_append(out, "<p class=\"withdrawn\"><strong>Withdrawn</strong> on ");
+		t(out, f->withdrawn->record->created);
+		if (g_ascii_strcasecmp(f->withdrawn->value, "yes") != 0) {
+			g_string_append(out, ": ");
+			t(out, f->withdrawn->value);
+		}
+		g_string_append(out, "</p>\n");
+	}
+	if (f->state == ENTRY_RESERVED)
+		g_string_append(out, "<p>Reserved: the identifier was assigned, nothing has been said "
+				"about it yet.</p>\n");
+	entry_facts_table(out, set, v);
+	vendor_position(out, v);
+	proposals(out, v);
 	g_string_append(out, "<h2 id=\"records\">Records</h2>\n<ol class=\"records\">\n");
-	for (guint k = 0; k < e->records->len; k++)
-		record_item(out, e, f, g_ptr_array_index(e->records, k), mail_of);
+	for (guint k = 0; k < v->records->len; k++)
+		record_item(out, v, g_ptr_array_index(v->records, k), mail_of);
 	g_string_append(out, "</ol>\n<h2>Machine-readable</h2>\n<ul>\n");
-	if (export_osv_wanted(f)) {
-		g_autofree char *osv = export_osv_id(&o->osv, e->id);
+	if (osv_wanted(v)) {
+		g_autofree char *osv = osv_id(&o->osv, v->e->id);
 
 		/* the OSV prefix is configuration, the id an identifier */
 		g_string_append(out, "<li><a href=\"../osv/");
 		t(out, osv);
 		g_string_append(out, ".json\">OSV record</a></li>\n");
 	}
-	for (guint k = 0; ann != NULL && k < ann->len; k++)
-		g_string_append_printf(out, "<li><a href=\"../mail/%s\">announcement</a></li>\n",
-				       (const char *) g_ptr_array_index(ann, k));
-	g_string_append(out, "<li>the raw mail of each record is linked beside its hash</li>\n</ul>\n");
+	g_string_append(out, "<li>each record as a mail is linked beside its hash</li>\n</ul>\n");
 	page_end(out);
 }
 
 static void
-list_row(GString *out, const entry *e, const export_facts *f, const char *rel)
+list_row(GString *out, const entry_view *v, const char *rel)
 {
-	gboolean stub = strcmp(f->state, "embargoed") == 0;
+	const entry_facts *f = v->facts;
 
-	g_string_append_printf(out, "<tr><td><a href=\"%sentries/%s.html\"><code>", rel, e->id);
-	t(out, e->id);
+	g_string_append_printf(out, "<tr><td><a href=\"%sentries/%s.html\"><code>", rel, v->e->id);
+	t(out, v->e->id);
 	g_string_append(out, "</code></a></td><td>");
-	t(out, e->created);
+	t(out, v->e->created);
 	g_string_append(out, "</td><td>");
-	state_badge(out, f);
+	state_badge(out, v);
 	if (f->withdrawn != NULL)
 		g_string_append(out, " withdrawn");
 	g_string_append(out, "</td><td>");
-	t(out, stub ? "(under embargo)" : f->title);
+	t(out, v->stub ? "(under embargo)" : entry_view_title(v));
 	g_string_append(out, "</td><td>");
-	if (!stub)
-		t(out, f->vendor);
+	if (!v->stub && f->vendor != NULL)
+		t(out, f->vendor->value);
 	g_string_append(out, "</td><td>");
-	if (!stub && f->vendor_status != NULL)
-		g_string_append_printf(out, "<span class=\"vendor-%s\">%s</span>", f->vendor_status, f->vendor_status);
+	if (!v->stub && f->vendor_status != NULL)
+		g_string_append_printf(out, "<span class=\"vendor-%s\">%s</span>", f->vendor_status->value,
+				       f->vendor_status->value);
 	g_string_append(out, "</td></tr>\n");
 }
 
@@ -530,80 +590,38 @@ vendor_cmp(gconstpointer a, gconstpointer b)
 	return strcmp(x->key, y->key);
 }
 
-/* Mail files: which record links to which published mail. */
+/* Each public record as a mail (pubmail.h), and which record links to
+ * which file. */
 static vulnid_status
-write_mails(store *st, const char *dir, const html_opts *o, const export_set *set,
-	    GHashTable *mail_of, GHashTable *announce_of, guint *count, GError **err)
+write_mails(const char *dir, const html_opts *o, const export_set *set, GHashTable *mail_of,
+	    guint *count, GError **err)
 {
-	g_autoptr(GPtrArray) mails = NULL;
-	g_autoptr(GHashTable) name_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+	g_autoptr(GPtrArray) mails = pubmail_list(set);
 	g_autoptr(GHashTable) keep = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autofree char *mdir = g_build_filename(dir, "mail", NULL);
 	g_autoptr(GDir) d = NULL;
 	const char *name;
-	sqlite3_stmt *stmt;
 	vulnid_status s;
-	int rc;
 
 	if (g_mkdir_with_parents(mdir, 0755) < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
 				   mdir, g_strerror(errno));
-	s = store_exec(st, "BEGIN", err);
-	if (s != VULNID_OK)
-		return s;
-	s = export_mail_list(st, set, &mails, err);
-	for (guint i = 0; s == VULNID_OK && i < mails->len; i++) {
-		const export_mail *m = g_ptr_array_index(mails, i);
-		g_autoptr(GBytes) b = NULL;
-		g_autofree char *fname = m->message > 0
-			? g_strdup_printf("%s-%" G_GINT64_FORMAT ".eml", m->entry, m->seq)
-			: g_strdup_printf("announce-%" G_GINT64_FORMAT ".eml", m->outbox);
+	for (guint i = 0; i < mails->len; i++) {
+		const pubmail *m = g_ptr_array_index(mails, i);
+		g_autoptr(GBytes) b = pubmail_render(m, o->robot_domain);
+		g_autofree char *fname = pubmail_name(m);
 		g_autofree char *path = g_build_filename(mdir, fname, NULL);
 
-		s = export_mail_bytes(st, set, m, o->robot_domain, &b, err);
-		if (s == VULNID_OK)
-			s = export_write_file(path, g_bytes_get_data(b, NULL), g_bytes_get_size(b), 0644, err);
+		s = export_write_file(path, g_bytes_get_data(b, NULL), g_bytes_get_size(b), 0644, err);
 		if (s != VULNID_OK)
-			break;
-		if (m->message > 0) {
-			gint64 *k = g_new(gint64, 1);
-
-			*k = m->message;
-			g_hash_table_insert(name_of, k, g_strdup(fname));
-		} else if (m->entry != NULL) {
-			GPtrArray *a = g_hash_table_lookup(announce_of, m->entry);
-
-			if (a == NULL) {
-				a = g_ptr_array_new_with_free_func(g_free);
-				g_hash_table_insert(announce_of, g_strdup(m->entry), a);
-			}
-			g_ptr_array_add(a, g_strdup(fname));
-		}
+			return s;
+		g_hash_table_insert(mail_of, g_strdup_printf("%s/%" G_GINT64_FORMAT, m->v->e->id, m->vr->r->seq),
+				    g_strdup(fname));
 		g_hash_table_add(keep, g_steal_pointer(&fname));
 		(*count)++;
 	}
-	if (s == VULNID_OK) {
-		stmt = store_prepare(st, "SELECT entry, seq, message FROM records WHERE message IS NOT NULL", &s, err);
-		while (stmt != NULL && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-			gint64 msg = sqlite3_column_int64(stmt, 2);
-			const char *fname = g_hash_table_lookup(name_of, &msg);
-
-			if (fname != NULL)
-				g_hash_table_insert(mail_of, g_strdup_printf("%s/%" G_GINT64_FORMAT,
-									     (const char *) sqlite3_column_text(stmt, 0),
-									     (gint64) sqlite3_column_int64(stmt, 1)),
-						    g_strdup(fname));
-		}
-		if (stmt != NULL) {
-			if (rc != SQLITE_DONE)
-				s = store_fail(st, rc, "records", err);
-			sqlite3_finalize(stmt);
-		}
-	}
-	store_rollback(st);
-	if (s != VULNID_OK)
-		return s;
-	/* Mails no longer public (an entry became spam) go away. */
+	/* Mails no longer public (an entry became spam), and the raw copies
+	 * of mail that earlier versions published, go away. */
 	d = g_dir_open(mdir, 0, NULL);
 	while (d != NULL && (name = g_dir_read_name(d)) != NULL)
 		if (g_str_has_suffix(name, ".eml") && !g_hash_table_contains(keep, name)) {
@@ -619,8 +637,6 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 {
 	g_autoptr(export_set) set = NULL;
 	g_autoptr(GHashTable) mail_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-	g_autoptr(GHashTable) announce_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-								   (GDestroyNotify) g_ptr_array_unref);
 	g_autoptr(GHashTable) keep_pages = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autoptr(GHashTable) keep_osv = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autoptr(GHashTable) vendors = g_hash_table_new(g_str_hash, g_str_equal);
@@ -637,19 +653,19 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 				   dir, g_strerror(errno));
 	s = export_set_load(st, &set, err);
 	if (s == VULNID_OK)
-		s = write_mails(st, dir, o, set, mail_of, announce_of, &res->mails, err);
+		s = write_mails(dir, o, set, mail_of, &res->mails, err);
 	if (s != VULNID_OK)
 		return s;
 
-	for (guint i = 0; i < set->entries->len; i++) {
-		const entry *e = g_ptr_array_index(set->entries, i);
-		const export_facts *f = g_ptr_array_index(set->facts, i);
+	for (guint i = 0; i < set->views->len; i++) {
+		const entry_view *v = g_ptr_array_index(set->views, i);
+		const entry *e = v->e;
 		g_autofree char *name = NULL;
 
-		if (!export_entry_listed(f))
+		if (!export_listed(v))
 			continue;
 		g_string_truncate(page, 0);
-		entry_page(page, o, set, i, mail_of, announce_of);
+		entry_page(page, o, set, i, mail_of);
 		name = g_strconcat(e->id, ".html", NULL);
 		s = write_page(edir, name, page, err);
 		if (s != VULNID_OK)
@@ -658,10 +674,10 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 		res->entries++;
 		if (years->len == 0 || g_array_index(years, int, years->len - 1) != e->year)
 			g_array_append_val(years, e->year);
-		if (export_osv_wanted(f)) {
-			g_autoptr(JsonNode) n = export_osv_record(set, i, &o->osv);
+		if (osv_wanted(v)) {
+			g_autoptr(JsonNode) n = osv_record(set, i, &o->osv);
 			g_autofree char *text = export_json_text(n);
-			g_autofree char *osv = export_osv_id(&o->osv, e->id);
+			g_autofree char *osv = osv_id(&o->osv, e->id);
 			g_autofree char *oname = g_strconcat(osv, ".json", NULL);
 			g_autofree char *opath = g_build_filename(odir, oname, NULL);
 
@@ -672,14 +688,15 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 			res->osv++;
 		}
 		/* Vendors as published: not for stubs, whose vendor is sealed. */
-		if (strcmp(f->state, "embargoed") != 0) {
-			g_autofree char *folded = g_utf8_casefold(f->vendor != NULL ? f->vendor : "", -1);
+		if (!v->stub) {
+			const char *vendor = v->facts->vendor != NULL ? v->facts->vendor->value : "";
+			g_autofree char *folded = g_utf8_casefold(vendor, -1);
 			vendor_group *g = g_hash_table_lookup(vendors, folded);
 
 			if (g == NULL) {
 				g = g_new0(vendor_group, 1);
 				g->key = g_steal_pointer(&folded);
-				g->name = g_strdup(f->vendor != NULL ? f->vendor : "");
+				g->name = g_strdup(vendor);
 				g->idx = g_array_new(FALSE, FALSE, sizeof(guint));
 				g_hash_table_insert(vendors, g->key, g);
 				g_ptr_array_add(vlist, g);
@@ -700,12 +717,11 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 		page_begin(page, o, "", title);
 		g_string_append_printf(page, "<h1>%04d</h1>\n", year);
 		g_string_append(page, list_head);
-		for (guint i = 0; i < set->entries->len; i++) {
-			const entry *e = g_ptr_array_index(set->entries, i);
-			const export_facts *f = g_ptr_array_index(set->facts, i);
+		for (guint i = 0; i < set->views->len; i++) {
+			const entry_view *v = g_ptr_array_index(set->views, i);
 
-			if (e->year == year && export_entry_listed(f))
-				list_row(page, e, f, "");
+			if (v->e->year == year && export_listed(v))
+				list_row(page, v, "");
 		}
 		g_string_append(page, "</table>\n");
 		page_end(page);
@@ -718,15 +734,17 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 	g_string_append(page, "<h1>");
 	t(page, o->title);
 	g_string_append_printf(page, "</h1>\n<p>%u entries. Every entry page shows all records in "
-			       "order, with their hashes and raw mails.</p>\n<h2>By year</h2>\n<ul>\n",
+			       "order, with their hashes.</p>\n<h2>By year</h2>\n<ul>\n",
 			       res->entries);
 	for (guint y = years->len; y > 0; y--) {
 		int year = g_array_index(years, int, y - 1);
 		guint n = 0;
 
-		for (guint i = 0; i < set->entries->len; i++)
-			n += ((const entry *) g_ptr_array_index(set->entries, i))->year == year &&
-			     export_entry_listed(g_ptr_array_index(set->facts, i));
+		for (guint i = 0; i < set->views->len; i++) {
+			const entry_view *v = g_ptr_array_index(set->views, i);
+
+			n += v->e->year == year && export_listed(v);
+		}
 		g_string_append_printf(page, "<li><a href=\"%04d.html\">%04d</a> (%u)</li>\n", year, year, n);
 	}
 	g_string_append(page, "</ul>\n<h2>By vendor</h2>\n<p><a href=\"vendors.html\">All vendors</a></p>\n");
@@ -757,7 +775,7 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 		for (guint j = 0; j < g->idx->len; j++) {
 			guint i = g_array_index(g->idx, guint, j);
 
-			list_row(page, g_ptr_array_index(set->entries, i), g_ptr_array_index(set->facts, i), "");
+			list_row(page, g_ptr_array_index(set->views, i), "");
 		}
 		g_string_append(page, "</table>\n");
 	}

@@ -6,13 +6,14 @@
 #include <glib.h>
 
 #include "export.h"
+#include "osv.h"
 #include "status.h"
 #include "store.h"
 
 typedef struct {
 	const char *title;		/* site title */
 	const char *robot_domain;	/* replacement Message-IDs in anonymized mail */
-	export_osv_opts osv;		/* OSV ids of the JSON beside the pages */
+	osv_opts osv;			/* OSV ids of the JSON beside the pages */
 } html_opts;
 
 typedef struct {
@@ -22,7 +23,8 @@ typedef struct {
 } html_result;
 
 /* Write DIR/index.html, DIR/YYYY.html, DIR/vendors.html,
- * DIR/entries/ID.html, DIR/osv/<osv id>.json and DIR/mail/ID-SEQ.eml;
+ * DIR/entries/ID.html, DIR/osv/<osv id>.json and DIR/mail/ID-SEQ.eml (each
+ * public record as a mail, pubmail.h);
  * pages of entries no longer published (spam) are removed. */
 vulnid_status html_export(store *st, const char *dir, const html_opts *o, html_result *res,
 			  GError **err);

@@ -9,21 +9,30 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "authres.h"
 #include "canonjson.h"
 #include "entry.h"
+#include "header.h"
 #include "ids.h"
 #include "intake.h"
 #include "lifecycle.h"
 #include "mailctx.h"
+#include "disclosure.h"
 #include "dsn.h"
 #include "message.h"
 #include "notify.h"
+#include "loop.h"
 #include "outbox.h"
+#include "random.h"
+#include "render.h"
+#include "policy.h"
+#include "ratelimit.h"
 #include "smtp.h"
 #include "request.h"
 #include "store.h"
 #include "template.h"
 #include "text.h"
+#include "tokens.h"
 
 typedef mail_ctx intake_ctx;
 
@@ -66,7 +75,10 @@ mail_template_vars(const mail_ctx *c)
 	g_hash_table_insert(v, "domain", g_strdup(c->cfg->domain));
 	g_hash_table_insert(v, "prefix", g_strdup(c->cfg->prefix));
 	g_hash_table_insert(v, "date", g_strdup(c->now));
-	g_hash_table_insert(v, "subject", g_strdup(c->m->subject != NULL ? c->m->subject : ""));
+	/* The Subject of sealed mail is sealed with it: not repeated in a
+	 * reply, which is kept in the outbox and travels in clear. */
+	g_hash_table_insert(v, "subject", g_strdup(c->sealed ? "your embargoed mail"
+						   : c->m->subject != NULL ? c->m->subject : ""));
 	g_hash_table_insert(v, "message_id", g_strdup(c->m->message_id != NULL ? c->m->message_id : "(none)"));
 	g_hash_table_insert(v, "auth", auth_sentence(c->m));
 	g_hash_table_insert(v, "robot_fpr", crypto_robot_label());
@@ -119,8 +131,8 @@ mail_queue_reply(mail_ctx *c, const char *tmpl, GHashTable *vars, outbox_mail *m
 	mail->references = c->m->references;
 	mail->bulk = TRUE;
 	s = notify_queue_template(c->st, c->cfg, c->msg_row, tmpl, vars, mail, &id, err);
-	if (s != VULNID_OK)
-		return s;
+	if (s != VULNID_OK || id == 0)
+		return s;	/* 0: held back by the policy (audited there) */
 	{
 		g_autoptr(audit_event) ev = audit_event_new("replied", mail->entry, c->m->message_id);
 
@@ -149,6 +161,45 @@ mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **er
 	return audit_append(c->st, ev, err);
 }
 
+char *
+mail_record_auth(const mail_ctx *c, gboolean withhold_key, const char *role, const char *how)
+{
+	const char *a = withhold_key && c->auth_json_withheld != NULL ? c->auth_json_withheld : c->auth_json;
+	gsize n = a != NULL ? strlen(a) : 0;
+	gboolean first;
+	GString *s;
+
+	if (n < 2 || a[0] != '{' || a[n - 1] != '}') {
+		a = "{\"method\":\"none\"}";
+		n = strlen(a);
+	}
+	if (role == NULL)
+		return g_strdup(a);
+	/* why a signature grants nothing here, then the role and how it was
+	 * established, are hashed with the rest */
+	s = g_string_new_len(a, (gssize) n - 1);
+	first = n == 2;
+	if (c->unbound != NULL && c->signer != NULL) {
+		g_autofree char *ignored = g_strdup_printf("the signed text does not name %s, so the signature "
+							   "grants no role for it", c->unbound);
+
+		canonjson_member_str(s, &first, "ignored", ignored);
+	}
+	canonjson_member_str(s, &first, "role", role);
+	canonjson_member_str(s, &first, "how", how);
+	g_string_append_c(s, '}');
+	return g_string_free(s, FALSE);
+}
+
+vulnid_status
+mail_record_signer(mail_ctx *c, gint64 row, const char *auth, GError **err)
+{
+	if (c->auth_json_withheld == NULL || c->signer == NULL ||
+	    strncmp(auth, c->auth_json_withheld, strlen(c->auth_json_withheld) - 1) != 0)
+		return VULNID_OK;
+	return store_record_signer_insert(c->st, row, c->signer, c->key_salt, err);
+}
+
 static char *
 join_lines(GPtrArray *a, const char *bullet)
 {
@@ -159,11 +210,21 @@ join_lines(GPtrArray *a, const char *bullet)
 	return g_string_free(s, FALSE);
 }
 
-/* Malformed mail: archived, quarantined, and the sender told what to fix. */
-static vulnid_status
-intake_malformed(intake_ctx *c, GError **err)
+/* The code of the first problem alone (a problem's sentence may quote the
+ * mail). */
+static char *
+problem_codes(const message *m)
 {
-	g_autofree char *detail = join_lines(c->m->problems, "");
+	return g_strdup_printf("%s (the details are sealed with the mail)", m->problem);
+}
+
+/* Malformed mail: archived, quarantined, and the sender told what to fix.
+ * Sealed mail (it asked for an embargo) keeps its problems out of the
+ * quarantine row and the audit log: they may quote it. */
+static vulnid_status
+intake_malformed(intake_ctx *c, gboolean sealed, GError **err)
+{
+	g_autofree char *detail = sealed ? problem_codes(c->m) : join_lines(c->m->problems, "");
 	g_autofree char *list = join_lines(c->m->problems, "  - ");
 	g_autoptr(GHashTable) vars = NULL;
 	vulnid_status s;
@@ -262,58 +323,6 @@ intake_store_attachments(intake_ctx *c, GPtrArray *out, gboolean store_blobs, GE
 	return VULNID_OK;
 }
 
-static void
-describe_block(GString *out, const vulnid_config *cfg, const char *id, const char *digest,
-	       const request_block *b, const char *subject, guint nattach, const char *token)
-{
-	const char *title = request_block_title(b, subject);
-
-	g_string_append_printf(out, "  %s\n", id);
-	g_string_append_printf(out, "    digest:      %s\n", digest);
-	g_string_append_printf(out, "    title:       %s\n", *title ? title : "(none)");
-	for (guint i = 0; i < b->fields->len; i++) {
-		const request_field *f = g_ptr_array_index(b->fields, i);
-		g_autofree char *label = g_strdup_printf("%s:", f->key);
-		g_autofree char *lower = g_ascii_strdown(label, -1);
-
-		if (g_ascii_strcasecmp(f->key, "Title") == 0)
-			continue;
-		g_string_append_printf(out, "    %-12s %s\n", lower, f->value);
-	}
-	if (*b->description != '\0') {
-		guint lines = 1;
-
-		for (const char *p = b->description; *p; p++)
-			lines += *p == '\n';
-		g_string_append_printf(out, "    description: %u line%s\n", lines, lines == 1 ? "" : "s");
-	} else if (b->fields->len == 0)
-		g_string_append(out, "    (reserved: nothing said yet; add details at any time)\n");
-	if (nattach > 0)
-		g_string_append_printf(out, "    attachments: %u (archived, listed on the entry)\n", nattach);
-	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, id, cfg->domain);
-	if (token != NULL)
-		g_string_append_printf(out, "    token:       %s\n"
-				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
-				       "                 to the entry proves that you created it)\n", token, token);
-	g_string_append_c(out, '\n');
-}
-
-static void
-describe_sealed(GString *out, const vulnid_config *cfg, const char *id, const char *digest,
-		const char *embargo, const char *token)
-{
-	g_string_append_printf(out, "  %s\n", id);
-	g_string_append_printf(out, "    commitment:  %s\n", digest);
-	g_string_append_printf(out, "    embargo:     %s\n", g_ascii_strcasecmp(embargo, "yes") == 0
-			       ? "until you release it" : embargo);
-	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, id, cfg->domain);
-	if (token != NULL)
-		g_string_append_printf(out, "    token:       %s\n"
-				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
-				       "                 to the entry proves that you created it)\n", token, token);
-	g_string_append_c(out, '\n');
-}
-
 static gboolean
 block_embargoed(const request_block *b)
 {
@@ -343,6 +352,43 @@ ack_encryption_key(const intake_ctx *c)
 	return c->signer;
 }
 
+/* What a request's first record says: the block as written, with every
+ * token the robot issued removed (quoted from another entry's mail, say),
+ * and for an anonymous request the researcher's addresses and name
+ * replaced, so that no view of the record can show them (the ack, to the
+ * researcher, quotes the request as written). */
+static vulnid_status
+request_content(intake_ctx *c, const request_block *b, gboolean anonymous, guint *budget,
+		char **subject, char **fields, char **body, GError **err)
+{
+	g_autoptr(researcher_identity) id = researcher_identity_new();
+	g_autoptr(GPtrArray) kv = g_ptr_array_new_with_free_func(entry_kv_free);
+	vulnid_status s;
+
+	if (anonymous) {
+		researcher_identity_add_address(id, c->m->from_addr);
+		researcher_identity_add_address(id, c->m->reply_addr);
+		researcher_identity_add_address(id, c->envelope_sender);
+		researcher_identity_add_name(id, c->m->from_name);
+	}
+	*subject = researcher_identity_redact(id, c->m->subject);
+	*body = researcher_identity_redact(id, b->description);
+	s = tokens_scrub(c->st, subject, budget, err);
+	if (s == VULNID_OK)
+		s = tokens_scrub(c->st, body, budget, err);
+	for (guint i = 0; s == VULNID_OK && i < b->fields->len; i++) {
+		const request_field *f = g_ptr_array_index(b->fields, i);
+		entry_kv *x = g_new0(entry_kv, 1);
+
+		x->key = g_strdup(f->key);
+		x->value = researcher_identity_redact(id, f->value);
+		g_ptr_array_add(kv, x);
+		s = tokens_scrub(c->st, &x->value, budget, err);
+	}
+	*fields = entry_fields_canonical(kv);
+	return s;
+}
+
 static vulnid_status
 intake_assign(intake_ctx *c, const request *r, GError **err)
 {
@@ -354,10 +400,10 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	g_autofree char *blocks_spec = NULL;
 	g_autofree char *robot = NULL;
 	g_autoptr(GHashTable) vars = NULL;
-	const char *auth = c->auth_json;
 	g_autofree char *reply_to = NULL;
 	gboolean sealed_mail = intake_request_embargoed(r);
 	gboolean confirm = FALSE;
+	guint scrub_budget = 200;
 	const char *encrypt_key = sealed_mail ? ack_encryption_key(c) : NULL;
 	int year = g_date_time_get_year(c->now_dt);
 	vulnid_status s;
@@ -378,7 +424,12 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	for (guint bi = 0; bi < r->blocks->len; bi++) {
 		const request_block *b = g_ptr_array_index(r->blocks, bi);
 		gboolean embargoed = block_embargoed(b);
-		g_autofree char *fields = request_block_fields_json(b);
+		const char *anon = request_block_get(b, "Anonymous");
+		gboolean anonymous = anon != NULL && g_ascii_strcasecmp(anon, "yes") == 0;
+		g_autofree char *auth = mail_record_auth(c, anonymous, NULL, NULL);
+		g_autofree char *fields = NULL;
+		g_autofree char *subject = NULL;
+		g_autofree char *body = NULL;
 		g_autofree char *id = NULL;
 		g_autofree char *canon = NULL;
 		g_autofree char *digest = NULL;
@@ -391,8 +442,10 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 		if (s != VULNID_OK)
 			return s;
 		id = ids_format(c->cfg->prefix, year, number);
-		canon = entry_record_canonical(id, 1, c->now, "request", auth, c->m->subject,
-					       fields, b->description,
+		s = request_content(c, b, anonymous, &scrub_budget, &subject, &fields, &body, err);
+		if (s != VULNID_OK)
+			return s;
+		canon = entry_record_canonical(id, 1, c->now, "request", auth, subject, fields, body,
 					       embargoed || !sealed_mail ? attachments : NULL);
 		/* For an embargoed entry the digest is the commitment: the hash
 		 * of the content that stays sealed until release. */
@@ -419,12 +472,14 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 		rec.author_name = c->m->from_name;
 		rec.role = "creator";
 		rec.auth = auth;
-		rec.subject = embargoed ? NULL : c->m->subject;
+		rec.subject = embargoed ? NULL : subject;
 		rec.fields = embargoed ? "[]" : fields;
-		rec.body = embargoed ? "" : b->description;
+		rec.body = embargoed ? "" : body;
 		rec.sha256 = digest;
 		rec.sealed = sealed;
 		s = store_record_insert(c->st, &rec, &rec_row, err);
+		if (s == VULNID_OK)
+			s = mail_record_signer(c, rec_row, auth, err);
 		if (s != VULNID_OK)
 			return s;
 		for (guint i = 0; !sealed_mail && i < attachments->len; i++) {
@@ -467,14 +522,22 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 			const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
 
 			if (c->signer == NULL && to != NULL && config_address_valid(to)) {
-				s = lifecycle_issue_token(c->st, id, "creator", to, &token, err);
+				s = tokens_issue(c->st, id, "creator", to, &token, err);
 				if (s != VULNID_OK)
 					return s;
 			}
-			if (embargoed && encrypt_key == NULL)
-				describe_sealed(entries, c->cfg, id, digest, request_block_get(b, "Embargo"), token);
-			else
-				describe_block(entries, c->cfg, id, digest, b, c->m->subject, attachments->len, token);
+			/* the ack tells the creator what the entry now is, from
+			 * the creator's view of it, as recorded */
+			g_autoptr(entry) made = entry_new_empty(id, c->now);
+			g_autoptr(entry_view) view = NULL;
+
+			g_free(made->digest);
+			made->digest = g_strdup(digest);
+			made->embargo = g_strdup(embargoed ? request_block_get(b, "Embargo") : NULL);
+			entry_add_record(made, &rec, rec_row, subject, fields, body,
+					 embargoed || !sealed_mail ? attachments : NULL, c->signer);
+			view = entry_view_new(made, AUDIENCE_CREATOR, G_MAXINT64, c->now_dt);
+			render_ack_entry(entries, c->cfg, view, embargoed && encrypt_key == NULL, token);
 		}
 		g_string_append_printf(idlist, "%s%s", idlist->len ? ", " : "", id);
 		g_ptr_array_add(c->res->ids, g_steal_pointer(&id));
@@ -682,7 +745,7 @@ intake_bounce(intake_ctx *c, const char *rcpt, GError **err)
  * signature,...} or {"method":"none",...}.  A note says when From is not
  * one of the key's addresses: the key, not From, is the author. */
 static char *
-auth_json(const message *m, const char **signer)
+auth_json(const message *m, const char *from_verified, const char **signer)
 {
 	GString *s = g_string_new("{");
 	gboolean first = TRUE;
@@ -719,6 +782,31 @@ auth_json(const message *m, const char **signer)
 		canonjson_key(s, &first, "encrypted");
 		g_string_append(s, "true");
 	}
+	if (from_verified != NULL)
+		canonjson_member_str(s, &first, "from_verified", from_verified);
+	g_string_append_c(s, '}');
+	return g_string_free(s, FALSE);
+}
+
+/* The auth object of a signed mail by an anonymous researcher: the key is
+ * not named, so the record's hash does not publish it; a commitment to it,
+ * salted with a secret the robot keeps with the record, binds the record to
+ * the key all the same (vulnid-json(7)). */
+static char *
+auth_json_withheld(const message *m, const char *salt)
+{
+	GString *s = g_string_new("{");
+	g_autofree char *pre = g_strdup_printf("vulnid-key-commitment:%s:%s", salt, m->sig->fpr);
+	g_autofree char *commitment = g_compute_checksum_for_string(G_CHECKSUM_SHA256, pre, -1);
+	gboolean first = TRUE;
+
+	canonjson_member_str(s, &first, "method", "pgp");
+	canonjson_member_str(s, &first, "fingerprint", ENTRY_KEY_WITHHELD);
+	canonjson_member_str(s, &first, "key_commitment", commitment);
+	if (m->decrypted) {
+		canonjson_key(s, &first, "encrypted");
+		g_string_append(s, "true");
+	}
 	g_string_append_c(s, '}');
 	return g_string_free(s, FALSE);
 }
@@ -744,59 +832,86 @@ auth_sentence(const message *m)
 
 /* Trust on first use: a signed mail that brings the key that made its
  * signature, as an application/pgp-keys attachment, gets that key
- * imported; the fingerprint is the identity. */
+ * imported, unless another key in the keyring already claims one of its
+ * addresses: then the mail stays unauthenticated, says why, and the
+ * operator decides (vulnid keys import).  The fingerprint is the
+ * identity. */
 static void
 intake_tofu(mail_ctx *c, char **imported)
 {
 	message *m = c->m;
 	g_autoptr(GError) e = NULL;
+	crypto_conflict *conflict = NULL;
+	vulnid_status s;
 
 	*imported = NULL;
 	if (!m->sig->present || m->sig->valid || !m->sig->key_missing || m->sig->fpr == NULL ||
 	    m->pgp_keys == NULL || crypto_home() == NULL || !message_can_reverify(m))
 		return;
-	if (crypto_import_if_contains(m->pgp_keys, m->sig->fpr, &e) != VULNID_OK)
+	s = crypto_import_if_contains(m->pgp_keys, m->sig->fpr, &conflict, &e);
+	if (s == VULNID_ERR_EXISTS && conflict != NULL) {
+		g_free(m->sig->reason);
+		m->sig->reason = g_strdup_printf("the signing key is not known to this robot, and the key sent "
+						 "with the mail was not imported: another key in the robot's "
+						 "keyring already claims its address %s (the operator decides "
+						 "whether to import it)", conflict->address);
+		c->key_conflict = conflict;
+		return;
+	}
+	crypto_conflict_free(conflict);
+	if (s != VULNID_OK)
 		return;
 	message_reverify(m);
 	if (m->sig->valid)
 		*imported = g_strdup(m->sig->fpr);
 }
 
-/* Other keys in the keyring with an address the new key also claims. */
 static vulnid_status
 audit_key_import(mail_ctx *c, const char *fpr, GError **err)
 {
 	g_autoptr(audit_event) ev = audit_event_new("key-imported", NULL, c->m->message_id);
-	g_autoptr(crypto_key) key = NULL;
-	g_autoptr(GPtrArray) all = NULL;
-	vulnid_status s;
 
 	audit_event_str(ev, "fingerprint", fpr);
 	audit_event_str(ev, "source", "signed request (trust on first use)");
-	s = audit_append(c->st, ev, err);
-	if (s != VULNID_OK || crypto_get_key(fpr, &key, NULL) != VULNID_OK ||
-	    crypto_list_keys(&all, NULL) != VULNID_OK)
-		return s;
-	for (guint i = 0; i < all->len; i++) {
-		crypto_key *k = g_ptr_array_index(all, i);
+	return audit_append(c->st, ev, err);
+}
 
-		if (g_ascii_strcasecmp(k->fpr, fpr) == 0)
-			continue;
-		for (guint j = 0; j < key->emails->len; j++)
-			for (guint l = 0; l < k->emails->len; l++)
-				if (strcmp(g_ptr_array_index(key->emails, j), g_ptr_array_index(k->emails, l)) == 0) {
-					g_autoptr(audit_event) w = audit_event_new("key-uid-conflict", NULL,
-										  c->m->message_id);
+/* The audit events owed for trust on first use: the key imported (also
+ * on a retry after 75, which finds it imported by the first try), or
+ * the key refused. */
+static vulnid_status
+audit_tofu(mail_ctx *c, GError **err)
+{
+	vulnid_status s = VULNID_OK;
 
-					audit_event_str(w, "fingerprint", fpr);
-					audit_event_str(w, "other", k->fpr);
-					audit_event_str(w, "address", g_ptr_array_index(key->emails, j));
-					s = audit_append(c->st, w, err);
-					if (s != VULNID_OK)
-						return s;
-				}
+	if (c->key_conflict != NULL) {
+		g_autoptr(audit_event) ev = audit_event_new("key-refused", NULL, c->m->message_id);
+
+		audit_event_str(ev, "fingerprint", c->key_conflict->fpr);
+		audit_event_str(ev, "source", "signed mail (trust on first use)");
+		audit_event_str(ev, "other", c->key_conflict->other);
+		audit_event_str(ev, "address", c->key_conflict->address);
+		return audit_append(c->st, ev, err);
 	}
-	return VULNID_OK;
+	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
+		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM audit WHERE line LIKE ?1"
+						" AND line LIKE '%\"event\":\"key-imported\"%'", &s, err);
+		g_autofree char *like = g_strdup_printf("%%\"fingerprint\":\"%s\"%%", c->m->sig->fpr);
+		int rc;
+
+		if (q == NULL)
+			return s;
+		sqlite3_bind_text(q, 1, like, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(q);
+		sqlite3_finalize(q);
+		if (rc == SQLITE_DONE)
+			return audit_key_import(c, c->m->sig->fpr, err);
+		if (rc != SQLITE_ROW)
+			return store_fail(c->st, rc, "audit", err);
+	}
+	if (c->imported_key != NULL)
+		s = audit_key_import(c, c->imported_key, err);
+	return s;
 }
 
 /* What identifies a signature for replay protection: the signing key, the
@@ -816,22 +931,386 @@ replay_key(const message *m)
 	return g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
 }
 
+/* The message whose signature had this replay key, or 0. */
+static vulnid_status
+signature_seen(intake_ctx *c, const char *replay, gint64 *msg, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *q = store_prepare(c->st, "SELECT coalesce(message, -1) FROM signatures WHERE sha256 = ?",
+					&s, err);
+	int rc;
+
+	*msg = 0;
+	if (q == NULL)
+		return s;
+	sqlite3_bind_text(q, 1, replay, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW)
+		*msg = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c->st, rc, "signatures", err);
+	return VULNID_OK;
+}
+
+/* Who a decrypted mail came from, for the decrypted table: the address
+ * replies go to, in lower case (or NULL). */
+static char *
+decrypted_sender(const intake_ctx *c)
+{
+	const char *to = mail_reply_address(c);
+
+	return to != NULL ? g_ascii_strdown(to, -1) : NULL;
+}
+
+/* The decryption oracle: what was decrypted once (the same session key,
+ * or the same plaintext) must not be decrypted again for someone else.
+ * Sent again as a new request, to another entry (by any routing), or by
+ * another sender (another reply address or signer), it is a replay:
+ * *orig is the mail it first came in.  An encrypted mail sent to an
+ * entry that its text does not name, while it names another entry of
+ * this robot, is misdirected (*misdirected: that entry): a captured
+ * mail sent elsewhere before the original arrived.  The same mail again
+ * from the same sender to the same entry is neither. */
+static vulnid_status
+decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id, const char **reason,
+		char **detail, gint64 *orig, char **misdirected, GError **err)
+{
+	g_autofree char *sender = decrypted_sender(c);
+	const char *about = target == ROUTE_ENTRY ? entry_id : NULL;
+	g_autofree char *went = NULL;
+	const char *how = NULL;
+	vulnid_status s;
+	sqlite3_stmt *q;
+	int rc;
+
+	*orig = 0;
+	q = store_prepare(c->st, "SELECT message, entry, sender, fingerprint FROM decrypted"
+			  " WHERE cipher_sha256 = ?1 OR plain_sha256 = ?2 ORDER BY id LIMIT 100", &s, err);
+	if (q == NULL)
+		return s;
+	sqlite3_bind_text(q, 1, c->m->cipher_sha256 != NULL ? c->m->cipher_sha256 : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 2, c->m->plain_sha256 != NULL ? c->m->plain_sha256 : "", -1, SQLITE_TRANSIENT);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *e = (const char *) sqlite3_column_text(q, 1);
+		const char *from = (const char *) sqlite3_column_text(q, 2);
+		const char *fpr = (const char *) sqlite3_column_text(q, 3);
+
+		if (target == ROUTE_NEW)
+			how = "as a new request";
+		else if (g_strcmp0(e, about) != 0)
+			how = about != NULL ? "to another entry" : "not to its entry";
+		else if (g_strcmp0(from, sender) != 0 || g_strcmp0(fpr, c->signer) != 0)
+			how = "by another sender";
+		else
+			continue;
+		*orig = sqlite3_column_int64(q, 0);
+		went = g_strdup(e);
+		break;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c->st, rc, "decrypted", err);
+	if (*orig > 0) {
+		*reason = "replay";
+		*detail = g_strdup_printf("what it holds encrypted was decrypted before (message %" G_GINT64_FORMAT
+					  "%s%s); sent again %s, it has no effect", *orig,
+					  went != NULL ? ", for " : "", went != NULL ? went : "", how);
+		return VULNID_OK;
+	}
+	if (target != ROUTE_ENTRY || lifecycle_text_names_entry(c->m->text, entry_id))
+		return VULNID_OK;
+	s = lifecycle_text_other_entry(c, entry_id, misdirected, err);
+	if (s == VULNID_OK && *misdirected != NULL) {
+		*reason = "misdirected";
+		*detail = g_strdup_printf("it came encrypted to %s, but its text names %s and not %s; "
+					  "what it holds is not recorded where it was not meant to go",
+					  entry_id, *misdirected, entry_id);
+	}
+	return s;
+}
+
+/* Remember what this mail decrypted, and where it went: the entry it was
+ * about (or the first one it created), in the mail's transaction. */
+static vulnid_status
+decrypted_remember(intake_ctx *c, const char *entry_id, GError **err)
+{
+	g_autofree char *sender = decrypted_sender(c);
+	vulnid_status s;
+	sqlite3_stmt *ins;
+
+	if (c->m->cipher_sha256 == NULL || c->m->plain_sha256 == NULL)
+		return VULNID_OK;
+	ins = store_prepare(c->st, "INSERT INTO decrypted (message, created, cipher_sha256, plain_sha256,"
+			    " entry, sender, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?)", &s, err);
+	if (ins == NULL)
+		return s;
+	sqlite3_bind_int64(ins, 1, c->msg_row);
+	sqlite3_bind_text(ins, 2, c->now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(ins, 3, c->m->cipher_sha256, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(ins, 4, c->m->plain_sha256, -1, SQLITE_TRANSIENT);
+	store_bind_text(ins, 5, entry_id);
+	store_bind_text(ins, 6, sender);
+	store_bind_text(ins, 7, c->signer);
+	return store_step_done(c->st, ins, "decrypted", err);
+}
+
+/* Whether message msg was archived sealed. */
+static vulnid_status
+message_was_sealed(intake_ctx *c, gint64 msg, gboolean *sealed, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *q = store_prepare(c->st, "SELECT b.sealed FROM messages m JOIN blobs b"
+					" ON b.sha256 = m.raw_sha256 WHERE m.id = ?", &s, err);
+	int rc;
+
+	if (q == NULL)
+		return s;
+	sqlite3_bind_int64(q, 1, msg);
+	rc = sqlite3_step(q);
+	*sealed = rc == SQLITE_ROW && sqlite3_column_int(q, 0) != 0;
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c->st, rc, "messages", err);
+	return VULNID_OK;
+}
+
+/* One line of a raw body (its first bytes): an Embargo field that asks
+ * for an embargo? */
+static gboolean
+line_asks_embargo(const GString *line)
+{
+	const char *p = line->str;
+	g_autofree char *value = NULL;
+
+	if (g_ascii_strncasecmp(p, "embargo", 7) != 0)
+		return FALSE;
+	for (p += 7; *p == ' ' || *p == '\t'; p++)
+		;
+	if (*p != ':')
+		return FALSE;
+	value = g_strstrip(g_strdup(p + 1));
+	return *value != '\0' && g_ascii_strcasecmp(value, "no") != 0;
+}
+
+/* Whether the raw body of a mail whose parts were never read has a line
+ * "Embargo: ..." that asks for an embargo.  One pass over the spool, a
+ * line's first 80 bytes kept at a time. */
+static gboolean
+raw_asks_embargo(const message_spool *sp)
+{
+	g_autoptr(GString) line = g_string_sized_new(96);
+	gboolean body = FALSE;
+	char buf[8192];
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(sp->fd, buf, sizeof buf, off)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (line->len < 80 && buf[i] != '\r')
+					g_string_append_c(line, buf[i]);
+				continue;
+			}
+			if (!body)
+				body = line->len == 0;
+			else if (line_asks_embargo(line))
+				return TRUE;
+			g_string_truncate(line, 0);
+		}
+		off += n;
+	}
+	return body && line_asks_embargo(line);
+}
+
+/* Whether mail that is not acted on (set aside, or refused) asked for an
+ * embargo: a request with an Embargo field other than "no", read from
+ * its text however malformed the mail is, or from its raw body when the
+ * robot never read its parts. */
+static gboolean
+asks_embargo(const intake_ctx *c, const message_spool *sp)
+{
+	request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
+	g_autoptr(request) r = NULL;
+
+	if (c->m->text == NULL)
+		return raw_asks_embargo(sp);
+	r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
+	return intake_request_embargoed(r);
+}
+
+/* How the mail goes, decided before anything is written (the disposition
+ * is part of the append-only message row). */
+typedef struct {
+	gboolean bounce, automatic;
+	const char *automatic_why;
+	lifecycle_route_kind target;	/* what it is about (no rate limits) */
+	lifecycle_route_kind route;	/* how it is handled, when it is */
+	char *entry_id;			/* the entry for ROUTE_ENTRY, the name for ROUTE_UNKNOWN_ENTRY */
+	const char *aside;		/* replay or misdirected: set aside, no reply */
+	char *aside_detail;
+	gint64 replay_of;		/* the mail it replays, or 0 */
+	char *misdirected;		/* the entry a misdirected mail names */
+	request *r;			/* a new request, parsed */
+	gboolean sealed;		/* archived sealed (intake_sealed()) */
+} intake_plan;
+
+static void
+intake_plan_clear(intake_plan *p)
+{
+	g_free(p->entry_id);
+	g_free(p->aside_detail);
+	g_free(p->misdirected);
+	if (p->r != NULL)
+		request_free(p->r);
+}
+
+/* Whether the mail is archived sealed (encrypted to the robot, no Subject
+ * in its messages row): it is about an entry under embargo, a new request
+ * with an embargoed block, mail set aside or refused that asked for an
+ * embargo, a misdirected mail that names an embargoed entry, or a replay
+ * of mail that was archived sealed.  Bounces are never sealed: they are
+ * about what the robot sent. */
+static vulnid_status
+intake_sealed(intake_ctx *c, const message_spool *sp, const intake_plan *p, const char *disposition,
+	      gboolean *sealed, GError **err)
+{
+	vulnid_status s = VULNID_OK;
+
+	*sealed = FALSE;
+	if (p->bounce)
+		return VULNID_OK;
+	if (p->target == ROUTE_ENTRY)
+		s = lifecycle_route_sealed(c, ROUTE_ENTRY, p->entry_id, sealed, err);
+	if (s == VULNID_OK && !*sealed && p->misdirected != NULL)
+		s = lifecycle_route_sealed(c, ROUTE_ENTRY, p->misdirected, sealed, err);
+	if (s == VULNID_OK && !*sealed && p->replay_of > 0)
+		s = message_was_sealed(c, p->replay_of, sealed, err);
+	if (s != VULNID_OK || *sealed)
+		return s;
+	if (p->r != NULL)
+		*sealed = intake_request_embargoed(p->r);
+	else if (strcmp(disposition, "quarantined") == 0 || strcmp(disposition, "rejected") == 0)
+		*sealed = asks_embargo(c, sp);
+	return VULNID_OK;
+}
+
+/* Classify the mail: duplicate aside, everything that decides its
+ * disposition. */
+static vulnid_status
+intake_classify(intake_ctx *c, intake_plan *p, const char **disposition, GError **err)
+{
+	const char *rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
+	g_autofree char *replay = replay_key(c->m);
+	vulnid_status s;
+
+	if (replay != NULL) {
+		s = signature_seen(c, replay, &p->replay_of, err);
+		if (s != VULNID_OK)
+			return s;
+		if (p->replay_of != 0) {
+			p->aside = "replay";
+			p->aside_detail = g_strdup("its signature was processed before; a replayed signed mail "
+						   "has no effect");
+		}
+	}
+	c->recipient = rcpt;
+	p->bounce = is_bounce_address(c->cfg, rcpt);
+	p->automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address,
+					    &p->automatic_why);
+	if (c->m->encrypted && c->m->problem == NULL) {
+		c->m->problem = g_strdup("encrypted");
+		g_ptr_array_add(c->m->problems, g_strdup("the mail holds encrypted content that is not one "
+							 "OpenPGP block at the top addressed to this robot, so it "
+							 "cannot be read: encrypt the whole mail to the robot's key"));
+	}
+	if (!p->bounce) {
+		/* What the mail is about, also when it is then set aside: it
+		 * decides sealing, replays and whether a signature counts. */
+		s = lifecycle_route_target(c, &p->target, &p->entry_id, err);
+		if (s != VULNID_OK)
+			return s;
+		if (c->signer != NULL && p->target == ROUTE_ENTRY &&
+		    !lifecycle_text_names_entry(c->m->text, p->entry_id))
+			c->unbound = p->entry_id;
+		if (p->aside == NULL && c->m->decrypted) {
+			s = decrypted_check(c, p->target, p->entry_id, &p->aside, &p->aside_detail, &p->replay_of,
+					    &p->misdirected, err);
+			if (s != VULNID_OK)
+				return s;
+		}
+	}
+	c->replay = p->aside != NULL;
+	p->route = p->target;
+	if (!p->bounce && !p->automatic && c->m->problem == NULL && !c->replay) {
+		s = lifecycle_route_limit(c, &p->route, err);
+		if (s != VULNID_OK)
+			return s;
+	} else
+		p->route = ROUTE_NEW;
+	if (p->bounce)
+		*disposition = "bounce";
+	else if (p->automatic || c->m->problem != NULL || c->replay || p->route == ROUTE_LIMITED)
+		*disposition = "quarantined";
+	else if (p->route == ROUTE_ENTRY)
+		*disposition = "entry";
+	else if (p->route == ROUTE_UNKNOWN_ENTRY)
+		*disposition = "rejected";
+	else if (p->route == ROUTE_COMMANDS)
+		*disposition = "commands";
+	else {
+		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
+
+		p->r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
+		if (c->m->text_cut_from > 0)
+			request_note_text_cut(p->r, c->m->text_kept, c->m->text_cut_from, c->m->text_kept_as);
+		*disposition = p->r->is_help ? "help" : p->r->is_key ? "key"
+			     : p->r->errors->len > 0 ? "rejected" : "request";
+	}
+	return VULNID_OK;
+}
+
+/* Act on the classified, archived mail. */
+static vulnid_status
+intake_act(intake_ctx *c, const intake_plan *p, GError **err)
+{
+	if (p->bounce)
+		return intake_bounce(c, c->recipient, err);
+	if (c->replay)
+		return mail_quarantine(c, p->aside, p->aside_detail, err);
+	if (p->automatic)
+		return mail_quarantine(c, "automatic", p->automatic_why, err);
+	if (c->m->problem != NULL)
+		return intake_malformed(c, p->sealed, err);
+	if (p->route != ROUTE_NEW) {
+		c->res->outcome = p->route == ROUTE_COMMANDS ? INTAKE_COMMANDS
+				: p->route == ROUTE_LIMITED ? INTAKE_QUARANTINED : INTAKE_ENTRY;
+		return lifecycle_handle(c, p->route, p->entry_id, err);
+	}
+	if (p->r->is_help)
+		return intake_help(c, err);
+	if (p->r->is_key)
+		return intake_key(c, err);
+	if (p->r->errors->len > 0)
+		return intake_rejected(c, p->r, err);
+	return intake_assign(c, p->r, err);
+}
+
 /* Everything that happens in the transaction. */
 static vulnid_status
 intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
 {
 	g_autofree char *key = message_dedup_key(c->m);
-	g_autoptr(audit_event) ev = NULL;
-	store_message sm = { 0 };
-	const char *why = NULL, *rcpt;
-	g_autoptr(request) r = NULL;
-	g_autofree char *entry_id = NULL;
 	g_autofree char *replay = NULL;
-	gboolean sealed = FALSE;
-	lifecycle_route_kind route = ROUTE_NEW;
-	gboolean automatic, bounce;
+	g_autoptr(audit_event) ev = NULL;
+	intake_plan p = { 0 };
+	store_message sm = { 0 };
+	g_autofree char *sender_domain = NULL;
 	vulnid_status s;
 	gint64 seen;
+
+	if (c->envelope_sender != NULL && strrchr(c->envelope_sender, '@') != NULL)
+		sender_domain = g_ascii_strdown(strrchr(c->envelope_sender, '@') + 1, -1);
 
 	s = store_message_find(c->st, key, &seen, err);
 	if (s != VULNID_OK)
@@ -846,68 +1325,14 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		return audit_append(c->st, ev, err);
 	}
 
-	replay = replay_key(c->m);
-	if (replay != NULL) {
-		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM signatures WHERE sha256 = ?", &s, err);
-		int rc;
-
-		if (q == NULL)
-			return s;
-		sqlite3_bind_text(q, 1, replay, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(q);
-		sqlite3_finalize(q);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return store_fail(c->st, rc, "signatures", err);
-		c->replay = rc == SQLITE_ROW;
-	}
-	rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
-	c->recipient = rcpt;
-	bounce = is_bounce_address(c->cfg, rcpt);
-	automatic = message_is_automatic(c->m, c->envelope_sender, c->cfg->request_address, &why);
-	if (c->m->encrypted && c->m->problem == NULL) {
-		c->m->problem = g_strdup("encrypted");
-		g_ptr_array_add(c->m->problems, g_strdup("the mail holds encrypted content that is not one "
-							 "OpenPGP block at the top addressed to this robot, so it "
-							 "cannot be read: encrypt the whole mail to the robot's key"));
-	}
-	/* Classify before anything is written: the disposition is part of
-	 * the append-only message row. */
-	if (!bounce && !automatic && c->m->problem == NULL && !c->replay) {
-		s = lifecycle_route(c, &route, &entry_id, err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	if (bounce)
-		sm.disposition = "bounce";
-	else if (automatic || c->m->problem != NULL || c->replay || route == ROUTE_LIMITED)
-		sm.disposition = "quarantined";
-	else if (route == ROUTE_ENTRY)
-		sm.disposition = "entry";
-	else if (route == ROUTE_UNKNOWN_ENTRY)
-		sm.disposition = "rejected";
-	else if (route == ROUTE_COMMANDS)
-		sm.disposition = "commands";
-	else {
-		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
-
-		r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
-		if (c->m->text_cut_from > 0)
-			request_note_text_cut(r, c->m->text_kept, c->m->text_cut_from, c->m->text_kept_as);
-		sm.disposition = r->is_help ? "help" : r->is_key ? "key" : r->errors->len > 0 ? "rejected" : "request";
-	}
-	if (route == ROUTE_ENTRY || route == ROUTE_COMMANDS) {
-		/* mail to an embargoed entry is sealed like the entry */
-		s = lifecycle_route_sealed(c, route, entry_id, &sealed, err);
-		if (s != VULNID_OK)
-			return s;
-	} else if (route == ROUTE_LIMITED && c->m->text != NULL) {
-		request_limits lim = { c->cfg->max_ids, c->cfg->max_fields, c->cfg->max_field_length };
-		g_autoptr(request) lr = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
-
-		sealed = intake_request_embargoed(lr);
-	}
-	if ((r != NULL && route == ROUTE_NEW && intake_request_embargoed(r)) || sealed) {
-		/* An embargoed request is kept only encrypted to the robot: its
+	s = intake_classify(c, &p, &sm.disposition, err);
+	if (s == VULNID_OK)
+		s = intake_sealed(c, sp, &p, sm.disposition, &p.sealed, err);
+	if (s != VULNID_OK)
+		goto out;
+	c->sealed = p.sealed;
+	if (p.sealed) {
+		/* Embargoed content is kept only encrypted to the robot: the
 		 * text if it came in clear, its header (the Subject) anyway. */
 		g_autofree char *robot = NULL;
 
@@ -920,34 +1345,56 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		sm.subject = c->m->subject;
 	}
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 	sm.received = c->now;
 	sm.raw_sha256 = sp->raw_sha256;
 	sm.dedup_key = key;
 	sm.message_id = c->m->message_id;
 	sm.envelope_from = c->envelope_sender;
-	sm.envelope_to = rcpt;
+	sm.envelope_to = c->recipient;
 	sm.from_addr = c->m->from_addr;
+	sm.client_address = c->client_address;
+	sm.client_net = c->client_net;
+	sm.sender_domain = sender_domain;
+	sm.from_verified = c->from_verified;
 	s = store_message_insert(c->st, &sm, &c->msg_row, err);
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 
+	{
+		/* What the outgoing-mail policy needs to know of this mail. */
+		policy_mail pm = { 0 };
+		const char *loop_why = NULL;
+
+		s = loop_suspect(c, config_key_int(c->cfg, "policy", "loop_hours"), &loop_why, err);
+		if (s != VULNID_OK)
+			goto out;
+		pm.cause = c->msg_row;
+		pm.size = sp->size;
+		pm.signed_mail = c->signer != NULL;
+		pm.from = c->m->from_addr;
+		pm.envelope_sender = c->envelope_sender;
+		pm.suspect = loop_why != NULL;
+		pm.suspect_why = loop_why;
+		policy_mail_begin(&pm);
+	}
 	ev = audit_event_new("received", NULL, c->m->message_id);
 	audit_event_int(ev, "message", c->msg_row);
 	audit_event_str(ev, "from", c->m->from_addr);
 	audit_event_str(ev, "sender", c->envelope_sender);
+	audit_event_str(ev, "client", c->client_address);
 	audit_event_str(ev, "recipient", sm.envelope_to);
 	audit_event_int(ev, "size", sp->size);
 	audit_event_str(ev, "sha256", sp->raw_sha256);
 	audit_event_str(ev, "disposition", sm.disposition);
 	s = audit_append(c->st, ev, err);
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 
 	if (c->m->sig->present && c->m->sig->raw != NULL && !c->replay) {
 		/* The raw signature is kept; for an embargoed request it may
 		 * be the whole clearsigned text, so it is sealed like it. */
-		if ((r != NULL && intake_request_embargoed(r)) || sealed) {
+		if (p.sealed) {
 			g_autofree char *robot = NULL;
 
 			s = crypto_robot_fingerprint(&robot, err);
@@ -961,84 +1408,203 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 					       g_bytes_get_size(c->m->sig->raw), sha, err);
 		}
 		if (s != VULNID_OK)
-			return s;
+			goto out;
 	}
-	if (replay != NULL && !c->replay) {
+	replay = replay_key(c->m);
+	if (replay != NULL && !c->replay && c->unbound == NULL) {
+		/* Remembered only where it acts: a copy sent to an entry its
+		 * text does not name acts nowhere, and must not make the
+		 * original a replay. */
 		sqlite3_stmt *ins;
 
 		ins = store_prepare(c->st, "INSERT INTO signatures (sha256, fingerprint, message, created)"
 				    " VALUES (?, ?, ?, ?)", &s, err);
 		if (ins == NULL)
-			return s;
+			goto out;
 		sqlite3_bind_text(ins, 1, replay, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(ins, 2, c->m->sig->fpr, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(ins, 3, c->msg_row);
 		sqlite3_bind_text(ins, 4, c->now, -1, SQLITE_TRANSIENT);
 		s = store_step_done(c->st, ins, "signatures", err);
 		if (s != VULNID_OK)
-			return s;
+			goto out;
 	}
-	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
-		/* A retry after 75 finds the key imported on the first try: the
-		 * event is still owed if it was never committed. */
-		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM audit WHERE line LIKE ?1"
-						" AND line LIKE '%\"event\":\"key-imported\"%'", &s, err);
-		g_autofree char *like = g_strdup_printf("%%\"fingerprint\":\"%s\"%%", c->m->sig->fpr);
-		int rc;
-
-		if (q == NULL)
-			return s;
-		sqlite3_bind_text(q, 1, like, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(q);
-		sqlite3_finalize(q);
-		if (rc == SQLITE_DONE)
-			s = audit_key_import(c, c->m->sig->fpr, err);
-		else if (rc != SQLITE_ROW)
-			s = store_fail(c->st, rc, "audit", err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	if (c->imported_key != NULL) {
-		s = audit_key_import(c, c->imported_key, err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	if (bounce)
-		return intake_bounce(c, rcpt, err);
-	if (c->replay)
-		return mail_quarantine(c, "replay", "its signature was processed before; "
-				       "a replayed signed mail has no effect", err);
-	if (automatic)
-		return mail_quarantine(c, "automatic", why, err);
-	if (c->m->problem != NULL)
-		return intake_malformed(c, err);
-	if (route != ROUTE_NEW) {
-		c->res->outcome = route == ROUTE_COMMANDS ? INTAKE_COMMANDS
-				: route == ROUTE_LIMITED ? INTAKE_QUARANTINED : INTAKE_ENTRY;
-		return lifecycle_handle(c, route, entry_id, err);
-	}
-	if (r->is_help)
-		return intake_help(c, err);
-	if (r->is_key)
-		return intake_key(c, err);
-	if (r->errors->len > 0)
-		return intake_rejected(c, r, err);
-	return intake_assign(c, r, err);
+	s = audit_tofu(c, err);
+	if (s == VULNID_OK)
+		s = intake_act(c, &p, err);
+	if (s == VULNID_OK && c->m->decrypted && !c->replay && !p.bounce)
+		s = decrypted_remember(c, p.target == ROUTE_ENTRY ? p.entry_id
+				       : c->res->ids->len > 0 ? g_ptr_array_index(c->res->ids, 0) : NULL, err);
+out:
+	c->unbound = NULL;	/* it pointed into the plan */
+	intake_plan_clear(&p);
+	return s;
 }
 
-static void
-intake_after_commit(intake_ctx *c)
+/* One mail between its phases: what the parse found, the context the
+ * apply phase works in, the result. */
+static char *intake_client_address(const intake_envelope *env, const message_spool *sp);
+
+struct intake_mail {
+	const vulnid_config *cfg;
+	char *sender, *recipient, *client_address;
+	intake_envelope env;	/* points to the copies above */
+	message_spool *sp;
+	message *m;
+	GDateTime *now_dt;
+	char *now;
+	char *imported;
+	char *auth;
+	char *auth_withheld;
+	char *key_salt;
+	char *client;		/* the client address in use (from -a or Received) */
+	char *client_net;
+	intake_result *res;
+	intake_ctx c;
+	gboolean duplicate;
+};
+
+void
+intake_mail_free(intake_mail *im)
 {
+	if (im == NULL)
+		return;
+	message_free(im->m);
+	message_spool_free(im->sp);
+	g_clear_pointer(&im->now_dt, g_date_time_unref);
+	g_free(im->now);
+	g_free(im->imported);
+	g_free(im->auth);
+	g_free(im->auth_withheld);
+	g_free(im->key_salt);
+	g_free(im->client);
+	g_free(im->client_net);
+	g_clear_pointer(&im->c.key_conflict, crypto_conflict_free);
+	intake_result_free(im->res);
+	g_free(im->sender);
+	g_free(im->recipient);
+	g_free(im->client_address);
+	g_free(im);
+}
+
+intake_result *
+intake_mail_steal_result(intake_mail *im)
+{
+	return g_steal_pointer(&im->res);
+}
+
+gint64
+intake_mail_row(const intake_mail *im)
+{
+	return im->c.msg_row;
+}
+
+vulnid_status
+intake_parse(const vulnid_config *cfg, int in_fd, gboolean spooled, const intake_envelope *env,
+	     intake_mail **out, GError **err)
+{
+	g_autoptr(intake_mail) im = g_new0(intake_mail, 1);
+	message_limits lim = {
+		cfg->max_message_size, cfg->max_header_size, cfg->max_headers,
+		cfg->max_line_length, cfg->max_parts, cfg->max_depth, cfg->max_request_text,
+	};
+	intake_ctx *c = &im->c;
+	vulnid_status s;
+
+	im->cfg = cfg;
+	im->sender = g_strdup(env->sender);
+	im->recipient = g_strdup(env->recipient);
+	im->client_address = g_strdup(env->client_address);
+	im->env.sender = im->sender;
+	im->env.recipient = im->recipient;
+	im->env.client_address = im->client_address;
+	im->now_dt = store_now_datetime();
+	im->now = g_date_time_format(im->now_dt, "%Y-%m-%dT%H:%M:%SZ");
+	im->res = g_new0(intake_result, 1);
+	im->res->ids = g_ptr_array_new_with_free_func(g_free);
+	if (g_mkdir_with_parents(cfg->spool_dir, 0700) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
+				   cfg->spool_dir, g_strerror(errno));
+	s = spooled ? message_spool_file(in_fd, cfg->spool_dir, cfg->max_message_size, &im->sp, err)
+		    : message_spool_input(in_fd, cfg->spool_dir, cfg->max_message_size, &im->sp, err);
+	if (s != VULNID_OK)
+		return s;
+	s = message_parse(im->sp, &lim, &im->m, err);
+	if (s != VULNID_OK)
+		return s;
+	if (im->m->crypto_unavailable)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "the mail is encrypted to the robot, whose key "
+				   "cannot be used now (is gpg-agent running?)");
+	c->cfg = cfg;
+	c->env = &im->env;
+	c->m = im->m;
+	c->now = im->now;
+	c->now_dt = im->now_dt;
+	c->res = im->res;
+	c->envelope_sender = im->env.sender != NULL ? im->env.sender : im->sp->mbox_sender;
+	im->client = intake_client_address(&im->env, im->sp);
+	im->client_net = ratelimit_client_net(im->client);
+	c->client_address = im->client;
+	c->client_net = im->client_net;
+	c->from_verified = authres_from_verified(cfg, header_scan_trace(im->sp->scan), im->m->from_addr);
+	intake_tofu(c, &im->imported);
+	c->imported_key = im->imported;
+	im->auth = auth_json(im->m, c->from_verified, &c->signer);
+	c->auth_json = im->auth;
+	if (c->signer != NULL) {
+		/* an anonymous researcher's records withhold the key */
+		im->key_salt = random_hex(16, err);
+		if (im->key_salt == NULL)
+			return VULNID_ERR_TEMP;
+		im->auth_withheld = auth_json_withheld(im->m, im->key_salt);
+		c->key_salt = im->key_salt;
+		c->auth_json_withheld = im->auth_withheld;
+	}
+	*out = g_steal_pointer(&im);
+	return VULNID_OK;
+}
+
+vulnid_status
+intake_apply(intake_mail *im, store *st, GError **err)
+{
+	vulnid_status s;
+
+	im->c.st = st;
+	s = intake_record(&im->c, im->sp, &im->duplicate, err);
+	/* the policy's count of this mail ends with it, committed or not */
+	policy_mail_end(im->c.msg_row);
+	return s;
+}
+
+vulnid_status
+intake_apply_failed(intake_mail *im, store *st, vulnid_status failure, GError **err)
+{
+	g_autoptr(audit_event) ev = NULL;
+
+	if (failure != VULNID_ERR_EXHAUSTED)
+		return VULNID_OK;
+	/* Nothing of the mail is kept; the MTA retries until the operator
+	 * adds blocks.  The event itself is recorded. */
+	ev = audit_event_new("blocks-exhausted", NULL, im->m->message_id);
+	audit_event_int(ev, "year", g_date_time_get_year(im->now_dt));
+	return audit_append(st, ev, err);
+}
+
+void
+intake_after_commit(intake_mail *im, store *st, guint budget)
+{
+	intake_ctx *c = &im->c;
 	g_autoptr(GError) e = NULL;
 	outbox_run_result rr;
 
 	/* The job is done once the transaction commits; these steps only
 	 * make its results visible sooner, and are repeated by the next
 	 * process or `vulnid queue run` when they fail here. */
-	outbox_run_opts ro = { c->msg_row, FALSE, (guint) c->cfg->filter_budget, notify_delivery_failed };
+	outbox_run_opts ro = { c->msg_row, FALSE, budget, notify_delivery_failed };
 
-	if (c->cfg->filter_budget > 0 &&
-	    (outbox_run(c->st, c->cfg, &ro, &rr, &e) != VULNID_OK || rr.deferred > 0)) {
+	c->st = st;
+	if (budget > 0 &&
+	    (outbox_run(st, c->cfg, &ro, &rr, &e) != VULNID_OK || rr.deferred > 0)) {
 		g_autofree char *m = text_mask_controls(e != NULL ? e->message : "");
 
 		if (e != NULL)
@@ -1047,63 +1613,56 @@ intake_after_commit(intake_ctx *c)
 		       e != NULL ? ": " : "", m, rr.deferred, rr.deferred == 1 ? "" : "s");
 		g_clear_error(&e);
 	}
-	if (audit_flush(c->st, c->cfg->audit_path, &e) != VULNID_OK) {
+	if (audit_flush(st, c->cfg->audit_path, &e) != VULNID_OK) {
 		syslog(LOG_MAIL | LOG_WARNING, "audit log: %s", e->message);
 		if (c->res->warning == NULL)
 			c->res->warning = g_strdup(e->message);
 	}
 }
 
+/* The SMTP client address the MTA passed (or, for "received", the one in
+ * brackets in the topmost Received field, which that MTA added), or NULL. */
+static char *
+intake_client_address(const intake_envelope *env, const message_spool *sp)
+{
+	GPtrArray *trace;
+
+	if (env->client_address == NULL || g_ascii_strcasecmp(env->client_address, "received") != 0)
+		return ratelimit_client_address(env->client_address);
+	trace = header_scan_trace(sp->scan);
+	for (guint i = 0; i < trace->len; i++) {
+		const header_trace_field *f = g_ptr_array_index(trace, i);
+		const char *open, *close;
+
+		if (strcmp(f->name, "received") != 0)
+			continue;
+		open = strchr(f->value, '[');
+		close = open != NULL ? strchr(open, ']') : NULL;
+		if (close == NULL)
+			return NULL;
+		{
+			g_autofree char *a = g_strndup(open + 1, (gsize) (close - open - 1));
+
+			return ratelimit_client_address(a);
+		}
+	}
+	return NULL;
+}
+
 vulnid_status
 intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	       intake_result **result, GError **err)
 {
-	g_autoptr(message_spool) sp = NULL;
-	g_autoptr(message) m = NULL;
+	g_autoptr(intake_mail) im = NULL;
 	g_autoptr(store) st = NULL;
-	g_autoptr(intake_result) res = g_new0(intake_result, 1);
-	g_autoptr(GDateTime) now_dt = store_now_datetime();
-	g_autofree char *now = g_date_time_format(now_dt, "%Y-%m-%dT%H:%M:%SZ");
-	message_limits lim = {
-		cfg->max_message_size, cfg->max_header_size, cfg->max_headers,
-		cfg->max_line_length, cfg->max_parts, cfg->max_depth, cfg->max_request_text,
-	};
-	intake_ctx c = { 0 };
-	g_autofree char *imported = NULL;
-	g_autofree char *auth = NULL;
-	gboolean duplicate = FALSE;
 	vulnid_status s;
 
-	res->ids = g_ptr_array_new_with_free_func(g_free);
-	if (g_mkdir_with_parents(cfg->spool_dir, 0700) < 0)
-		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
-				   cfg->spool_dir, g_strerror(errno));
-	s = message_spool_input(in_fd, cfg->spool_dir, cfg->max_message_size, &sp, err);
+	s = intake_parse(cfg, in_fd, FALSE, env, &im, err);
 	if (s != VULNID_OK)
 		return s;
-	s = message_parse(sp, &lim, &m, err);
-	if (s != VULNID_OK)
-		return s;
-	if (m->crypto_unavailable)
-		return vulnid_fail(err, VULNID_ERR_TEMP, "the mail is encrypted to the robot, whose key "
-				   "cannot be used now (is gpg-agent running?)");
 	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_EXISTING, &st, err);
 	if (s != VULNID_OK)
 		return s;
-
-	c.cfg = cfg;
-	c.env = env;
-	c.st = st;
-	c.m = m;
-	c.now = now;
-	c.now_dt = now_dt;
-	c.res = res;
-	c.envelope_sender = env->sender != NULL ? env->sender : sp->mbox_sender;
-	intake_tofu(&c, &imported);
-	c.imported_key = imported;
-	auth = auth_json(m, &c.signer);
-	c.auth_json = auth;
-
 	/* The mail this one causes is delivered right after the commit, by
 	 * this process: it is claimed as it is queued (no transaction of its
 	 * own), for as long as that delivery may take. */
@@ -1112,18 +1671,14 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
 		return s;
-	s = intake_record(&c, sp, &duplicate, err);
+	s = intake_apply(im, st, err);
 	if (s != VULNID_OK) {
 		store_rollback(st);
-		if (s == VULNID_ERR_EXHAUSTED) {
-			/* Nothing of the mail is kept; the MTA retries until the
-			 * operator adds blocks.  The event itself is recorded. */
-			g_autoptr(audit_event) ev = audit_event_new("blocks-exhausted", NULL, m->message_id);
-			g_autoptr(GError) e2 = NULL;
-
-			audit_event_int(ev, "year", g_date_time_get_year(now_dt));
-			if (audit_append_now(st, ev, &e2) == VULNID_OK)
+		if (s == VULNID_ERR_EXHAUSTED && store_begin(st, NULL) == VULNID_OK) {
+			if (intake_apply_failed(im, st, s, NULL) == VULNID_OK &&
+			    store_commit(st, NULL) == VULNID_OK)
 				audit_flush(st, cfg->audit_path, NULL);
+			store_rollback(st);
 		}
 		return s;
 	}
@@ -1131,7 +1686,7 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	if (s != VULNID_OK)
 		return s;
 	time_limit_mark_committed();
-	intake_after_commit(&c);
-	*result = g_steal_pointer(&res);
+	intake_after_commit(im, st, (guint) cfg->filter_budget);
+	*result = intake_mail_steal_result(im);
 	return VULNID_OK;
 }

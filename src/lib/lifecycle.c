@@ -9,25 +9,29 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/random.h>
 
 #include "audit.h"
 #include "canonjson.h"
 #include "commands.h"
 #include "crypto.h"
+#include "disclosure.h"
 #include "embargo.h"
 #include "entry.h"
 #include "ids.h"
 #include "lifecycle.h"
 #include "notify.h"
 #include "outbox.h"
+#include "random.h"
+#include "render.h"
+#include "policy.h"
+#include "ratelimit.h"
 #include "request.h"
 #include "template.h"
 #include "text.h"
+#include "tokens.h"
 #include "vendor.h"
 
-#define TOKEN_BYTES 16		/* 32 hex digits: 128 bits */
-#define MAX_SCRUB 100		/* hex runs checked against the tokens per text */
+#define MAX_SCRUB 200		/* token lookups per mail */
 #define MAX_SUBSCRIBERS 200	/* mails queued per record */
 #define MAX_SUBSCRIPTION_ROWS 5000
 #define MAX_VENDOR_ADDRESSES 10
@@ -35,6 +39,7 @@
 #define MAX_LOOKUPS 5
 #define MAX_DUPLICATE_CHAIN 10
 #define MAX_ALIAS_MATCHES 5
+#define MAX_NAMED_ENTRIES 20	/* identifiers read from a text for lifecycle_text_other_entry() */
 
 /* ---- configuration ([lifecycle]; read from the key file with defaults
  * until config.c knows the keys) ------------------------------------------ */
@@ -45,21 +50,6 @@ conf_string(const vulnid_config *cfg, const char *key, const char *def)
 	char *v = cfg->keyfile != NULL ? g_key_file_get_string(cfg->keyfile, "lifecycle", key, NULL) : NULL;
 
 	return v != NULL ? g_strstrip(v) : g_strdup(def);
-}
-
-static gint64
-conf_int(const vulnid_config *cfg, const char *key, gint64 def, gint64 max)
-{
-	g_autofree char *v = conf_string(cfg, key, NULL);
-	char *end = NULL;
-	gint64 n;
-
-	if (v == NULL || *v == '\0')
-		return def;
-	n = g_ascii_strtoll(v, &end, 10);
-	if (end == v || *end != '\0' || n < 0 || n > max)
-		return def;
-	return n;
 }
 
 gboolean
@@ -155,32 +145,6 @@ domain_within(const char *d, const char *domain)
 	return n > m && d[n - m - 1] == '.' && g_ascii_strcasecmp(d + n - m, domain) == 0;
 }
 
-static char *
-random_hex(gsize bytes, GError **err)
-{
-	guint8 b[64];
-	gsize got = 0;
-	GString *s;
-
-	g_assert(bytes <= sizeof b);
-	while (got < bytes) {
-		ssize_t n = getrandom(b + got, bytes - got, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			/* Never a weaker source: a token is a credential. */
-			vulnid_fail(err, VULNID_ERR_TEMP, "cannot get random bytes: %s", g_strerror(errno));
-			return NULL;
-		}
-		got += (gsize) n;
-	}
-	s = g_string_new(NULL);
-	for (gsize i = 0; i < bytes; i++)
-		g_string_append_printf(s, "%02x", b[i]);
-	return g_string_free(s, FALSE);
-}
-
 static vulnid_status
 exists_row(store *st, const char *sql, const char *a, const char *b, gboolean *found, GError **err)
 {
@@ -224,268 +188,6 @@ fields_json(const char *const *kv)
 	}
 	g_string_append_c(s, ']');
 	return g_string_free(s, FALSE);
-}
-
-/* Replace every occurrence of needle (ASCII case-insensitive) in s. */
-static char *
-replace_ci(const char *s, const char *needle, const char *with)
-{
-	g_autofree char *ls = g_ascii_strdown(s, -1);
-	g_autofree char *ln = g_ascii_strdown(needle, -1);
-	gsize nl = strlen(ln);
-	GString *out = g_string_new(NULL);
-	const char *p = ls;
-
-	if (nl == 0)
-		return g_strdup(s);
-	for (;;) {
-		const char *hit = strstr(p, ln);
-
-		if (hit == NULL) {
-			g_string_append(out, s + (p - ls));
-			break;
-		}
-		g_string_append_len(out, s + (p - ls), hit - p);
-		g_string_append(out, with);
-		p = hit + nl;
-	}
-	return g_string_free(out, FALSE);
-}
-
-/* ---- tokens ------------------------------------------------------------------ */
-
-static vulnid_status
-token_insert(store *st, const char *sha, const char *entry_id, const char *role,
-	     const char *address, GError **err)
-{
-	g_autofree char *now = store_now();
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"INSERT INTO tokens (sha256, entry, role, address, created) VALUES (?, ?, ?, ?, ?)", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, sha, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 2, entry_id, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 3, role, -1, SQLITE_TRANSIENT);
-	if (address != NULL)
-		sqlite3_bind_text(stmt, 4, address, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(stmt, 4);
-	sqlite3_bind_text(stmt, 5, now, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	return rc == SQLITE_DONE ? VULNID_OK : store_fail(st, rc, "tokens", err);
-}
-
-vulnid_status
-lifecycle_issue_token(store *st, const char *entry_id, const char *role, const char *address,
-		      char **token, GError **err)
-{
-	g_autofree char *t = random_hex(TOKEN_BYTES, err);
-	g_autofree char *sha = NULL;
-	vulnid_status s;
-
-	*token = NULL;
-	if (t == NULL)
-		return VULNID_ERR_TEMP;
-	sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, t, -1);
-	s = token_insert(st, sha, entry_id, role, address, err);
-	if (s == VULNID_OK)
-		*token = g_steal_pointer(&t);
-	return s;
-}
-
-/* A row that marks a state (a subscription, a pending confirmation): its
- * key is the hash of a secret nobody keeps, so it never works as a token. */
-static vulnid_status
-token_mark(store *st, const char *entry_id, const char *role, const char *address, GError **err)
-{
-	g_autofree char *t = random_hex(TOKEN_BYTES, err);
-	g_autofree char *sha = NULL;
-
-	if (t == NULL)
-		return VULNID_ERR_TEMP;
-	sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, t, -1);
-	return token_insert(st, sha, entry_id, role, address, err);
-}
-
-typedef struct {
-	char *entry;
-	char *role;
-	char *address;
-} token_row;
-
-static void
-token_row_free(gpointer p)
-{
-	token_row *t = p;
-
-	g_free(t->entry);
-	g_free(t->role);
-	g_free(t->address);
-	g_free(t);
-}
-
-/* The row of a token, or *out NULL. */
-static vulnid_status
-token_find(store *st, const char *token, token_row **out, GError **err)
-{
-	g_autofree char *sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, token, -1);
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT entry, role, address FROM tokens WHERE sha256 = ?", &s, err);
-	int rc;
-
-	*out = NULL;
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, sha, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		token_row *t = g_new0(token_row, 1);
-		const unsigned char *a = sqlite3_column_text(stmt, 2);
-
-		t->entry = g_strdup((const char *) sqlite3_column_text(stmt, 0));
-		t->role = g_strdup((const char *) sqlite3_column_text(stmt, 1));
-		t->address = a != NULL ? g_strdup((const char *) a) : NULL;
-		*out = t;
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "tokens", err);
-	return VULNID_OK;
-}
-
-/* Tokens never reach a record or a reply: a hex run that is a token
- * (quoted from the acknowledgement, say) becomes "[token removed]". */
-static vulnid_status
-scrub_tokens(store *st, char **text, guint *budget, GError **err)
-{
-	const char *s = *text;
-	GString *out;
-	gboolean changed = FALSE;
-	gsize i = 0, n;
-
-	if (s == NULL)
-		return VULNID_OK;
-	n = strlen(s);
-	out = g_string_sized_new(n);
-	while (i < n) {
-		gsize j = i;
-
-		if (!g_ascii_isxdigit(s[i]) || (i > 0 && g_ascii_isalnum(s[i - 1]))) {
-			g_string_append_c(out, s[i++]);
-			continue;
-		}
-		while (j < n && g_ascii_isxdigit(s[j]))
-			j++;
-		if (j - i >= 24 && j - i <= 128 && (j == n || !g_ascii_isalnum(s[j])) && *budget > 0) {
-			g_autofree char *cand = g_ascii_strdown(s + i, (gssize) (j - i));
-			token_row *row = NULL;
-			vulnid_status st2;
-
-			(*budget)--;
-			st2 = token_find(st, cand, &row, err);
-			if (st2 != VULNID_OK) {
-				g_string_free(out, TRUE);
-				return st2;
-			}
-			if (row != NULL) {
-				token_row_free(row);
-				g_string_append(out, "[token removed]");
-				changed = TRUE;
-				i = j;
-				continue;
-			}
-		}
-		g_string_append_len(out, s + i, (gssize) (j - i));
-		i = j;
-	}
-	if (changed) {
-		g_free(*text);
-		*text = g_string_free(out, FALSE);
-	} else
-		g_string_free(out, TRUE);
-	return VULNID_OK;
-}
-
-/* ---- rate limits ------------------------------------------------------------- */
-
-static vulnid_status
-count_query(store *st, const char *sql, const char *a, const char *since, gint64 *n, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, sql, &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, a, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 2, since, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	*n = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "database", err);
-	return VULNID_OK;
-}
-
-static char *
-hour_ago(const mail_ctx *c)
-{
-	g_autoptr(GDateTime) t = g_date_time_add_hours(c->now_dt, -1);
-
-	return g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ");
-}
-
-/* Whether the sender (its address, and its key when signed) has sent as
- * many mails of this kind in the last hour as the limit allows.  The
- * robot's own moderator and vendor keys are never limited. */
-static vulnid_status
-over_limit(mail_ctx *c, gboolean requests, gboolean *over, GError **err)
-{
-	gint64 limit = conf_int(c->cfg, requests ? "rate_requests_per_hour" : "rate_additions_per_hour",
-				300, G_GINT64_CONSTANT(1000000000));
-	g_autofree char *since = hour_ago(c);
-	const char *who = sender_of(c);
-	const char *in = requests ? "('request', 'rejected', 'help')" : "('entry', 'commands')";
-	g_autofree char *by_addr = g_strdup_printf(
-		"SELECT count(*) FROM messages WHERE (from_addr = ?1 COLLATE NOCASE OR"
-		" envelope_from = ?1 COLLATE NOCASE) AND received >= ?2 AND disposition IN %s", in);
-	g_autofree char *by_key = g_strdup_printf(
-		"SELECT count(*) FROM signatures s JOIN messages m ON m.id = s.message"
-		" WHERE s.fingerprint = ?1 COLLATE NOCASE AND m.received >= ?2 AND m.disposition IN %s", in);
-	vulnid_status s;
-	gint64 n = 0;
-
-	*over = FALSE;
-	if (limit == 0)
-		return VULNID_OK;
-	if (c->signer != NULL) {
-		gboolean vendor_key = FALSE;
-		g_autofree char *f = fpr_norm(c->signer);
-
-		if (is_moderator(c->cfg, c->signer))
-			return VULNID_OK;
-		s = exists_row(c->st, "SELECT 1 FROM vendors WHERE replace(upper(key_fpr), ' ', '') = ?",
-			       f, NULL, &vendor_key, err);
-		if (s != VULNID_OK || vendor_key)
-			return s;
-		s = count_query(c->st, by_key, c->signer, since, &n, err);
-		if (s != VULNID_OK)
-			return s;
-		if (n >= limit) {
-			*over = TRUE;
-			return VULNID_OK;
-		}
-	}
-	if (who == NULL || *who == '\0')
-		return VULNID_OK;
-	s = count_query(c->st, by_addr, who, since, &n, err);
-	if (s == VULNID_OK)
-		*over = n >= limit;
-	return s;
 }
 
 /* ---- routing ------------------------------------------------------------------- */
@@ -571,11 +273,11 @@ subject_tag(const vulnid_config *cfg, const char *subject)
 }
 
 vulnid_status
-lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err)
+lifecycle_route_target(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err)
 {
 	g_autofree char *detail = plus_detail(c->cfg, c->recipient);
 	g_autofree char *id = NULL;
-	gboolean found = FALSE, over = FALSE;
+	gboolean found = FALSE;
 	vulnid_status s;
 
 	*kind = ROUTE_NEW;
@@ -585,7 +287,7 @@ lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError
 		if (!commands_is_entry_id(detail, c->cfg->prefix, &id)) {
 			*kind = ROUTE_UNKNOWN_ENTRY;
 			*entry_id = text_clean_line(detail, 64);
-			goto limit;
+			return VULNID_OK;
 		}
 	}
 	if (id == NULL) {
@@ -603,18 +305,109 @@ lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError
 			return s;
 		*kind = found ? ROUTE_ENTRY : ROUTE_UNKNOWN_ENTRY;
 		*entry_id = g_steal_pointer(&id);
-	} else {
+	} else if (c->m->text != NULL) {
 		g_autoptr(mail_text) mt = commands_split(c->m->text, c->cfg->prefix, (guint) c->cfg->max_fields);
 
 		if (commands_only(mt))
 			*kind = ROUTE_COMMANDS;
 	}
-limit:
-	s = over_limit(c, *kind == ROUTE_NEW, &over, err);
-	if (s != VULNID_OK)
-		return s;
-	if (over)
+	return VULNID_OK;
+}
+
+vulnid_status
+lifecycle_route_limit(mail_ctx *c, lifecycle_route_kind *kind, GError **err)
+{
+	gboolean over = FALSE;
+	const char *why = NULL;
+	vulnid_status s = ratelimit_check(c, *kind == ROUTE_NEW, &over, &why, err);
+
+	if (s == VULNID_OK && over)
 		*kind = ROUTE_LIMITED;
+	return s;
+}
+
+vulnid_status
+lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err)
+{
+	vulnid_status s = lifecycle_route_target(c, kind, entry_id, err);
+
+	return s == VULNID_OK ? lifecycle_route_limit(c, kind, err) : s;
+}
+
+/* Whether text names entry id: the identifier, in any case, not inside a
+ * longer word or identifier.  What a signature's authority over an entry
+ * requires. */
+gboolean
+lifecycle_text_names_entry(const char *text, const char *id)
+{
+	gsize n = id != NULL ? strlen(id) : 0;
+
+	if (text == NULL || n == 0)
+		return FALSE;
+	for (const char *p = text; *p != '\0'; p++) {
+		if (g_ascii_strncasecmp(p, id, n) != 0)
+			continue;
+		if ((p > text && (g_ascii_isalnum(p[-1]) || p[-1] == '-')) || g_ascii_isalnum(p[n]))
+			continue;
+		return TRUE;
+	}
+	return FALSE;
+}
+
+/* The identifiers of this robot that text names, the first
+ * MAX_NAMED_ENTRIES of them, each once. */
+static GPtrArray *
+named_entries(const vulnid_config *cfg, const char *text)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+	gsize pn = strlen(cfg->prefix);
+
+	for (const char *p = text; p != NULL && *p != '\0' && out->len < MAX_NAMED_ENTRIES; p++) {
+		const char *q = p;
+		g_autofree char *word = NULL;
+		char *id = NULL;
+		gboolean dup = FALSE;
+
+		if (g_ascii_strncasecmp(p, cfg->prefix, pn) != 0 || p[pn] != '-' ||
+		    (p > text && (g_ascii_isalnum(p[-1]) || p[-1] == '-')))
+			continue;
+		while (g_ascii_isalnum(*q) || *q == '-')
+			q++;
+		word = g_strndup(p, (gsize) (q - p));
+		p = q - 1;
+		if (!commands_is_entry_id(word, cfg->prefix, &id))
+			continue;
+		for (guint i = 0; i < out->len; i++)
+			dup |= strcmp(g_ptr_array_index(out, i), id) == 0;
+		if (dup)
+			g_free(id);
+		else
+			g_ptr_array_add(out, id);
+	}
+	return out;
+}
+
+vulnid_status
+lifecycle_text_other_entry(mail_ctx *c, const char *except, char **other, GError **err)
+{
+	g_autoptr(GPtrArray) ids = named_entries(c->cfg, c->m->text);
+
+	*other = NULL;
+	for (guint i = 0; i < ids->len; i++) {
+		const char *id = g_ptr_array_index(ids, i);
+		gboolean found = FALSE;
+		vulnid_status s;
+
+		if (except != NULL && g_ascii_strcasecmp(id, except) == 0)
+			continue;
+		s = entry_exists(c->st, id, &found, err);
+		if (s != VULNID_OK)
+			return s;
+		if (found) {
+			*other = g_strdup(id);
+			return VULNID_OK;
+		}
+	}
 	return VULNID_OK;
 }
 
@@ -630,7 +423,7 @@ lifecycle_route_sealed(mail_ctx *c, lifecycle_route_kind kind, const char *entry
 		return VULNID_OK;
 	s = entry_load(c->st, entry_id, &e, err);
 	if (s == VULNID_OK)
-		*sealed = strcmp(entry_state(e), "embargoed") == 0;
+		*sealed = entry_embargoed(e);
 	return s;
 }
 
@@ -640,6 +433,10 @@ typedef struct {
 	gboolean creator_key, creator_token, creator_address;
 	gboolean vendor_key, vendor_token, vendor_domain, vendor_contact;
 	gboolean moderator;
+	/* The key is the creator's, or a moderator's, but the signed text
+	 * does not name the entry the mail went to (mail_ctx.unbound): it
+	 * grants nothing, which the refusals of commands say. */
+	gboolean creator_key_unbound, moderator_unbound;
 	const char *role;	/* creator, vendor, moderator, third-party */
 	const char *how;	/* key, token, domain, contact, address, none */
 } role_info;
@@ -687,11 +484,31 @@ audit_command(lc_mail *l, const char *entry_id, const char *word, const char *re
 	return audit_append(l->c->st, ev, err);
 }
 
+/* A value of the entry's headline (what the request and verified roles
+ * said; never an unverified proposal), or NULL. */
+static char *
+headline_value(const entry *e, const char *key)
+{
+	g_autoptr(entry_facts) f = entry_facts_now(e);
+	const entry_claim *c = g_ascii_strcasecmp(key, "Vendor") == 0 ? f->vendor
+			     : g_ascii_strcasecmp(key, "Vendor-Contact") == 0 ? f->vendor_contact : NULL;
+
+	return c != NULL ? g_strdup(c->value) : NULL;
+}
+
+static gboolean
+entry_is_anonymous(const entry *e)
+{
+	g_autoptr(entry_facts) f = entry_facts_now(e);
+
+	return f->anonymous;
+}
+
 /* The vendor's key and domains as far as the directory and the entry say. */
 static vulnid_status
 entry_vendor(store *st, const entry *e, char **key_fpr, GPtrArray **domains, GError **err)
 {
-	g_autofree char *vfield = entry_field(e, "Vendor");
+	g_autofree char *vfield = headline_value(e, "Vendor");
 	g_autofree char *name = NULL;
 	g_autofree char *dom = NULL;
 	GPtrArray *d = g_ptr_array_new_with_free_func(g_free);
@@ -765,11 +582,9 @@ vendor_addresses(store *st, const entry *e, GPtrArray **out, GError **err)
 		return store_fail(st, rc, "tokens", err);
 	for (guint i = 0; i < e->records->len; i++) {
 		const entry_record *r = g_ptr_array_index(e->records, i);
-		g_autofree char *how = lifecycle_auth_member(r->auth, "how");
 		gboolean dup = FALSE;
 
-		if (strcmp(r->kind, "vendor-response") != 0 || how == NULL ||
-		    (strcmp(how, "key") != 0 && strcmp(how, "token") != 0) || r->author == NULL)
+		if (r->kind != ENTRY_KIND_VENDOR_RESPONSE || !entry_how_verified(r->how) || r->author == NULL)
 			continue;
 		for (guint j = 0; j < a->len; j++)
 			dup |= addr_equal(g_ptr_array_index(a, j), r->author);
@@ -790,7 +605,7 @@ load_entry(store *st, const char *id, gboolean unseal, entry **out, GError **err
 
 	if (s != VULNID_OK)
 		return s;
-	if (unseal && strcmp(entry_state(e), "embargoed") == 0) {
+	if (unseal && entry_has_sealed(e)) {
 		s = entry_unseal(e, err);
 		if (s != VULNID_OK)
 			return s;
@@ -817,11 +632,21 @@ role_for(lc_mail *l, const entry *e, role_info *ri, GError **err)
 	if (s != VULNID_OK)
 		return s;
 	if (c->signer != NULL) {
-		g_autofree char *cfpr = first != NULL ? lifecycle_auth_member(first->auth, "fingerprint") : NULL;
+		const char *cfpr = first != NULL ? first->signer : NULL;
+		gboolean moderator = is_moderator(c->cfg, c->signer);
+		gboolean creator_key = cfpr != NULL && fpr_equal(cfpr, c->signer);
+		gboolean vendor_key = vkey != NULL && fpr_equal(vkey, c->signer);
 
-		ri->moderator = is_moderator(c->cfg, c->signer);
-		ri->creator_key = cfpr != NULL && fpr_equal(cfpr, c->signer);
-		ri->vendor_key = vkey != NULL && fpr_equal(vkey, c->signer);
+		/* A signature counts only for the entry its signed text names:
+		 * a captured signed mail sent to another entry must not act as
+		 * its author there. */
+		ri->creator_key_unbound = c->unbound != NULL && creator_key;
+		ri->moderator_unbound = c->unbound != NULL && moderator;
+		if (c->unbound == NULL) {
+			ri->moderator = moderator;
+			ri->creator_key = creator_key;
+			ri->vendor_key = vendor_key;
+		}
 	}
 	for (guint i = 0; i < l->tokens->len; i++) {
 		const token_row *t = g_ptr_array_index(l->tokens, i);
@@ -866,6 +691,8 @@ role_for(lc_mail *l, const entry *e, role_info *ri, GError **err)
 		ri->role = "third-party";
 		ri->how = "none";
 	}
+	if (c->from_verified != NULL && strcmp(ri->how, "address") == 0)
+		ri->how = "address-dmarc";	/* authres.h: stronger, still no key or token */
 	return VULNID_OK;
 }
 
@@ -875,65 +702,31 @@ creator_verified(const role_info *ri)
 	return ri->creator_key || ri->creator_token;
 }
 
-/* The record's auth: how the mail was authenticated (from intake), then
- * the role and how it was established; all of it is hashed. */
-static char *
-record_auth(const mail_ctx *c, const char *role, const char *how)
+/* Who an anonymous researcher must never be seen as: the request's sender
+ * and, when she writes now, this mail's addresses and name. */
+static researcher_identity *
+researcher_of(const lc_mail *l, const entry *e, const role_info *ri)
 {
-	const char *a = c->auth_json;
-	gsize n = a != NULL ? strlen(a) : 0;
-	gboolean first;
-	GString *s;
-
-	if (n < 2 || a[0] != '{' || a[n - 1] != '}') {
-		a = "{\"method\":\"none\"}";
-		n = strlen(a);
-	}
-	s = g_string_new_len(a, (gssize) n - 1);
-	first = n == 2;
-	canonjson_member_str(s, &first, "role", role);
-	canonjson_member_str(s, &first, "how", how);
-	g_string_append_c(s, '}');
-	return g_string_free(s, FALSE);
-}
-
-/* The addresses an anonymous researcher must never be seen under. */
-static GPtrArray *
-researcher_addresses(const lc_mail *l, const entry *e, const role_info *ri)
-{
-	GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+	researcher_identity *id = researcher_identity_new();
 	const entry_record *first = e->records->len > 0 ? g_ptr_array_index(e->records, 0) : NULL;
 
-	/* Her display name identifies her as well as her address does; very
-	 * short names are left alone rather than cut out of every word. */
-	if (first != NULL && first->author != NULL)
-		g_ptr_array_add(a, g_strdup(first->author));
-	if (first != NULL && first->author_name != NULL && g_utf8_strlen(first->author_name, -1) >= 4)
-		g_ptr_array_add(a, g_strdup(first->author_name));
-	if (ri != NULL && strcmp(ri->role, "creator") == 0) {
-		const char *x[] = { l->c->m->from_addr, l->c->m->reply_addr, l->c->envelope_sender };
-
-		for (gsize i = 0; i < G_N_ELEMENTS(x); i++)
-			if (x[i] != NULL && strchr(x[i], '@') != NULL)
-				g_ptr_array_add(a, g_strdup(x[i]));
-		if (l->c->m->from_name != NULL && g_utf8_strlen(l->c->m->from_name, -1) >= 4)
-			g_ptr_array_add(a, g_strdup(l->c->m->from_name));
+	if (first != NULL) {
+		researcher_identity_add_address(id, first->author);
+		researcher_identity_add_name(id, first->author_name);
 	}
-	return a;
+	if (ri != NULL && strcmp(ri->role, "creator") == 0) {
+		researcher_identity_add_address(id, l->c->m->from_addr);
+		researcher_identity_add_address(id, l->c->m->reply_addr);
+		researcher_identity_add_address(id, l->c->envelope_sender);
+		researcher_identity_add_name(id, l->c->m->from_name);
+	}
+	return id;
 }
 
 static char *
-redact(const char *s, GPtrArray *addrs)
+redact(const char *s, const researcher_identity *id)
 {
-	char *r = g_strdup(s != NULL ? s : "");
-
-	for (guint i = 0; addrs != NULL && i < addrs->len; i++) {
-		char *n = replace_ci(r, g_ptr_array_index(addrs, i), "[the researcher]");
-
-		g_free(r);
-		r = n;
-	}
-	return r;
+	return researcher_identity_redact(id, s);
 }
 
 /* Archive the attachments once.  For a sealed record only what the
@@ -977,14 +770,16 @@ static vulnid_status after_record(lc_mail *l, const char *entry_id, gint64 seq, 
  * encrypted to the robot, like the entry's first record, until the
  * release discloses it; its hash is the commitment to the content. */
 static vulnid_status
-append_record(lc_mail *l, const entry *e, const char *kind, const role_info *ri,
+append_record(lc_mail *l, entry *e, const char *kind, const role_info *ri,
 	      const char *fields, const char *body, const GPtrArray *attachments,
 	      gboolean seal, gint64 *seq_out, GError **err)
 {
 	mail_ctx *c = l->c;
 	const char *entry_id = e->id;
-	g_autofree char *auth = record_auth(c, ri->role, ri->how);
-	g_autoptr(GPtrArray) hide = entry_is_anonymous(e) ? researcher_addresses(l, e, ri) : NULL;
+	gboolean anonymous = entry_is_anonymous(e);
+	g_autofree char *auth = mail_record_auth(c, anonymous && strcmp(ri->role, "creator") == 0,
+						 ri->role, ri->how);
+	g_autoptr(researcher_identity) hide = anonymous ? researcher_of(l, e, ri) : NULL;
 	g_autofree char *subject = hide != NULL ? redact(l->subject, hide) : g_strdup(l->subject);
 	g_autofree char *canon = NULL;
 	g_autofree char *sha = NULL;
@@ -1034,8 +829,12 @@ append_record(lc_mail *l, const entry *e, const char *kind, const role_info *ri,
 	rec.sha256 = sha;
 	rec.sealed = sealed;
 	s = store_record_insert(c->st, &rec, &row, err);
+	if (s == VULNID_OK)
+		s = mail_record_signer(c, row, auth, err);
 	if (s != VULNID_OK)
 		return s;
+	/* the loaded entry gets it too, in clear, for the mail it causes */
+	entry_add_record(e, &rec, row, subject, fields, body, attachments, c->signer);
 	for (guint i = 0; !seal && attachments != NULL && i < attachments->len; i++) {
 		const entry_attachment *a = g_ptr_array_index(attachments, i);
 
@@ -1061,13 +860,13 @@ append_record(lc_mail *l, const entry *e, const char *kind, const role_info *ri,
 }
 
 static vulnid_status
-append_command_record(lc_mail *l, const entry *e, const role_info *ri, const char *const *kv,
+append_command_record(lc_mail *l, entry *e, const role_info *ri, const char *const *kv,
 		      gint64 *seq, GError **err)
 {
 	g_autofree char *f = fields_json(kv);
 	/* On an embargoed entry what a command says (reasons, aliases) is
 	 * sealed too; only a moved embargo date is public, like the first. */
-	gboolean seal = strcmp(entry_state(e), "embargoed") == 0 &&
+	gboolean seal = entry_embargoed(e) &&
 			!(kv != NULL && kv[0] != NULL && g_ascii_strcasecmp(kv[0], "Embargo") == 0);
 
 	return append_record(l, e, "command", ri, f, "", NULL, seal, seq, err);
@@ -1148,10 +947,10 @@ lifecycle_tell_subscribers(store *st, const vulnid_config *cfg, GDateTime *now, 
 			   const char *entry_id, gint64 seq, GError **err)
 {
 	g_autoptr(entry) e = NULL;
-	g_autoptr(lifecycle_view) v = NULL;
+	g_autoptr(entry_view) v = NULL;
 	g_autoptr(GPtrArray) subs = NULL;
 	g_autofree char *addr = entry_address(cfg, entry_id);
-	const entry_record *r = NULL;
+	const view_record *vr;
 	vulnid_status s;
 
 	s = subscribers(st, entry_id, &subs, err);
@@ -1160,24 +959,21 @@ lifecycle_tell_subscribers(store *st, const vulnid_config *cfg, GDateTime *now, 
 	s = entry_load(st, entry_id, &e, err);
 	if (s != VULNID_OK)
 		return s;
-	v = lifecycle_view_new(e, now);
-	if (v->embargoed || v->spam != NULL || strcmp(entry_state(e), "embargoed") == 0)
-		return VULNID_OK;	/* only public records reach subscribers */
-	for (guint i = 0; i < e->records->len; i++)
-		if (((entry_record *) g_ptr_array_index(e->records, i))->seq == seq)
-			r = g_ptr_array_index(e->records, i);
-	if (r == NULL)
+	/* subscribers get what the public may see, and only that */
+	v = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, now);
+	vr = render_find_record(v, seq);
+	if (v->stub || v->withheld || vr == NULL || !vr->content)
 		return VULNID_OK;
 	for (guint i = 0; i < subs->len; i++) {
 		const char *to = g_ptr_array_index(subs, i);
 		g_autoptr(GHashTable) vars = NULL;
 		outbox_mail mail = { 0 };
 
-		if (addr_equal(to, r->author) || !config_address_valid(to))
+		if (addr_equal(to, vr->r->author) || !config_address_valid(to))
 			continue;	/* they know what they wrote */
-		vars = notify_entry_vars(cfg, e);
+		vars = render_template_vars(cfg, v);
 		g_hash_table_insert(vars, "seq", g_strdup_printf("%" G_GINT64_FORMAT, seq));
-		g_hash_table_insert(vars, "record", lifecycle_record_text(e, r, TRUE));
+		g_hash_table_insert(vars, "record", render_record_text(v, vr, TRUE));
 		mail.kind = "subscription";
 		mail.entry = entry_id;
 		mail.to_addr = to;
@@ -1218,58 +1014,29 @@ may_pass_on(const lc_mail *l, gboolean embargoed, const char *fpr, char **enc)
 	return *enc != NULL || !l->c->m->decrypted;
 }
 
-/* A record as just written (its content in clear even when the stored
- * one is sealed), for the mails that pass it on. */
-static void
-transient_record(lc_mail *l, entry_record *r, gint64 seq, const char *kind, const role_info *ri,
-		 const char *fields, const char *body)
-{
-	memset(r, 0, sizeof *r);
-	r->seq = seq;
-	r->created = l->c->now;
-	r->kind = (char *) kind;
-	r->author = (char *) sender_of(l->c);
-	r->role = (char *) ri->role;
-	r->auth = record_auth(l->c, ri->role, ri->how);
-	r->subject = l->subject;
-	r->fields = (char *) fields;
-	r->body = (char *) body;
-	r->attachments = l->attachments != NULL ? g_ptr_array_ref(l->attachments)
-						: g_ptr_array_new_with_free_func(entry_attachment_free);
-}
-
-static void
-transient_record_clear(entry_record *r)
-{
-	g_free(r->auth);
-	g_ptr_array_unref(r->attachments);
-}
-
 /* A vendor response reaches the researcher: for an anonymous entry this is
  * the relay (the vendor's address is kept, the researcher's never shown).
- * e is the entry unsealed in memory. */
+ * e is the entry unsealed in memory, with the new record seq. */
 static vulnid_status
-tell_researcher(lc_mail *l, const entry *e, const entry_record *r, const role_info *ri, GError **err)
+tell_researcher(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, GError **err)
 {
 	mail_ctx *c = l->c;
 	g_autoptr(GHashTable) vars = NULL;
-	g_autoptr(lifecycle_view) v = lifecycle_view_new(e, c->now_dt);
+	g_autoptr(entry_view) v = entry_view_new(e, AUDIENCE_CREATOR, G_MAXINT64, c->now_dt);
+	const view_record *vr = render_find_record(v, seq);
 	g_autofree char *addr = entry_address(c->cfg, e->id);
-	g_autofree char *status = NULL;
-	g_autofree char *cfpr = NULL;
 	g_autofree char *enc = NULL;
 	const entry_record *first = g_ptr_array_index(e->records, 0);
 	const char *encrypt_to[2] = { NULL, NULL };
+	const char *status;
 	outbox_mail mail = { 0 };
-	gboolean anonymous = entry_is_anonymous(e);
 	vulnid_status s;
 	gint64 id;
 
-	if (first->author == NULL || !config_address_valid(first->author) ||
+	if (vr == NULL || first->author == NULL || !config_address_valid(first->author) ||
 	    addr_equal(first->author, sender_of(c)))
 		return VULNID_OK;
-	cfpr = lifecycle_auth_member(first->auth, "fingerprint");
-	if (!may_pass_on(l, v->embargoed, cfpr, &enc)) {
+	if (!may_pass_on(l, v->facts->state == ENTRY_EMBARGOED, first->signer, &enc)) {
 		g_string_append(l->out, "The researcher was not sent your response: the entry is under embargo,\n"
 				     "your mail came encrypted, and the researcher has no key to encrypt to.\n"
 				     "It is recorded, sealed, on the entry.\n\n");
@@ -1279,31 +1046,14 @@ tell_researcher(lc_mail *l, const entry *e, const entry_record *r, const role_in
 		encrypt_to[0] = enc;
 		mail.encrypt_to = encrypt_to;
 	}
-	{
-		g_autoptr(JsonParser) p = json_parser_new();
-
-		if (json_parser_load_from_data(p, r->fields, -1, NULL) &&
-		    JSON_NODE_HOLDS_ARRAY(json_parser_get_root(p))) {
-			JsonArray *a = json_node_get_array(json_parser_get_root(p));
-
-			for (guint i = 0; i < json_array_get_length(a); i++) {
-				JsonArray *kv = json_array_get_array_element(a, i);
-
-				if (kv != NULL && json_array_get_length(kv) == 2 &&
-				    g_strcmp0(json_array_get_string_element(kv, 0), "Status") == 0) {
-					g_free(status);
-					status = g_strdup(json_array_get_string_element(kv, 1));
-				}
-			}
-		}
-	}
-	vars = notify_entry_vars(c->cfg, e);
+	status = entry_record_get(vr->r, "Status");
+	vars = render_template_vars(c->cfg, v);
 	g_hash_table_insert(vars, "vendor_address", text_clean_line(sender_of(c), 320));
-	g_hash_table_insert(vars, "vendor_how", g_strdup(lifecycle_how_phrase(ri->how)));
+	g_hash_table_insert(vars, "vendor_how", g_strdup(entry_how_phrase(entry_how_from_str(ri->how))));
 	g_hash_table_insert(vars, "status", g_strdup(status != NULL ? status : "(none stated)"));
 	g_hash_table_insert(vars, "status_subject", status != NULL ? g_strdup_printf(": %s", status) : g_strdup(""));
-	g_hash_table_insert(vars, "record", lifecycle_record_text(e, r, TRUE));
-	g_hash_table_insert(vars, "answer_note", g_strdup(anonymous
+	g_hash_table_insert(vars, "record", render_record_text(v, vr, TRUE));
+	g_hash_table_insert(vars, "answer_note", g_strdup(v->facts->anonymous
 		? "your answer is recorded on the entry and relayed to the vendor, without\nyour address."
 		: "your answer is recorded on the entry."));
 	mail.kind = "vendor-response";
@@ -1314,21 +1064,22 @@ tell_researcher(lc_mail *l, const entry *e, const entry_record *r, const role_in
 	s = notify_queue_template(c->st, c->cfg, c->msg_row, "vendor-response.txt", vars, &mail, &id, err);
 	if (s != VULNID_OK)
 		return s;
-	g_string_append(l->out, anonymous
+	g_string_append(l->out, v->facts->anonymous
 			? "The researcher, who asked to stay anonymous, was sent your response through\nthe robot.\n\n"
 			: "The researcher was sent your response.\n\n");
 	return audit_relayed(l, e->id, "vendor-to-researcher", first->author, id, err);
 }
 
 /* The anonymous researcher's answer reaches the vendor from the robot.
- * e is the entry unsealed in memory. */
+ * e is the entry unsealed in memory, with the new record seq. */
 static vulnid_status
-relay_to_vendor(lc_mail *l, const entry *e, const entry_record *r, const role_info *ri, GError **err)
+relay_to_vendor(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, GError **err)
 {
 	mail_ctx *c = l->c;
 	g_autoptr(GPtrArray) to = NULL;
 	g_autoptr(GHashTable) vars = NULL;
-	g_autoptr(lifecycle_view) v = lifecycle_view_new(e, c->now_dt);
+	g_autoptr(entry_view) v = entry_view_new(e, AUDIENCE_VENDOR, G_MAXINT64, c->now_dt);
+	const view_record *vr = render_find_record(v, seq);
 	g_autofree char *addr = entry_address(c->cfg, e->id);
 	g_autofree char *vkey = NULL;
 	g_autofree char *enc = NULL;
@@ -1340,6 +1091,8 @@ relay_to_vendor(lc_mail *l, const entry *e, const entry_record *r, const role_in
 	guint count;
 	gint64 id;
 
+	if (vr == NULL)
+		return VULNID_OK;
 	s = vendor_addresses(c->st, e, &to, err);
 	if (s == VULNID_OK)
 		s = entry_vendor(c->st, e, &vkey, &vdomains, err);
@@ -1350,7 +1103,7 @@ relay_to_vendor(lc_mail *l, const entry *e, const entry_record *r, const role_in
 				     "recorded but not relayed.\n\n");
 		return VULNID_OK;
 	}
-	if (!may_pass_on(l, v->embargoed, vkey, &enc)) {
+	if (!may_pass_on(l, v->facts->state == ENTRY_EMBARGOED, vkey, &enc)) {
 		g_string_append(l->out, "Your message was not relayed: the entry is under embargo, your mail came\n"
 				     "encrypted, and the vendor has no key to encrypt to. It is recorded,\n"
 				     "sealed, on the entry.\n\n");
@@ -1360,8 +1113,8 @@ relay_to_vendor(lc_mail *l, const entry *e, const entry_record *r, const role_in
 		encrypt_to[0] = enc;
 		mail.encrypt_to = encrypt_to;
 	}
-	vars = notify_entry_vars(c->cfg, e);
-	g_hash_table_insert(vars, "record", lifecycle_record_text(e, r, TRUE));
+	vars = render_template_vars(c->cfg, v);
+	g_hash_table_insert(vars, "record", render_record_text(v, vr, TRUE));
 	g_hash_table_insert(vars, "verified", g_strdup(creator_verified(ri) ? ""
 		: "(The robot could not verify that this message comes from the researcher:\n"
 		  "it was sent from their address, without their token or key.)\n\n"));
@@ -1402,8 +1155,8 @@ renotify_vendor(lc_mail *l, const char *entry_id, GError **err)
 	s = load_entry(c->st, entry_id, TRUE, &e, err);
 	if (s != VULNID_OK)
 		return s;
-	vfield = entry_field(e, "Vendor");
-	contact = entry_field(e, "Vendor-Contact");
+	vfield = headline_value(e, "Vendor");
+	contact = headline_value(e, "Vendor-Contact");
 	s = vendor_contacts_for(c->st, vfield, contact, &want, &how, err);
 	if (s == VULNID_OK)
 		s = vendor_addresses(c->st, e, &have, err);
@@ -1424,15 +1177,17 @@ renotify_vendor(lc_mail *l, const char *entry_id, GError **err)
 	return s;
 }
 
-/* confirm_unsigned: the creator's token answers the confirmation. */
+/* The creator's token answers a confirmation: confirm_unsigned, or vendor
+ * contacts the outgoing-mail policy held (policy.h) until the creator
+ * proves a working mailbox. */
 static vulnid_status
 confirm_if_pending(lc_mail *l, const char *entry_id, const role_info *ri, GError **err)
 {
 	mail_ctx *c = l->c;
 	g_autoptr(entry) e = NULL;
-	g_autoptr(lifecycle_view) v = NULL;
+	g_autoptr(entry_facts) f = NULL;
 	g_autoptr(GString) note = g_string_new(NULL);
-	gboolean pending = FALSE;
+	gboolean pending = FALSE, held = FALSE;
 	const char *kv[] = { "Confirmed", "yes", NULL };
 	vulnid_status s;
 
@@ -1440,23 +1195,29 @@ confirm_if_pending(lc_mail *l, const char *entry_id, const role_info *ri, GError
 		return VULNID_OK;
 	s = exists_row(c->st, "SELECT 1 FROM tokens WHERE entry = ? AND role = 'unconfirmed'", entry_id, NULL,
 		       &pending, err);
-	if (s != VULNID_OK || !pending)
+	if (s == VULNID_OK)
+		s = policy_entry_held(c->st, entry_id, &held, err);
+	if (s != VULNID_OK || (!pending && !held))
 		return s;
 	s = load_entry(c->st, entry_id, TRUE, &e, err);
 	if (s != VULNID_OK)
 		return s;
-	v = lifecycle_view_new(e, c->now_dt);
-	if (v->confirmed != NULL)
+	f = entry_facts_now(e);
+	if (f->confirmed != NULL && !held)
 		return VULNID_OK;
-	s = append_command_record(l, e, ri, kv, NULL, err);
+	if (f->confirmed == NULL)
+		s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s == VULNID_OK)
 		s = notify_vendor(c->st, c->cfg, c->msg_row, entry_id, note, err);
-	if (s == VULNID_OK)
+	if (s == VULNID_OK && pending && f->confirmed == NULL)
 		s = notify_announce(c->st, c->cfg, c->msg_row, entry_id, err);
 	if (s != VULNID_OK)
 		return s;
-	g_string_append_printf(l->out, "Token: accepted: %s is confirmed; it is now notified and announced\n"
-			       "as usual.\n%s\n", entry_id, note->str);
+	if (pending && f->confirmed == NULL)
+		g_string_append_printf(l->out, "Token: accepted: %s is confirmed; it is now notified and announced\n"
+				       "as usual.\n%s\n", entry_id, note->str);
+	else if (note->len > 0)
+		g_string_append_printf(l->out, "Token: accepted: %s is confirmed.\n%s\n", entry_id, note->str);
 	return audit_command(l, entry_id, "confirm", "done", NULL, err);
 }
 
@@ -1507,14 +1268,14 @@ field_refusal(const char *key, char **value, const role_info *ri)
 /* Fields and text of the mail as a record of kind addition or
  * vendor-response; post-actions: the researcher or the vendor told. */
 static vulnid_status
-handle_addition(lc_mail *l, const entry *e, const role_info *ri, GError **err)
+handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 {
 	mail_ctx *c = l->c;
 	request_limits lim = { 1, 1, c->cfg->max_field_length };
 	g_autoptr(GString) fields = g_string_new("[");
 	g_autoptr(GString) kept = g_string_new(NULL);
 	g_autoptr(GString) notes = g_string_new(NULL);
-	g_autoptr(GPtrArray) hide = NULL;
+	g_autoptr(researcher_identity) hide = NULL;
 	g_autofree char *body = NULL;
 	const char *kind = strcmp(ri->role, "vendor") == 0 ? "vendor-response" : "addition";
 	gboolean anonymous = entry_is_anonymous(e), vendor_fields = FALSE, sealed;
@@ -1522,7 +1283,7 @@ handle_addition(lc_mail *l, const entry *e, const role_info *ri, GError **err)
 	gint64 seq;
 	vulnid_status s;
 
-	hide = anonymous ? researcher_addresses(l, e, ri) : NULL;
+	hide = anonymous ? researcher_of(l, e, ri) : NULL;
 	for (guint i = 0; i < l->mt->fields->len; i++) {
 		const char *chunk = g_ptr_array_index(l->mt->fields, i);
 		g_autoptr(request) r = request_parse(chunk, NULL, &lim, c->now_dt);
@@ -1556,7 +1317,7 @@ handle_addition(lc_mail *l, const entry *e, const role_info *ri, GError **err)
 			g_free(value);
 			value = x;
 		}
-		s = scrub_tokens(c->st, &value, &l->scrub_budget, err);
+		s = tokens_scrub(c->st, &value, &l->scrub_budget, err);
 		if (s != VULNID_OK)
 			return s;
 		if (nfields++ > 0)
@@ -1580,7 +1341,7 @@ handle_addition(lc_mail *l, const entry *e, const role_info *ri, GError **err)
 	while (kept->len > 0 && g_ascii_isspace(kept->str[kept->len - 1]))
 		g_string_truncate(kept, kept->len - 1);
 	body = hide != NULL ? redact(kept->str, hide) : g_strdup(kept->str);
-	s = scrub_tokens(c->st, &body, &l->scrub_budget, err);
+	s = tokens_scrub(c->st, &body, &l->scrub_budget, err);
 	if (s != VULNID_OK)
 		return s;
 	if (nfields == 0 && *body == '\0' && c->m->attachments->len == 0) {
@@ -1588,7 +1349,7 @@ handle_addition(lc_mail *l, const entry *e, const role_info *ri, GError **err)
 			g_string_append(l->out, "Nothing was recorded: the mail had no text, fields or attachments.\n\n");
 		return VULNID_OK;
 	}
-	sealed = strcmp(entry_state(e), "embargoed") == 0;
+	sealed = entry_embargoed(e);
 	s = store_attachments(l, !sealed, err);
 	if (s != VULNID_OK)
 		return s;
@@ -1598,21 +1359,19 @@ handle_addition(lc_mail *l, const entry *e, const role_info *ri, GError **err)
 	g_string_append_printf(l->out, "Your mail was recorded as record %" G_GINT64_FORMAT " of %s: %s by the %s\n"
 			       "(%s)%s.\n", seq, e->id, strcmp(kind, "vendor-response") == 0 ? "a vendor response"
 			       : "an addition", strcmp(ri->role, "third-party") == 0 ? "third party" : ri->role,
-			       lifecycle_how_phrase(ri->how),
+			       entry_how_phrase(entry_how_from_str(ri->how)),
 			       sealed ? ", sealed until the embargo ends" : "");
+	if (nfields > 0 && !entry_how_verified(entry_how_from_str(ri->how)))
+		g_string_append(notes, "  The fields are kept as proposals: the entry's title, vendor, product,\n"
+				       "  type, versions and references change only by the creator's or the\n"
+				       "  vendor's key or token.\n");
 	if (notes->len > 0)
 		g_string_append_printf(l->out, "Please note:\n%s", notes->str);
 	g_string_append_c(l->out, '\n');
-	{
-		entry_record tr;
-
-		transient_record(l, &tr, seq, kind, ri, fields->str, body);
-		if (strcmp(kind, "vendor-response") == 0)
-			s = tell_researcher(l, e, &tr, ri, err);
-		else if (strcmp(ri->role, "creator") == 0 && anonymous)
-			s = relay_to_vendor(l, e, &tr, ri, err);
-		transient_record_clear(&tr);
-	}
+	if (strcmp(kind, "vendor-response") == 0)
+		s = tell_researcher(l, e, seq, ri, err);
+	else if (strcmp(ri->role, "creator") == 0 && anonymous)
+		s = relay_to_vendor(l, e, seq, ri, err);
 	if (s == VULNID_OK && vendor_fields && creator_verified(ri))
 		s = renotify_vendor(l, e->id, err);
 	return s;
@@ -1620,15 +1379,21 @@ handle_addition(lc_mail *l, const entry *e, const role_info *ri, GError **err)
 
 /* ---- commands ------------------------------------------------------------------- */
 
+#define UNBOUND_REFUSAL "refused: the signed text does not name the entry this mail was sent to,\n" \
+			"  so its signature grants nothing (write the identifier in the signed text)"
+
 /* NULL when the sender may act as the creator of id, else why not. */
 static const char *
 need_creator(const lc_mail *l, const role_info *ri, gboolean named)
 {
 	if (ri->creator_token)
 		return NULL;
-	if (ri->creator_key)
-		return named ? NULL : "refused: in a signed mail, name the entry in the command (for example\n"
-				      "  \"release ID\"), so that the signature covers it";
+	if (ri->creator_key || ri->creator_key_unbound) {
+		if (!named)
+			return "refused: in a signed mail, name the entry in the command (for example\n"
+			       "  \"release ID\"), so that the signature covers it";
+		return ri->creator_key ? NULL : UNBOUND_REFUSAL;
+	}
 	if (l->c->signer != NULL)
 		return "refused: wrong role: only the creator of the entry may do this";
 	return "refused: not authenticated: only the creator may do this; add the line\n"
@@ -1638,9 +1403,12 @@ need_creator(const lc_mail *l, const role_info *ri, gboolean named)
 static const char *
 need_moderator(const lc_mail *l, const role_info *ri, gboolean named)
 {
-	if (ri->moderator)
-		return named ? NULL : "refused: in a signed mail, name the entries in the command (for example\n"
-				      "  \"duplicate-of ID ID\"), so that the signature covers them";
+	if (ri->moderator || ri->moderator_unbound) {
+		if (!named)
+			return "refused: in a signed mail, name the entries in the command (for example\n"
+			       "  \"duplicate-of ID ID\"), so that the signature covers them";
+		return ri->moderator ? NULL : UNBOUND_REFUSAL;
+	}
 	if (l->c->signer == NULL)
 		return "refused: not authenticated: moderator commands must be signed by a moderator's key";
 	return "refused: wrong role: only moderators may do this";
@@ -1696,21 +1464,10 @@ cmd_lookup(lc_mail *l, const command *cmd, GError **err)
 		return refuse(l, cmd, NULL, "refused: at most 5 lookups per mail", err);
 	if (cmd->arg != NULL) {
 		/* an alias: the entries that recorded it */
-		sqlite3_stmt *stmt = store_prepare(c->st,
-			"SELECT DISTINCT r.entry FROM records r, json_each(r.fields) f"
-			" WHERE r.kind = 'command' AND json_extract(f.value, '$[0]') = 'Alias'"
-			" AND json_extract(f.value, '$[1]') = ? COLLATE NOCASE ORDER BY r.entry LIMIT ?", &s, err);
-		int rc;
-
-		if (stmt == NULL)
+		g_clear_pointer(&ids, g_ptr_array_unref);
+		s = entry_ids_by_alias(c->st, cmd->arg, MAX_ALIAS_MATCHES, &ids, err);
+		if (s != VULNID_OK)
 			return s;
-		sqlite3_bind_text(stmt, 1, cmd->arg, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int(stmt, 2, MAX_ALIAS_MATCHES);
-		while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-			g_ptr_array_add(ids, g_strdup((const char *) sqlite3_column_text(stmt, 0)));
-		sqlite3_finalize(stmt);
-		if (rc != SQLITE_DONE)
-			return store_fail(c->st, rc, "records", err);
 		if (ids->len == 0) {
 			g_autofree char *why = g_strdup_printf("refused: no entry has the alias %s", cmd->arg);
 
@@ -1725,7 +1482,11 @@ cmd_lookup(lc_mail *l, const command *cmd, GError **err)
 		s = command_entry(l, cmd, g_ptr_array_index(ids, i), &e, err);
 		if (s != VULNID_OK || e == NULL)
 			return s;
-		t = lifecycle_public_text(e, c->now_dt);
+		{
+			g_autoptr(entry_view) v = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, c->now_dt);
+
+			t = render_mail_text(v);
+		}
 		g_string_append_printf(text, "%s%s", text->len > 0 ? "\n" : "", t);
 	}
 	if (ids->len == 0) {
@@ -1769,19 +1530,19 @@ cmd_key(lc_mail *l, const command *cmd, GError **err)
 static vulnid_status
 cmd_release(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err)
 {
-	g_autoptr(lifecycle_view) v = lifecycle_view_new(e, l->c->now_dt);
+	g_autoptr(entry_facts) f = entry_facts_derive(e, G_MAXINT64, TRUE, l->c->now_dt);
 	const char *why = need_creator(l, ri, cmd->target != NULL);
 	g_autofree char *what = NULL;
 	vulnid_status s;
 
 	if (why != NULL)
 		return refuse(l, cmd, e->id, why, err);
-	if (!v->embargoed) {
+	if (f->state != ENTRY_EMBARGOED) {
 		g_autofree char *w = g_strdup_printf("refused: %s is not under embargo", e->id);
 
 		return refuse(l, cmd, e->id, w, err);
 	}
-	if (strcmp(entry_state(e), "embargoed") == 0) {
+	if (entry_has_sealed(e)) {
 		/* Every sealed record is disclosed by a release record; the
 		 * vendor is told and the entry announced.  Subscribers get the
 		 * disclosed records. */
@@ -1813,7 +1574,7 @@ cmd_release(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GErro
 static vulnid_status
 cmd_embargo(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err)
 {
-	g_autoptr(lifecycle_view) v = lifecycle_view_new(e, l->c->now_dt);
+	g_autoptr(entry_facts) f = entry_facts_derive(e, G_MAXINT64, TRUE, l->c->now_dt);
 	g_autofree char *today = g_date_time_format(l->c->now_dt, "%Y-%m-%d");
 	const char *why = need_creator(l, ri, cmd->target != NULL);
 	const char *kv[] = { "Embargo", cmd->arg, NULL };
@@ -1822,9 +1583,10 @@ cmd_embargo(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GErro
 
 	if (why != NULL)
 		return refuse(l, cmd, e->id, why, err);
-	if (v->released || !v->embargoed) {
+	if ((f->marks & ENTRY_MARK_RELEASED) || f->state != ENTRY_EMBARGOED) {
 		g_autofree char *w = g_strdup_printf("refused: %s is %s; a public entry cannot be embargoed again",
-						     e->id, v->released ? "released" : "not under embargo");
+						     e->id, (f->marks & ENTRY_MARK_RELEASED) ? "released"
+											: "not under embargo");
 
 		return refuse(l, cmd, e->id, w, err);
 	}
@@ -1840,7 +1602,7 @@ cmd_embargo(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GErro
 static vulnid_status
 cmd_withdraw(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err)
 {
-	g_autoptr(lifecycle_view) v = lifecycle_view_new(e, l->c->now_dt);
+	g_autoptr(entry_facts) f = entry_facts_now(e);
 	const char *why = need_creator(l, ri, cmd->target != NULL);
 	const char *kv[] = { "Withdrawn", cmd->arg, NULL };
 	g_autofree char *what = NULL;
@@ -1848,9 +1610,9 @@ cmd_withdraw(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GErr
 
 	if (why != NULL)
 		return refuse(l, cmd, e->id, why, err);
-	if (v->withdrawn != NULL) {
+	if (f->withdrawn != NULL) {
 		g_autofree char *w = g_strdup_printf("refused: %s was already withdrawn (record %" G_GINT64_FORMAT ")",
-						     e->id, v->withdrawn->seq);
+						     e->id, f->withdrawn->record->seq);
 
 		return refuse(l, cmd, e->id, w, err);
 	}
@@ -1864,26 +1626,33 @@ cmd_withdraw(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GErr
 static vulnid_status
 cmd_alias(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err)
 {
-	g_autoptr(lifecycle_view) v = lifecycle_view_new(e, l->c->now_dt);
+	g_autoptr(entry_facts) f = entry_facts_now(e);
 	const char *kv[] = { "Alias", cmd->arg, NULL };
 	g_autofree char *what = NULL;
 	gint64 seq;
 	vulnid_status s;
 
-	for (guint i = 0; i < v->aliases->len; i++) {
-		const lifecycle_mark *m = g_ptr_array_index(v->aliases, i);
+	for (guint k = 0; k < 2; k++) {
+		GPtrArray *list = k == 0 ? f->aliases : f->proposals;
 
-		if (g_ascii_strcasecmp(m->value, cmd->arg) == 0) {
-			what = g_strdup_printf("%s was already recorded as an alias of %s (record %" G_GINT64_FORMAT ")",
-					       cmd->arg, e->id, m->seq);
+		for (guint i = 0; i < list->len; i++) {
+			const entry_claim *m = g_ptr_array_index(list, i);
+
+			if (g_ascii_strcasecmp(m->key, "Alias") != 0 || g_ascii_strcasecmp(m->value, cmd->arg) != 0)
+				continue;
+			what = g_strdup_printf("%s was already recorded as an alias of %s (record %" G_GINT64_FORMAT
+					       "%s)", cmd->arg, e->id, m->record->seq, k == 0 ? "" : ", unverified");
 			return done(l, cmd, e->id, what, err);
 		}
 	}
 	s = append_command_record(l, e, ri, kv, &seq, err);
 	if (s != VULNID_OK)
 		return s;
-	what = g_strdup_printf("%s is recorded as an alias of %s (record %" G_GINT64_FORMAT "), with you as its author",
-			       cmd->arg, e->id, seq);
+	what = g_strdup_printf("%s is recorded as an alias of %s (record %" G_GINT64_FORMAT "), with you as its author%s",
+			       cmd->arg, e->id, seq, entry_how_verified(entry_how_from_str(ri->how))
+			       && strcmp(ri->role, "third-party") != 0 ? ""
+			       : ";\n  unverified: it is shown as a proposal until the creator, the vendor or a\n"
+				 "  moderator records it");
 	return done(l, cmd, e->id, what, err);
 }
 
@@ -1898,7 +1667,7 @@ cmd_rate(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError *
 	s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s != VULNID_OK)
 		return s;
-	if (l->c->signer != NULL)
+	if (l->c->signer != NULL && l->c->unbound == NULL)
 		what = g_strdup_printf("your rating %d of %s is recorded; it counts once for your key\n"
 				       "  (a later rating replaces it)", cmd->rating, e->id);
 	else
@@ -1923,7 +1692,7 @@ cmd_duplicate_of(lc_mail *l, const command *cmd, entry *e, const role_info *ri, 
 	/* The canonical entry must exist and must not lead back here. */
 	for (int hop = 0; cur != NULL; hop++) {
 		g_autoptr(entry) ce = NULL;
-		g_autoptr(lifecycle_view) cv = NULL;
+		g_autoptr(entry_facts) cf = NULL;
 		g_autoptr(GError) e2 = NULL;
 
 		s = entry_load(l->c->st, cur, &ce, &e2);
@@ -1938,9 +1707,9 @@ cmd_duplicate_of(lc_mail *l, const command *cmd, entry *e, const role_info *ri, 
 		}
 		if (hop >= MAX_DUPLICATE_CHAIN || strcmp(cur, e->id) == 0)
 			return refuse(l, cmd, e->id, "refused: that would make a circle of duplicates", err);
-		cv = lifecycle_view_new(ce, l->c->now_dt);
+		cf = entry_facts_now(ce);
 		g_free(cur);
-		cur = cv->duplicate_of != NULL ? g_strdup(cv->duplicate_of->value) : NULL;
+		cur = cf->duplicate_of != NULL ? g_strdup(cf->duplicate_of->value) : NULL;
 	}
 	s = append_command_record(l, e, ri, kv, NULL, err);
 	if (s != VULNID_OK)
@@ -1952,7 +1721,7 @@ cmd_duplicate_of(lc_mail *l, const command *cmd, entry *e, const role_info *ri, 
 static vulnid_status
 cmd_spam(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err)
 {
-	g_autoptr(lifecycle_view) v = lifecycle_view_new(e, l->c->now_dt);
+	g_autoptr(entry_facts) f = entry_facts_now(e);
 	const char *why = need_moderator(l, ri, cmd->target != NULL);
 	const char *kv[] = { "Spam", "yes", NULL };
 	g_autofree char *what = NULL;
@@ -1960,7 +1729,7 @@ cmd_spam(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError *
 
 	if (why != NULL)
 		return refuse(l, cmd, e->id, why, err);
-	if (v->spam == NULL) {
+	if (f->spam == NULL) {
 		s = append_command_record(l, e, ri, kv, NULL, err);
 		if (s != VULNID_OK)
 			return s;
@@ -1972,7 +1741,7 @@ cmd_spam(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError *
 static vulnid_status
 cmd_link(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err)
 {
-	g_autoptr(lifecycle_view) v = lifecycle_view_new(e, l->c->now_dt);
+	g_autoptr(entry_facts) f = entry_facts_now(e);
 	const char *why = need_moderator(l, ri, cmd->target != NULL);
 	g_autoptr(entry) other = NULL;
 	g_autofree char *what = NULL;
@@ -1986,8 +1755,8 @@ cmd_link(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError *
 	s = command_entry(l, cmd, cmd->arg, &other, err);
 	if (s != VULNID_OK || other == NULL)
 		return s;
-	for (guint i = 0; i < v->links->len; i++)
-		if (strcmp(((lifecycle_mark *) g_ptr_array_index(v->links, i))->value, cmd->arg) == 0) {
+	for (guint i = 0; i < f->links->len; i++)
+		if (strcmp(((entry_claim *) g_ptr_array_index(f->links, i))->value, cmd->arg) == 0) {
 			what = g_strdup_printf("%s and %s were already linked", e->id, cmd->arg);
 			return done(l, cmd, e->id, what, err);
 		}
@@ -2031,7 +1800,7 @@ cmd_subscribe(lc_mail *l, const command *cmd, entry *e, GError **err)
 	}
 	/* The token goes only to the address that is to be (un)subscribed:
 	 * nobody can subscribe someone else. */
-	s = lifecycle_issue_token(c->st, e->id, sub ? "subscribe" : "unsubscribe", to, &token, err);
+	s = tokens_issue(c->st, e->id, sub ? "subscribe" : "unsubscribe", to, &token, err);
 	if (s != VULNID_OK)
 		return s;
 	out_result(l, cmd->line,
@@ -2058,7 +1827,7 @@ confirm_subscription(lc_mail *l, const token_row *t, GError **err)
 	if (s != VULNID_OK)
 		return s;
 	if (already != sub) {
-		s = token_mark(l->c->st, t->entry, sub ? "subscriber" : "unsubscribed", t->address, err);
+		s = tokens_mark(l->c->st, t->entry, sub ? "subscriber" : "unsubscribed", t->address, err);
 		if (s != VULNID_OK)
 			return s;
 	}
@@ -2192,7 +1961,7 @@ static vulnid_status
 handle_limited(mail_ctx *c, const char *entry_id, GError **err)
 {
 	const char *to = reply_address_of(c);
-	g_autofree char *since = hour_ago(c);
+	g_autofree char *since = ratelimit_since(c->now_dt, 3600);
 	g_autoptr(GHashTable) vars = NULL;
 	gint64 n = 0;
 	vulnid_status s;
@@ -2203,7 +1972,7 @@ handle_limited(mail_ctx *c, const char *entry_id, GError **err)
 	if (s != VULNID_OK || to == NULL || !config_address_valid(to))
 		return s;
 	/* One notice an hour at most: a flood must not become one back. */
-	s = count_query(c->st, "SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
+	s = ratelimit_count(c->st, "SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
 			" WHERE o.kind = 'rate-limited' AND r.address = ?1 COLLATE NOCASE AND o.created >= ?2",
 			to, since, &n, err);
 	if (s != VULNID_OK || n > 0)
@@ -2264,7 +2033,7 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 	l.routed = kind == ROUTE_ENTRY ? entry_id : NULL;
 	l.scrub_budget = MAX_SCRUB;
 	l.subject = g_strdup(c->m->subject != NULL ? c->m->subject : "");
-	s = scrub_tokens(c->st, &l.subject, &l.scrub_budget, err);
+	s = tokens_scrub(c->st, &l.subject, &l.scrub_budget, err);
 	if (s != VULNID_OK)
 		goto out;
 
@@ -2272,7 +2041,7 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 	for (guint i = 0; i < mt->tokens->len; i++) {
 		token_row *t = NULL;
 
-		s = token_find(c->st, g_ptr_array_index(mt->tokens, i), &t, err);
+		s = tokens_find(c->st, g_ptr_array_index(mt->tokens, i), &t, err);
 		if (s != VULNID_OK)
 			goto out;
 		if (t == NULL) {
@@ -2288,6 +2057,12 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 				       "the robot's mail); %s not recorded.\n\n", mt->bad_tokens,
 				       mt->bad_tokens == 1 ? " was" : "s were", mt->bad_tokens == 1 ? "it was" : "they were");
 
+	if (c->unbound != NULL && c->signer != NULL)
+		g_string_append_printf(out, "Your mail is signed by the OpenPGP key %s, but the signed text does not\n"
+				       "name %s, the entry it was sent to: the signature grants no role for\n"
+				       "any entry, and the mail is recorded as if it were not signed (write the\n"
+				       "identifier in the signed text for the signature to count).\n\n",
+				       c->signer, c->unbound);
 	if (l.routed != NULL) {
 		g_autoptr(entry) e = NULL;
 		role_info ri;
@@ -2340,7 +2115,7 @@ vulnid_status
 lifecycle_defer_notify(mail_ctx *c, const char *entry_id, GError **err)
 {
 	g_autoptr(audit_event) ev = audit_event_new("unconfirmed", entry_id, c->m->message_id);
-	vulnid_status s = token_mark(c->st, entry_id, "unconfirmed", reply_address_of(c), err);
+	vulnid_status s = tokens_mark(c->st, entry_id, "unconfirmed", reply_address_of(c), err);
 
 	if (s != VULNID_OK)
 		return s;

@@ -28,6 +28,20 @@ typedef enum {
  * ROUTE_ENTRY and ROUTE_UNKNOWN_ENTRY (and may be for ROUTE_LIMITED).
  * Reads only. */
 vulnid_status lifecycle_route(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id, GError **err);
+/* The same in two steps: where the mail goes (never ROUTE_LIMITED; also
+ * for mail that is then set aside, to know what it is about), then the
+ * rate limits on *kind. */
+vulnid_status lifecycle_route_target(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id,
+				     GError **err);
+vulnid_status lifecycle_route_limit(mail_ctx *c, lifecycle_route_kind *kind, GError **err);
+
+/* Whether text names entry id: the identifier in any case, not part of a
+ * longer word or identifier.  A signature counts for an entry only when
+ * its signed text names it (mail_ctx.unbound). */
+gboolean lifecycle_text_names_entry(const char *text, const char *id);
+/* An existing entry other than except that the mail's text names (of the
+ * first 20 identifiers in it), or *other NULL. */
+vulnid_status lifecycle_text_other_entry(mail_ctx *c, const char *except, char **other, GError **err);
 
 /* Whether the mail's raw bytes must be archived sealed (store_blob_put_sealed,
  * no subject in the messages row): it is about an entry under embargo, and
@@ -40,12 +54,6 @@ vulnid_status lifecycle_route_sealed(mail_ctx *c, lifecycle_route_kind kind, con
 vulnid_status lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id,
 			       GError **err);
 
-/* A new capability token for entry and role ("creator" in the ack,
- * "vendor" in the vendor notification), sent to address; only its hash is
- * stored.  A mail carrying a line "Token: T" then acts with that role. */
-vulnid_status lifecycle_issue_token(store *st, const char *entry_id, const char *role,
-				    const char *address, char **token, GError **err);
-
 /* confirm_unsigned ([lifecycle] confirm_unsigned = yes): an unsigned
  * request gets its identifier at once, but intake calls
  * lifecycle_defer_notify() instead of notify_vendor() and
@@ -55,60 +63,9 @@ vulnid_status lifecycle_issue_token(store *st, const char *entry_id, const char 
 gboolean lifecycle_confirm_unsigned(const vulnid_config *cfg);
 vulnid_status lifecycle_defer_notify(mail_ctx *c, const char *entry_id, GError **err);
 
-/* --- the lifecycle view: what the records say, derived, never stored --- */
-
-typedef struct {
-	char *value;
-	gint64 seq;		/* the record that said it */
-	char *created;
-	char *role;
-	char *how;		/* key, token, domain, address, none */
-	char *author;		/* NULL when it must not be shown */
-} lifecycle_mark;
-
-typedef struct {
-	gboolean embargoed;	/* sealed, or an embargo date (or yes) in force */
-	gboolean released;	/* the creator released it (or a release record) */
-	char *embargo;		/* the embargo last set by the creator, or NULL */
-	gboolean anonymous;
-	lifecycle_mark *withdrawn;	/* value: the reason (creator) */
-	lifecycle_mark *duplicate_of;	/* value: the canonical ID (moderator) */
-	lifecycle_mark *spam;		/* moderator */
-	lifecycle_mark *confirmed;	/* confirm_unsigned: the creator answered */
-	lifecycle_mark *vendor_status;	/* latest Status of a vendor response */
-	GPtrArray *status_history;	/* lifecycle_mark*: every vendor Status, in order */
-	GPtrArray *aliases;		/* lifecycle_mark*, first mention of each */
-	GPtrArray *links;		/* lifecycle_mark*, value: the other ID (moderator) */
-	guint rating_keys;		/* signed ratings, the latest per key */
-	double rating_keys_avg;
-	guint rating_unsigned;		/* unsigned ratings, the latest per address */
-	double rating_unsigned_avg;
-} lifecycle_view;
-
-lifecycle_view *lifecycle_view_new(const entry *e, GDateTime *now);
-void lifecycle_view_free(lifecycle_view *v);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(lifecycle_view, lifecycle_view_free)
-
-/* Whether the entry must be left out of announcements and exports (a
- * moderator marked it as spam); it is kept all the same. */
-gboolean lifecycle_entry_withheld(const entry *e);
-
-/* The public view as text for a mail (lookup): an embargoed entry is a
- * stub, a withheld one says so, the address of an anonymous researcher is
- * never shown.  Bounded in size. */
-char *lifecycle_public_text(const entry *e, GDateTime *now);
-
-/* Mail record seq of entry_id to the entry's subscribers (public records
- * only), in the caller's transaction. */
+/* Mail record seq of entry_id to the entry's subscribers (what the public
+ * view shows of it), in the caller's transaction. */
 vulnid_status lifecycle_tell_subscribers(store *st, const vulnid_config *cfg, GDateTime *now,
 					 gint64 cause, const char *entry_id, gint64 seq, GError **err);
-
-/* One record as text for subscribers and relays (public rules). */
-char *lifecycle_record_text(const entry *e, const entry_record *r, gboolean with_body);
-
-/* "verified by token", "unverified: sent from the vendor's domain", ... */
-const char *lifecycle_how_phrase(const char *how);
-/* The "how" member of a record's auth JSON, or NULL. */
-char *lifecycle_auth_member(const char *auth_json, const char *member);
 
 #endif

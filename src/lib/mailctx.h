@@ -29,9 +29,26 @@ typedef struct {
 	intake_result *res;
 	/* How the mail was authenticated (recorded on every record). */
 	char *auth_json;	/* {"method":"pgp",...} or {"method":"none"} */
+	/* The same with the signer's key withheld (an anonymous researcher):
+	 * "fingerprint":"withheld" and a salted commitment to the key, whose
+	 * salt the robot keeps with the record (record_signers); NULL when
+	 * the mail is not signed. */
+	char *auth_json_withheld;
+	char *key_salt;
 	const char *signer;	/* fingerprint of the valid signer, or NULL */
 	char *imported_key;	/* key imported on first use for this mail, or NULL */
-	gboolean replay;	/* its signature was acted on before */
+	crypto_conflict *key_conflict;	/* key refused on first use (its address is claimed) */
+	gboolean replay;	/* its signature (or what it decrypted) was acted on before */
+	/* A signed mail routed to an entry that its signed text does not
+	 * name: that entry's identifier.  The signature then grants no role
+	 * (lifecycle.c), is recorded as granting nothing, and is not
+	 * remembered for replay protection.  NULL otherwise. */
+	const char *unbound;
+	gboolean sealed;	/* archived sealed: replies do not repeat its Subject */
+	const char *client_address;	/* the SMTP client, canonical, or NULL */
+	char *client_net;	/* its /24 or /64, or NULL */
+	const char *from_verified;	/* "dmarc" or "dkim": the operator's MTA
+					 * authenticated From (authres.h), or NULL */
 } mail_ctx;
 
 /* Template values every reply has (request_address, domain, prefix, date,
@@ -58,6 +75,14 @@ const char *mail_reply_address(const mail_ctx *c);
  * bulk fields are set here. */
 vulnid_status mail_queue_reply(mail_ctx *c, const char *tmpl, GHashTable *vars, outbox_mail *mail,
 			       GError **err);
+
+/* The auth object for a record of this mail, the key withheld when
+ * withhold_key (an anonymous researcher's record), with the role and how
+ * it was established (role NULL: a request, which has neither). */
+char *mail_record_auth(const mail_ctx *c, gboolean withhold_key, const char *role, const char *how);
+/* Keep the withheld key of record row aside (record_signers), when the
+ * auth object of the record withholds it. */
+vulnid_status mail_record_signer(mail_ctx *c, gint64 row, const char *auth, GError **err);
 
 /* Set the mail aside with a reason (and audit it); no reply. */
 vulnid_status mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err);

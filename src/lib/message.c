@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "header.h"
 #include "message.h"
 #include "text.h"
 
@@ -116,6 +117,40 @@ write_all(int fd, const char *p, size_t len, GError **err)
 	return VULNID_OK;
 }
 
+/* Writes to the spool file go through a buffer: a mail of short lines
+ * would otherwise cost a system call per line (25 MB of 3-byte lines took
+ * 8 million of them, 100 s). */
+typedef struct {
+	int fd;
+	gsize len;
+	char buf[65536];
+} spool_writer;
+
+static vulnid_status
+spool_flush(spool_writer *w, GError **err)
+{
+	vulnid_status st = write_all(w->fd, w->buf, w->len, err);
+
+	w->len = 0;
+	return st;
+}
+
+static vulnid_status
+spool_write(spool_writer *w, const char *p, gsize len, GError **err)
+{
+	if (w->len + len > sizeof w->buf) {
+		vulnid_status st = spool_flush(w, err);
+
+		if (st != VULNID_OK)
+			return st;
+		if (len >= sizeof w->buf)
+			return write_all(w->fd, p, len, err);
+	}
+	memcpy(w->buf + w->len, p, len);
+	w->len += len;
+	return VULNID_OK;
+}
+
 static int
 spool_tempfile(const char *dir, GError **err, vulnid_status *st)
 {
@@ -139,19 +174,25 @@ message_spool_free(message_spool *sp)
 		return;
 	if (sp->fd >= 0)
 		close(sp->fd);
+	header_scan_free(sp->scan);
 	g_free(sp->mbox_sender);
 	g_free(sp);
 }
 
-vulnid_status
-message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
-		    message_spool **out, GError **err)
+/* Read the mail from in_fd, hashing and measuring it; with copy, into a
+ * new spool file (the writes gathered by the spool writer), else in_fd is
+ * a spool already.  *from_line: without copy, in_fd starts with an mbox From_
+ * line, which a spool must not hold; nothing was done. */
+static vulnid_status
+spool_read(int in_fd, const char *spool_dir, gint64 max_size, gboolean copy,
+	   gboolean *from_line, message_spool **out, GError **err)
 {
 	g_autoptr(message_spool) sp = g_new0(message_spool, 1);
 	g_autoptr(GChecksum) raw = g_checksum_new(G_CHECKSUM_SHA256);
 	g_autoptr(GChecksum) body = g_checksum_new(G_CHECKSUM_SHA256);
 	g_autoptr(GChecksum) head = g_checksum_new(G_CHECKSUM_SHA256);
 	g_autofree piece_reader *r = g_new0(piece_reader, 1);
+	g_autofree spool_writer *w = g_new0(spool_writer, 1);
 	gboolean at_line_start = TRUE, first_line = TRUE, skipping_from = FALSE;
 	gboolean in_header = TRUE, header_included = TRUE;
 	gint64 line_len = 0, header_len = 0;
@@ -160,10 +201,14 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 	int rerr;
 	vulnid_status st;
 
-	sp->fd = spool_tempfile(spool_dir, err, &st);
+	*from_line = FALSE;
+	sp->fd = copy ? spool_tempfile(spool_dir, err, &st) : dup(in_fd);
 	if (sp->fd < 0)
-		return st;
+		return copy ? st : vulnid_fail(err, vulnid_status_from_errno(errno), "dup: %s",
+					       g_strerror(errno));
+	sp->scan = header_scan_new();
 	r->fd = in_fd;
+	w->fd = sp->fd;
 	while (piece_next(r, &piece, &len, &rerr)) {
 		gboolean ends_line = piece[len - 1] == '\n';
 
@@ -171,6 +216,11 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 			/* mbox From_ line from procmail or Postfix pipe flag F:
 			 * envelope data, not part of the message. */
 			const char *s = piece + 5, *e;
+
+			if (!copy) {
+				*from_line = TRUE;
+				return VULNID_OK;
+			}
 
 			while (s < piece + len && *s == ' ')
 				s++;
@@ -191,9 +241,11 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 		if (sp->size + (gint64) len > max_size)
 			return vulnid_fail(err, VULNID_ERR_TOOBIG,
 					   "message larger than %" G_GINT64_FORMAT " bytes", max_size);
-		st = write_all(sp->fd, piece, len, err);
-		if (st != VULNID_OK)
-			return st;
+		if (copy) {
+			st = spool_write(w, piece, len, err);
+			if (st != VULNID_OK)
+				return st;
+		}
 		sp->size += (gint64) len;
 		g_checksum_update(raw, (const guchar *) piece, len);
 
@@ -204,7 +256,10 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 		if (in_header) {
 			if (at_line_start && (piece[0] == '\n' || (len >= 2 && piece[0] == '\r' && piece[1] == '\n'))) {
 				in_header = FALSE;	/* the blank line belongs to neither */
+				header_scan_end(sp->scan);
+				sp->body_offset = sp->size;
 			} else {
+				header_scan_feed(sp->scan, piece, len, at_line_start, sp->size - (gint64) len);
 				if (memchr(piece, '\0', len) != NULL)
 					sp->header_has_nul = TRUE;
 				if (at_line_start && piece[0] != ' ' && piece[0] != '\t') {
@@ -217,12 +272,23 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 				if (header_included)
 					checksum_normalized(head, piece, len);
 			}
-		} else
+		} else {
 			checksum_normalized(body, piece, len);
+			header_scan_body_feed(sp->scan, piece, len, at_line_start);
+		}
 		at_line_start = ends_line;
 	}
 	if (rerr != 0)
 		return vulnid_fail(err, VULNID_ERR_IO, "cannot read the message: %s", g_strerror(rerr));
+	if (in_header) {
+		header_scan_end(sp->scan);
+		sp->body_offset = sp->size;
+	}
+	if (copy) {
+		st = spool_flush(w, err);
+		if (st != VULNID_OK)
+			return st;
+	}
 	if (lseek(sp->fd, 0, SEEK_SET) < 0)
 		return vulnid_fail(err, VULNID_ERR_IO, "cannot rewind spool file: %s", g_strerror(errno));
 	g_strlcpy(sp->raw_sha256, g_checksum_get_string(raw), sizeof sp->raw_sha256);
@@ -230,6 +296,29 @@ message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 	g_strlcpy(sp->header_sha256, g_checksum_get_string(head), sizeof sp->header_sha256);
 	*out = g_steal_pointer(&sp);
 	return VULNID_OK;
+}
+
+vulnid_status
+message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
+		    message_spool **out, GError **err)
+{
+	gboolean from_line;
+
+	return spool_read(in_fd, spool_dir, max_size, TRUE, &from_line, out, err);
+}
+
+vulnid_status
+message_spool_file(int fd, const char *spool_dir, gint64 max_size,
+		   message_spool **out, GError **err)
+{
+	gboolean from_line;
+	vulnid_status s = spool_read(fd, spool_dir, max_size, FALSE, &from_line, out, err);
+
+	if (s != VULNID_OK || !from_line)
+		return s;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return vulnid_fail(err, VULNID_ERR_IO, "cannot rewind the mail: %s", g_strerror(errno));
+	return message_spool_input(fd, spool_dir, max_size, out, err);
 }
 
 /* --- parsing ------------------------------------------------------------ */
@@ -284,7 +373,15 @@ static void
 parser_warning(gint64 offset, GMimeParserWarning code, const gchar *item, gpointer data)
 {
 	message *m = data;
-	g_autofree char *what = text_clean_line(item, 60);
+	/* item may be the rest of a long header: only its head is shown, so
+	 * that a warning costs the same however much follows it */
+	g_autofree char *head = item != NULL ? g_strndup(item, 240) : NULL;
+	g_autofree char *what = text_clean_line(head, 60);
+
+	if (m->header_only)
+		return;	/* the body was left out on purpose */
+	if (offset >= 0)
+		offset += m->offset_shift;
 
 	switch (code) {
 	case GMIME_CRIT_INVALID_HEADER_NAME:
@@ -886,6 +983,49 @@ message_reverify(message *m)
 	verify_signed(m);
 }
 
+/* SHA-256 of what o writes (an entity, or a part's decoded content when
+ * content_only), line ends read as LF, without holding it in memory. */
+static char *
+plain_digest(GMimeObject *o, gboolean content_only)
+{
+	g_autoptr(GMimeStream) null = g_mime_stream_null_new();
+	g_autoptr(GMimeStream) f = g_mime_stream_filter_new(null);
+	GMimeFilter *d2u = g_mime_filter_dos2unix_new(FALSE);
+	GMimeFilter *sum = g_mime_filter_checksum_new(G_CHECKSUM_SHA256);
+	char *hex;
+
+	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), d2u);
+	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), sum);
+	if (content_only && GMIME_IS_PART(o) && g_mime_part_get_content(GMIME_PART(o)) != NULL)
+		g_mime_data_wrapper_write_to_stream(g_mime_part_get_content(GMIME_PART(o)), f);
+	else if (!content_only)
+		g_mime_object_write_to_stream(o, NULL, f);
+	g_mime_stream_flush(f);
+	hex = g_mime_filter_checksum_get_string(GMIME_FILTER_CHECKSUM(sum));
+	g_object_unref(d2u);
+	g_object_unref(sum);
+	return hex;
+}
+
+/* Remember what was decrypted (see message.h): the session key gpg used,
+ * hashed at once; the ciphertext's own bytes only if gpg gave none. */
+static void
+note_decrypted(message *m, GMimeDecryptResult *res, GMimeObject *ct_part, GBytes *ct_bytes,
+	       GMimeObject *plain, gboolean plain_is_content)
+{
+	const char *sk = res != NULL ? g_mime_decrypt_result_get_session_key(res) : NULL;
+
+	g_free(m->cipher_sha256);
+	if (sk != NULL && *sk != '\0')
+		m->cipher_sha256 = g_compute_checksum_for_string(G_CHECKSUM_SHA256, sk, -1);
+	else if (ct_bytes != NULL)
+		m->cipher_sha256 = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, ct_bytes);
+	else
+		m->cipher_sha256 = plain_digest(ct_part, TRUE);
+	g_free(m->plain_sha256);
+	m->plain_sha256 = plain_digest(plain, plain_is_content);
+}
+
 /* Whether a decryption failed because the robot's key cannot be used just
  * now (gpg-agent down): then the mail must wait, not be refused. */
 static gboolean
@@ -919,8 +1059,8 @@ open_top(message *m, GMimeObject *top)
 					    "OpenPGP (protocol application/pgp-encrypted)");
 			return top;
 		}
-		clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(top), GMIME_DECRYPT_NONE,
-							   NULL, &res, &e);
+		clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(top),
+							   GMIME_DECRYPT_EXPORT_SESSION_KEY, NULL, &res, &e);
 		if (clear == NULL) {
 			m->crypto_unavailable = key_unusable_now();
 			message_add_problem(m, "decrypt-failed",
@@ -934,6 +1074,7 @@ open_top(message *m, GMimeObject *top)
 		m->decrypted = TRUE;
 		m->clear = clear;
 		body = clear;
+		note_decrypted(m, res, g_mime_multipart_get_part(GMIME_MULTIPART(top), 1), NULL, clear, FALSE);
 		if (!GMIME_IS_MULTIPART_SIGNED(clear) && res != NULL) {
 			GMimeSignatureList *sigs = g_mime_decrypt_result_get_signatures(res);
 
@@ -993,7 +1134,10 @@ open_top(message *m, GMimeObject *top)
 				m->encrypted = TRUE;
 				return body;
 			}
-			res = g_mime_part_openpgp_decrypt(GMIME_PART(body), GMIME_DECRYPT_NONE, NULL, &e);
+			res = g_mime_part_openpgp_decrypt(GMIME_PART(body), GMIME_DECRYPT_EXPORT_SESSION_KEY,
+							  NULL, &e);
+			if (res != NULL)
+				note_decrypted(m, res, NULL, text, body, TRUE);
 			if (res == NULL) {
 				m->crypto_unavailable = key_unusable_now();
 				message_add_problem(m, "decrypt-failed",
@@ -1017,6 +1161,29 @@ open_top(message *m, GMimeObject *top)
 		}
 	}
 	return body;
+}
+
+/* What GMime parses: the bounded copy of the header (header.h), then the
+ * body as it lies in the spool file.  A mail refused for its header gets
+ * only that copy parsed, to answer the sender: the rest is not looked at. */
+static GMimeStream *
+parser_stream(message *m, const message_spool *sp, int fd)
+{
+	g_autoptr(GBytes) head = header_scan_parser_header(sp->scan);
+	gsize hlen = g_bytes_get_size(head);
+	GMimeStream *cat = g_mime_stream_cat_new();
+	g_autoptr(GMimeStream) hs = g_mime_stream_mem_new_with_buffer(g_bytes_get_data(head, NULL), hlen);
+	g_autoptr(GMimeStream) fs = g_mime_stream_fs_new(fd);
+
+	g_mime_stream_cat_add_source(GMIME_STREAM_CAT(cat), hs);
+	if (m->problem == NULL && sp->body_offset < sp->size) {
+		g_autoptr(GMimeStream) body = g_mime_stream_substream(fs, sp->body_offset, sp->size);
+
+		g_mime_stream_cat_add_source(GMIME_STREAM_CAT(cat), body);
+	} else
+		m->header_only = TRUE;
+	m->offset_shift = sp->body_offset - (gint64) hlen;
+	return cat;
 }
 
 vulnid_status
@@ -1054,14 +1221,33 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 	if (sp->header_has_nul)
 		message_add_problem(m, "nul-bytes", "the header contains NUL bytes");
 
+	{
+		/* What GMime would build from the body, counted while it was
+		 * spooled: a mail over these limits is refused before GMime
+		 * spends time and memory on a million parts or fields. */
+		guint64 parts, fields;
+		gint64 longest;
+
+		header_scan_body_stats(sp->scan, &parts, &fields, &longest);
+		if ((gint64) parts > lim->max_parts)
+			message_add_problem(m, "too-many-parts", "more than %" G_GINT64_FORMAT " MIME parts",
+					    lim->max_parts);
+		if ((gint64) fields > lim->max_headers)
+			message_add_problem(m, "too-many-headers", "a MIME part with more than %" G_GINT64_FORMAT
+					    " header fields", lim->max_headers);
+		if (longest > lim->max_header_size)
+			message_add_problem(m, "header-too-long", "a header field of %" G_GINT64_FORMAT
+					    " bytes in a MIME part (the limit is %" G_GINT64_FORMAT ")",
+					    longest, lim->max_header_size);
+	}
+	for (guint i = 0; i < header_scan_problems(sp->scan)->len; i++)
+		message_add_problem(m, "malformed-header", "%s",
+				    (const char *) g_ptr_array_index(header_scan_problems(sp->scan), i));
+
 	fd = dup(sp->fd);
 	if (fd < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "dup: %s", g_strerror(errno));
-	if (lseek(fd, 0, SEEK_SET) < 0) {
-		close(fd);
-		return vulnid_fail(err, VULNID_ERR_IO, "lseek: %s", g_strerror(errno));
-	}
-	stream = g_mime_stream_fs_new(fd);
+	stream = parser_stream(m, sp, fd);
 	opts = g_mime_parser_options_new();
 	g_mime_parser_options_set_fallback_charsets(opts, fallback);
 	g_mime_parser_options_set_warning_callback(opts, parser_warning, m);
@@ -1128,6 +1314,8 @@ message_free(message *m)
 	g_free(m->from_name);
 	g_free(m->reply_addr);
 	g_free(m->subject);
+	g_free(m->cipher_sha256);
+	g_free(m->plain_sha256);
 	g_free(m->in_reply_to);
 	g_ptr_array_unref(m->references);
 	g_free(m->auto_submitted);

@@ -39,12 +39,20 @@ typedef struct {
 	gint64 longest_header;
 	gint64 longest_line;
 	gboolean header_has_nul;
+	gint64 body_offset;	/* where the body starts (after the blank line) */
+	struct header_scan *scan;	/* the header as read (header.h) */
 } message_spool;
 
 /* Copy in_fd to a new unlinked file in spool_dir.  VULNID_ERR_TOOBIG when
  * more than max_size bytes arrive (the rest is not read). */
 vulnid_status message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
 				  message_spool **out, GError **err);
+/* The same for a mail that is in a seekable file already, at offset 0
+ * (vulnid-lmtpd spools the data itself): read once for the hashes and
+ * figures, not copied; the spool keeps a dup of fd, which shares its
+ * offset.  (A leading From_ line is left out by copying after all.) */
+vulnid_status message_spool_file(int fd, const char *spool_dir, gint64 max_size,
+				 message_spool **out, GError **err);
 void message_spool_free(message_spool *sp);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(message_spool, message_spool_free)
 
@@ -86,6 +94,13 @@ typedef struct {
 	const char *text_type;	/* "text/plain", "text/html" or NULL */
 	gboolean encrypted;	/* OpenPGP ciphertext this robot did not (or could not) read */
 	gboolean decrypted;	/* the body came encrypted to the robot and was read */
+	/* What identifies what was decrypted, for replay protection: the
+	 * SHA-256 of its session key (the same for the same encrypted payload
+	 * however it is wrapped: PGP/MIME or inline, armor headers, packet
+	 * framing, other recipients) and of the plaintext as read (the
+	 * decrypted entity or text, line ends LF).  Lower-case hex, or NULL. */
+	char *cipher_sha256;
+	char *plain_sha256;
 	gboolean partial_signature;	/* a signature covers only part of the mail */
 	crypto_signature *sig;	/* the signature at the top, judged; never NULL */
 	GMimeObject *signed_object;	/* what carries it, for verifying again */
@@ -96,6 +111,8 @@ typedef struct {
 	GPtrArray *attachments;	/* message_attachment* */
 	guint part_count;
 	guint depth;
+	gint64 offset_shift;	/* parser offsets in the body + this = offsets in the mail */
+	gboolean header_only;	/* refused for its header or structure: the body is not parsed */
 } message;
 
 /* Of a text part longer than this many bytes (decoded), only the head is

@@ -5,10 +5,14 @@
 
 #include "audit.h"
 #include "crypto.h"
+#include "disclosure.h"
 #include "lifecycle.h"
 #include "notify.h"
+#include "policy.h"
+#include "render.h"
 #include "template.h"
 #include "text.h"
+#include "tokens.h"
 #include "vendor.h"
 
 vulnid_status
@@ -28,7 +32,7 @@ notify_queue_template(store *st, const vulnid_config *cfg, gint64 cause, const c
 	template_split(rendered, &subject, &body);
 	mail->subject = subject != NULL ? subject : "vulnid";
 	mail->body = body;
-	s = outbox_queue(st, cfg, cause, mail, id, err);
+	s = policy_queue(st, cfg, cause, mail, id, err);
 	mail->subject = NULL;
 	mail->body = NULL;
 	return s;
@@ -40,101 +44,15 @@ put(GHashTable *v, const char *key, char *value)
 	g_hash_table_insert(v, (gpointer) key, value != NULL ? value : g_strdup(""));
 }
 
-static char *
-join_field(const entry *e, const char *key, const char *sep, const char *prefix)
-{
-	GString *s = g_string_new(NULL);
-
-	for (guint i = 0; i < e->records->len; i++) {
-		const entry_record *r = g_ptr_array_index(e->records, i);
-		g_autoptr(JsonParser) p = json_parser_new();
-		JsonArray *a;
-
-		if (!json_parser_load_from_data(p, r->fields, -1, NULL) ||
-		    !JSON_NODE_HOLDS_ARRAY(json_parser_get_root(p)))
-			continue;
-		a = json_node_get_array(json_parser_get_root(p));
-		for (guint j = 0; j < json_array_get_length(a); j++) {
-			JsonArray *kv = json_array_get_array_element(a, j);
-			const char *k, *v;
-
-			if (kv == NULL || json_array_get_length(kv) != 2)
-				continue;
-			k = json_array_get_string_element(kv, 0);
-			v = json_array_get_string_element(kv, 1);
-			if (k == NULL || v == NULL || g_ascii_strcasecmp(k, key) != 0)
-				continue;
-			g_string_append_printf(s, "%s%s%s", s->len ? sep : "", prefix, v);
-		}
-	}
-	return g_string_free(s, FALSE);
-}
-
-GHashTable *
-notify_entry_vars(const vulnid_config *cfg, const entry *e)
-{
-	GHashTable *v = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
-	const entry_record *first = e->records->len > 0 ? g_ptr_array_index(e->records, 0) : NULL;
-	g_autofree char *anon = entry_field(e, "Anonymous");
-	g_autofree char *vfield = entry_field(e, "Vendor");
-	g_autofree char *product = entry_field(e, "Product");
-	g_autofree char *title = entry_title(e);
-	g_autoptr(GString) headline = g_string_new(NULL);
-
-	put(v, "request_address", g_strdup(cfg->request_address));
-	put(v, "domain", g_strdup(cfg->domain));
-	put(v, "prefix", g_strdup(cfg->prefix));
-	put(v, "id", g_strdup(e->id));
-	put(v, "digest", g_strdup(e->digest));
-	put(v, "created", g_strdup(e->created));
-	put(v, "title", g_strdup(title));
-	put(v, "vendor", g_strdup(vfield != NULL ? vfield : "(not named)"));
-	put(v, "product", g_strdup(product != NULL ? product : "(not named)"));
-	put(v, "type", entry_field(e, "Type"));
-	put(v, "embargo", entry_embargo(e));
-	put(v, "versions", join_field(e, "Version", ", ", ""));
-	put(v, "references", join_field(e, "Reference", "\n", "  "));
-	put(v, "description", g_strdup(first != NULL && first->body != NULL ? first->body : ""));
-	put(v, "entry_address", g_strdup_printf("%s+%s@%s", cfg->request_local, e->id, cfg->domain));
-	put(v, "state", g_strdup(entry_state(e)));
-	put(v, "robot_fpr", crypto_robot_label());
-	/* The researcher is never named to the vendor or a list when the
-	 * request asked for anonymity. */
-	if (anon != NULL && g_ascii_strcasecmp(anon, "yes") == 0)
-		put(v, "researcher", g_strdup("an anonymous researcher (reply to this mail to reach them)"));
-	else
-		put(v, "researcher", g_strdup(first != NULL && first->author != NULL ? first->author : "unknown"));
-	if (vfield != NULL) {
-		g_autofree char *vname = NULL;
-		g_autofree char *vdom = NULL;
-
-		vendor_field_split(vfield, &vname, &vdom);
-		g_string_append(headline, *vname != '\0' ? vname : vdom != NULL ? vdom : "");
-	}
-	if (product != NULL)
-		g_string_append_printf(headline, "%s%s", headline->len ? " " : "", product);
-	if (headline->len > 0)
-		g_string_append(headline, ": ");
-	g_string_append(headline, title);
-	put(v, "headline", g_strdup(headline->str));
-	return v;
-}
-
-static gboolean
-entry_embargoed(const entry *e)
-{
-	return strcmp(entry_state(e), "embargoed") == 0;
-}
-
 vulnid_status
 notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *entry_id,
 	      GString *note, GError **err)
 {
 	g_autoptr(entry) e = NULL;
+	g_autoptr(entry_view) view = NULL;
 	g_autoptr(GPtrArray) to = NULL;
 	g_autoptr(GHashTable) vars = NULL;
-	g_autofree char *vfield = NULL;
-	g_autofree char *contact = NULL;
+	const char *vfield, *contact;
 	g_autofree char *list = NULL;
 	g_autofree char *reply_to = NULL;
 	const char *how = "none";
@@ -142,6 +60,7 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	g_autoptr(vendor) dir = NULL;
 	gboolean embargoed;
 	outbox_mail mail = { 0 };
+	gint64 queued = 0;
 	vulnid_status s;
 
 	if (!cfg->notify_vendors)
@@ -149,17 +68,24 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	s = entry_load(st, entry_id, &e, err);
 	if (s != VULNID_OK)
 		return s;
-	embargoed = entry_embargoed(e);
-	if (embargoed) {
+	if (entry_has_sealed(e)) {
 		/* Who to tell is part of the sealed content. */
 		s = entry_unseal(e, err);
 		if (s != VULNID_OK)
 			return s;
 	}
-	vfield = entry_field(e, "Vendor");
-	contact = entry_field(e, "Vendor-Contact");
+	/* The vendor reads what its audience may: the report, never an
+	 * anonymous researcher's identity; the headline names it. */
+	{
+		g_autoptr(GDateTime) now = store_now_datetime();
+
+		view = entry_view_new(e, AUDIENCE_VENDOR, G_MAXINT64, now);
+	}
+	embargoed = view->facts->state == ENTRY_EMBARGOED;
+	vfield = view->facts->vendor != NULL ? view->facts->vendor->value : NULL;
+	contact = view->facts->vendor_contact != NULL ? view->facts->vendor_contact->value : NULL;
 	if (vfield == NULL && contact == NULL) {
-		if (strcmp(entry_state(e), "reserved") != 0)
+		if (view->facts->state != ENTRY_RESERVED)
 			g_string_append_printf(note, "%s: no vendor was named, so nobody was notified. Reply with\n"
 					       "  \"Vendor:\" and \"Vendor-Contact:\" lines to have the vendor told.\n",
 					       entry_id);
@@ -177,14 +103,23 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 				       entry_id, clean);
 		return VULNID_OK;
 	}
+	/* Who may be told now (policy.h): refused, held, already told. */
+	s = policy_vendor_contacts(st, cfg, cause, e, how, to, note, err);
+	if (s != VULNID_OK || to->len == 0)
+		return s;
 	g_ptr_array_add(to, NULL);
 	list = g_strjoinv(", ", (char **) to->pdata);
-	vars = notify_entry_vars(cfg, e);
+	vars = render_template_vars(cfg, view);
+	/* The token and the mail go together, or neither (over the mail's
+	 * byte budget: the contacts wait like held ones). */
+	s = store_savepoint(st, "notify", err);
+	if (s != VULNID_OK)
+		return s;
 	reply_to = g_strdup_printf("%s+%s@%s", cfg->request_local, entry_id, cfg->domain);
 	{
 		g_autofree char *token = NULL;
 
-		s = lifecycle_issue_token(st, entry_id, "vendor", list, &token, err);
+		s = tokens_issue(st, entry_id, "vendor", list, &token, err);
 		if (s != VULNID_OK)
 			return s;
 		if (token != NULL)
@@ -193,8 +128,10 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 							    "in your reply, so that it is recorded as the vendor's.\n",
 							    token, token));
 	}
-	if (embargoed)
+	if (embargoed) {
+		/* a Subject travels in clear even in an encrypted mail */
 		g_hash_table_insert(vars, "headline", g_strdup("embargoed report"));
+	}
 	if (embargoed && strcmp(how, "directory") == 0) {
 		/* Embargoed details go out only encrypted to the vendor's key. */
 		g_autofree char *vname = NULL;
@@ -220,8 +157,21 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 		s = notify_queue_template(st, cfg, cause,
 					  embargoed && vendor_key == NULL ? "vendor-notify-embargoed.txt"
 									  : "vendor-notify.txt",
-					  vars, &mail, NULL, err);
+					  vars, &mail, &queued, err);
 	}
+	if (s != VULNID_OK)
+		return s;
+	if (queued == 0) {
+		s = store_rollback_to(st, "notify", err);
+		if (s == VULNID_OK)
+			s = policy_hold_contacts(st, entry_id, list, err);
+		if (s == VULNID_OK)
+			g_string_append_printf(note, "%s: the vendor contact %s is held: this mail may not make the\n"
+					       "  robot send more to others now; it is told once you confirm the request\n"
+					       "  with the entry's token.\n", entry_id, list);
+		return s;
+	}
+	s = store_release(st, "notify", err);
 	if (s != VULNID_OK)
 		return s;
 	g_string_append_printf(note, "%s: the vendor's security contact was notified: %s\n  (%s).\n",
@@ -242,6 +192,8 @@ vulnid_status
 notify_announce(store *st, const vulnid_config *cfg, gint64 cause, const char *entry_id, GError **err)
 {
 	g_autoptr(entry) e = NULL;
+	g_autoptr(entry_view) view = NULL;
+	g_autoptr(GDateTime) now_dt = store_now_datetime();
 	g_autoptr(GHashTable) vars = NULL;
 	g_autofree char *msgid = NULL;
 	g_autofree char *reply_to = NULL;
@@ -253,8 +205,11 @@ notify_announce(store *st, const vulnid_config *cfg, gint64 cause, const char *e
 	s = entry_load(st, entry_id, &e, err);
 	if (s != VULNID_OK)
 		return s;
-	if (strcmp(entry_state(e), "public") != 0 || lifecycle_entry_withheld(e))
-		return VULNID_OK;	/* reserved: nothing to say; embargoed: not yet; spam: never */
+	/* a list is the public: reserved, nothing to say; embargoed, not yet;
+	 * spam, never */
+	view = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, now_dt);
+	if (view->facts->state != ENTRY_PUBLIC || view->stub || view->withheld)
+		return VULNID_OK;
 	if (strcmp(cfg->announce_digest, "daily") == 0) {
 		g_autofree char *now = store_now();
 		sqlite3_stmt *stmt = store_prepare(st, "INSERT OR IGNORE INTO announce_pending (entry, created)"
@@ -269,7 +224,7 @@ notify_announce(store *st, const vulnid_config *cfg, gint64 cause, const char *e
 		sqlite3_finalize(stmt);
 		return rc == SQLITE_DONE ? VULNID_OK : store_fail(st, rc, "announce_pending", err);
 	}
-	vars = notify_entry_vars(cfg, e);
+	vars = render_template_vars(cfg, view);
 	/* Stable, so that an archive that gets it twice keeps one copy. */
 	msgid = g_strdup_printf("vulnid.announce.%s@%s", entry_id, cfg->domain);
 	reply_to = g_strdup_printf("%s+%s@%s", cfg->request_local, entry_id, cfg->domain);
@@ -321,14 +276,16 @@ notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err
 	}
 	for (guint i = 0; i < ids->len; i++) {
 		g_autoptr(entry) e = NULL;
+		g_autoptr(entry_view) view = NULL;
 		g_autoptr(GHashTable) ev = NULL;
 
 		s = entry_load(st, g_ptr_array_index(ids, i), &e, err);
 		if (s != VULNID_OK)
 			goto fail;
-		if (lifecycle_entry_withheld(e))
+		view = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, now);
+		if (view->stub || view->withheld)
 			continue;
-		ev = notify_entry_vars(cfg, e);
+		ev = render_template_vars(cfg, view);
 		g_string_append_printf(list, "[%s] %s\n  digest %s\n  %s\n\n", e->id,
 				       (const char *) g_hash_table_lookup(ev, "headline"), e->digest,
 				       (const char *) g_hash_table_lookup(ev, "entry_address"));
@@ -387,6 +344,8 @@ vulnid_status
 notify_delivery_failed(store *st, const vulnid_config *cfg, const outbox_failure *f, GError **err)
 {
 	g_autoptr(entry) e = NULL;
+	g_autoptr(entry_view) view = NULL;
+	g_autoptr(GDateTime) now = store_now_datetime();
 	g_autoptr(GHashTable) vars = NULL;
 	g_autoptr(GString) lines = g_string_new(NULL);
 	g_autoptr(GString) who = g_string_new(NULL);
@@ -413,7 +372,10 @@ notify_delivery_failed(store *st, const vulnid_config *cfg, const outbox_failure
 		g_string_append_printf(who, "%s%s", i > 0 ? ", " : "", a);
 		g_string_append_printf(lines, "  %s: %s\n", a, why);
 	}
-	vars = notify_entry_vars(cfg, e);
+	/* to the researcher, about their own entry; sealed content is not
+	 * repeated in a mail that goes out in clear */
+	view = entry_view_new(e, AUDIENCE_CREATOR, G_MAXINT64, now);
+	vars = render_template_vars(cfg, view);
 	put(vars, "what", g_strdup(what));
 	put(vars, "failure_headline", g_strdup(headline));
 	put(vars, "recipient", g_strdup(who->str));

@@ -17,10 +17,6 @@ vulnid_status notify_queue_template(store *st, const vulnid_config *cfg, gint64 
 				    const char *tmpl, GHashTable *vars, outbox_mail *mail,
 				    gint64 *id, GError **err);
 
-/* Template values describing an entry (id, digest, title, vendor, product,
- * versions, type, references, description, embargo, entry_address, ...). */
-GHashTable *notify_entry_vars(const vulnid_config *cfg, const entry *e);
-
 /* Tell the vendor's security contact about a new entry (vendor_contacts_for
  * decides who).  A sentence for the researcher's ack is appended to note. */
 vulnid_status notify_vendor(store *st, const vulnid_config *cfg, gint64 cause,

@@ -156,13 +156,38 @@ time_after(guint seconds)
 	return g_date_time_format(u, "%Y-%m-%dT%H:%M:%SZ");
 }
 
+/* A header value that came from a mail (a Subject, a Title, a name): its
+ * encoded words decoded (a few rounds: an encoded word may hold another),
+ * cleaned of controls, line ends and bidi controls, and cut.  *literal is
+ * set when what is left still looks like an encoded word: GMime would pass
+ * it through as one, and the recipient would decode it. */
+static char *
+header_text(const char *s, gsize max, gboolean *literal)
+{
+	g_autofree char *v = g_strdup(s != NULL ? s : "");
+
+	for (int round = 0; round < 4 && strstr(v, "=?") != NULL; round++) {
+		char *d = g_mime_utils_header_decode_text(NULL, v);
+
+		if (d == NULL || strcmp(d, v) == 0) {
+			g_free(d);
+			break;
+		}
+		g_free(v);
+		v = d;
+	}
+	*literal = strstr(v, "=?") != NULL;
+	return text_clean_line(v, max);
+}
+
 static GMimeMessage *
 outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgid)
 {
 	GMimeMessage *msg = g_mime_message_new(TRUE);
 	GMimeObject *o = GMIME_OBJECT(msg);
 	g_autoptr(GDateTime) now = store_now_datetime();
-	g_autofree char *subject = text_clean_line(mail->subject, 900);
+	gboolean subject_literal = FALSE, name_literal = FALSE;
+	g_autofree char *subject = header_text(mail->subject, 900, &subject_literal);
 	g_autoptr(GString) refs = g_string_new(NULL);
 	GMimeTextPart *part;
 	GMimeObject *body;
@@ -175,14 +200,27 @@ outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgi
 			g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_TO, NULL, a);
 		}
 	} else {
-		g_autofree char *to_name = mail->to_name != NULL ? text_clean_line(mail->to_name, 200) : NULL;
+		g_autofree char *to_name = mail->to_name != NULL ? header_text(mail->to_name, 200, &name_literal) : NULL;
 		g_autofree char *to_addr = text_clean_line(mail->to_addr, 320);
 
-		g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_TO, to_name, to_addr);
+		/* a name that would decode again at the recipient is left out */
+		g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_TO, name_literal ? NULL : to_name, to_addr);
 	}
 	g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_REPLY_TO, NULL,
 				   mail->reply_to != NULL ? mail->reply_to : cfg->request_address);
 	g_mime_message_set_subject(msg, subject, "utf-8");
+	if (subject_literal) {
+		/* Encoded once, by us: the recipient decodes it once and sees
+		 * "=?...?=" as text, never what it would decode to. */
+		g_autofree char *words = text_encoded_words_b(subject);
+		g_auto(GStrv) w = g_strsplit(words, " ", -1);
+		g_autofree char *folded = g_strjoinv("\n ", w);
+		g_autofree char *raw = g_strdup_printf(" %s\n", folded);
+		GMimeHeader *h = g_mime_header_list_get_header(g_mime_object_get_header_list(o), "Subject");
+
+		if (h != NULL)
+			g_mime_header_set_raw_value(h, raw);
+	}
 	g_mime_message_set_date(msg, now);
 	g_mime_message_set_message_id(msg, msgid);
 	if (mail->in_reply_to != NULL && text_msgid_valid(mail->in_reply_to)) {

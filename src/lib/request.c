@@ -297,7 +297,10 @@ is_separator(const char *line)
 {
 	gsize n = strlen(line);
 
-	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+	/* Any white space after it: a "---" followed by a CR, a form feed or
+	 * a vertical tab looks like a separator to the researcher, and
+	 * contrib/vulnid-request refuses all of them in a description. */
+	while (n > 0 && strchr(" \t\r\v\f", line[n - 1]) != NULL)
 		n--;
 	return n == 3 && strncmp(line, "---", 3) == 0;
 }

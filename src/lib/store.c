@@ -1,6 +1,9 @@
 /* store.c - schema, migrations and row-level access to vulnid.db */
 #include "autoconfig.h"
 
+#define VULNID_STORE_C	/* the real sqlite3_finalize() here (store.h) */
+#define REAL_FINALIZE sqlite3_finalize
+
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,7 +18,13 @@ struct store {
 	gboolean in_txn;
 	gint64 saved_cache_size;	/* PRAGMA cache_size to restore, 0: none */
 	GHashTable *stmt_cache;		/* SQL text -> sqlite3_stmt, see store_prepare_cached() */
+	GHashTable *stmt_idle;		/* SQL text -> sqlite3_stmt kept (store_keep_statements) */
 };
+
+/* Statements handed out by store_prepare() of a store that keeps them,
+ * while in use: sqlite3_stmt -> store.  For any thread. */
+static GHashTable *stmt_lent;
+static GMutex stmt_lock;
 
 /* Tables whose rows are never changed or removed once written. */
 static const char *const append_only_tables[] = {
@@ -148,7 +157,68 @@ static const char *const migrations[] = {
 	"  BEGIN SELECT RAISE(ABORT, 'outbox_signed is append-only'); END;"
 	"CREATE TRIGGER outbox_signed_no_delete BEFORE DELETE ON outbox_signed"
 	"  BEGIN SELECT RAISE(ABORT, 'outbox_signed is append-only'); END;",
-	/* 3 -> 4: delivery claims.  A run that delivers an item first claims
+	/* 3 -> 4: the key behind a record whose auth object withholds it (an
+	 * anonymous researcher's), with the salt of the commitment to it that
+	 * the record carries; never published. */
+	"CREATE TABLE record_signers ("
+	"  record INTEGER PRIMARY KEY REFERENCES records(id), fingerprint TEXT NOT NULL,"
+	"  salt TEXT NOT NULL);"
+	"CREATE TRIGGER record_signers_no_replace BEFORE INSERT ON record_signers"
+	"  WHEN EXISTS (SELECT 1 FROM record_signers WHERE record = NEW.record)"
+	"  BEGIN SELECT RAISE(ABORT, 'record_signers is append-only'); END;"
+	"CREATE TRIGGER record_signers_no_update BEFORE UPDATE ON record_signers"
+	"  BEGIN SELECT RAISE(ABORT, 'record_signers is append-only'); END;"
+	"CREATE TRIGGER record_signers_no_delete BEFORE DELETE ON record_signers"
+	"  BEGIN SELECT RAISE(ABORT, 'record_signers is append-only'); END;",
+	/* 4 -> 5: abuse.  Rate limits keyed on what a sender cannot choose
+	 * freely: the SMTP client address (and its /24 or /64), the domain of
+	 * the envelope sender, a From that the operator's MTA authenticated
+	 * (DMARC or aligned DKIM).  mail_ledger: one row per recipient of
+	 * every mail the robot queues because of a mail (or unasked), what the
+	 * outgoing-mail policy (policy.c) counts: caps per recipient and
+	 * domain and day, third parties and bytes per mail, the loop brake. */
+	"ALTER TABLE messages ADD COLUMN client_address TEXT;"
+	"ALTER TABLE messages ADD COLUMN client_net TEXT;"
+	"ALTER TABLE messages ADD COLUMN sender_domain TEXT;"
+	"ALTER TABLE messages ADD COLUMN from_verified TEXT;"
+	"CREATE INDEX messages_net_received ON messages(client_net, received);"
+	"CREATE INDEX messages_domain_received ON messages(sender_domain COLLATE NOCASE, received);"
+	"CREATE INDEX messages_received ON messages(received);"
+	"CREATE TABLE mail_ledger ("
+	"  id INTEGER PRIMARY KEY, created TEXT NOT NULL, cause INTEGER REFERENCES messages(id),"
+	"  outbox INTEGER REFERENCES outbox(id), kind TEXT NOT NULL, class TEXT NOT NULL,"
+	"  third_party INTEGER NOT NULL, suspect INTEGER NOT NULL DEFAULT 0,"
+	"  address TEXT NOT NULL COLLATE NOCASE, domain TEXT NOT NULL COLLATE NOCASE,"
+	"  bytes INTEGER NOT NULL);"
+	"CREATE INDEX mail_ledger_address ON mail_ledger(address, created);"
+	"CREATE INDEX mail_ledger_domain ON mail_ledger(domain, created);"
+	"CREATE INDEX mail_ledger_cause ON mail_ledger(cause);"
+	"CREATE TRIGGER mail_ledger_no_replace BEFORE INSERT ON mail_ledger"
+	"  WHEN EXISTS (SELECT 1 FROM mail_ledger WHERE id = NEW.id)"
+	"  BEGIN SELECT RAISE(ABORT, 'mail_ledger is append-only'); END;"
+	"CREATE TRIGGER mail_ledger_no_update BEFORE UPDATE ON mail_ledger"
+	"  BEGIN SELECT RAISE(ABORT, 'mail_ledger is append-only'); END;"
+	"CREATE TRIGGER mail_ledger_no_delete BEFORE DELETE ON mail_ledger"
+	"  BEGIN SELECT RAISE(ABORT, 'mail_ledger is append-only'); END;",
+	/* 5 -> 6: what the robot decrypted, so that the same ciphertext or
+	 * plaintext sent again for another entry, by another sender or as a
+	 * new request is a replay (intake.c): the SHA-256 of the session key
+	 * and of the plaintext, the entry it went to (NULL: none), the
+	 * address replies went to and the valid signer. */
+	"CREATE TABLE decrypted ("
+	"  id INTEGER PRIMARY KEY, message INTEGER NOT NULL REFERENCES messages(id),"
+	"  created TEXT NOT NULL, cipher_sha256 TEXT NOT NULL, plain_sha256 TEXT NOT NULL,"
+	"  entry TEXT REFERENCES entries(id), sender TEXT, fingerprint TEXT);"
+	"CREATE INDEX decrypted_cipher ON decrypted(cipher_sha256);"
+	"CREATE INDEX decrypted_plain ON decrypted(plain_sha256);"
+	"CREATE TRIGGER decrypted_no_replace BEFORE INSERT ON decrypted"
+	"  WHEN EXISTS (SELECT 1 FROM decrypted WHERE id = NEW.id)"
+	"  BEGIN SELECT RAISE(ABORT, 'decrypted is append-only'); END;"
+	"CREATE TRIGGER decrypted_no_update BEFORE UPDATE ON decrypted"
+	"  BEGIN SELECT RAISE(ABORT, 'decrypted is append-only'); END;"
+	"CREATE TRIGGER decrypted_no_delete BEFORE DELETE ON decrypted"
+	"  BEGIN SELECT RAISE(ABORT, 'decrypted is append-only'); END;",
+	/* 6 -> 7: delivery claims.  A run that delivers an item first claims
 	 * it (claim = its token, claim_until = when the claim lapses) in the
 	 * transaction that selects it, so that concurrent filters, queue runs
 	 * and ticks never send one item at the same time; a crashed run's
@@ -241,24 +311,76 @@ store_exec(store *st, const char *sql, GError **err)
 	return VULNID_OK;
 }
 
+static void stmt_finalize(gpointer stmt);
+
+void
+store_keep_statements(store *st, gboolean keep)
+{
+	if (keep && st->stmt_idle == NULL)
+		st->stmt_idle = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, stmt_finalize);
+	else if (!keep)
+		g_clear_pointer(&st->stmt_idle, g_hash_table_unref);
+}
+
 sqlite3_stmt *
 store_prepare(store *st, const char *sql, vulnid_status *status, GError **err)
 {
 	sqlite3_stmt *stmt = NULL;
-	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+	int rc;
 
+	*status = VULNID_OK;
+	if (st->stmt_idle != NULL) {
+		char *key = NULL;
+
+		if (g_hash_table_steal_extended(st->stmt_idle, sql, (gpointer *) &key, (gpointer *) &stmt)) {
+			g_free(key);
+		} else {
+			rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL);
+			if (rc != SQLITE_OK) {
+				*status = store_fail(st, rc, "database", err);
+				return NULL;
+			}
+		}
+		g_mutex_lock(&stmt_lock);
+		if (stmt_lent == NULL)
+			stmt_lent = g_hash_table_new(g_direct_hash, g_direct_equal);
+		g_hash_table_insert(stmt_lent, stmt, st);
+		g_mutex_unlock(&stmt_lock);
+		return stmt;
+	}
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
 	if (rc != SQLITE_OK) {
 		*status = store_fail(st, rc, "database", err);
 		return NULL;
 	}
-	*status = VULNID_OK;
 	return stmt;
+}
+
+int
+store_stmt_release(sqlite3_stmt *stmt)
+{
+	store *st = NULL;
+	int rc;
+
+	if (stmt == NULL)
+		return SQLITE_OK;
+	g_mutex_lock(&stmt_lock);
+	if (stmt_lent != NULL && g_hash_table_steal_extended(stmt_lent, stmt, NULL, (gpointer *) &st) &&
+	    st->stmt_idle != NULL && !g_hash_table_contains(st->stmt_idle, sqlite3_sql(stmt))) {
+		g_mutex_unlock(&stmt_lock);
+		rc = sqlite3_reset(stmt);
+		sqlite3_clear_bindings(stmt);
+		g_hash_table_insert(st->stmt_idle, g_strdup(sqlite3_sql(stmt)), stmt);
+		return rc;
+	}
+	g_mutex_unlock(&stmt_lock);
+	return REAL_FINALIZE(stmt);
 }
 
 static void
 stmt_finalize(gpointer stmt)
 {
-	sqlite3_finalize(stmt);
+	REAL_FINALIZE(stmt);
 }
 
 sqlite3_stmt *
@@ -396,7 +518,7 @@ store_user_version(store *st, int *version, GError **err)
 		return s;
 	rc = sqlite3_step(stmt);
 	*version = sqlite3_column_int(stmt, 0);
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	if (rc != SQLITE_ROW)
 		return store_fail(st, rc, st->path, err);
 	return VULNID_OK;
@@ -508,6 +630,7 @@ store_close(store *st)
 	if (st->db != NULL) {
 		store_rollback(st);
 		g_clear_pointer(&st->stmt_cache, g_hash_table_unref);
+		g_clear_pointer(&st->stmt_idle, g_hash_table_unref);
 		sqlite3_close_v2(st->db);
 	}
 	g_free(st->path);
@@ -528,7 +651,7 @@ store_step_done(store *st, sqlite3_stmt *stmt, const char *what, GError **err)
 {
 	int rc = sqlite3_step(stmt);
 
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	if (rc != SQLITE_DONE)
 		return store_fail(st, rc, what, err);
 	return VULNID_OK;
@@ -553,7 +676,7 @@ store_blob_exists(store *st, const char *sha256, gboolean *exists, GError **err)
 		return s;
 	store_bind_text(stmt, 1, sha256);
 	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_fail(st, rc, "blobs", err);
 	*exists = rc == SQLITE_ROW;
@@ -574,7 +697,7 @@ store_pragma_int(store *st, const char *sql)
 
 	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
 		v = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
+	store_stmt_release(q);
 	return v;
 }
 
@@ -761,7 +884,7 @@ store_blob_get(store *st, const char *sha256, GBytes **out, GError **err)
 		s = vulnid_fail(err, VULNID_ERR_NOTFOUND, "no blob %s", sha256);
 	else
 		s = store_fail(st, rc, "blobs", err);
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	return s;
 }
 
@@ -777,10 +900,36 @@ store_message_find(store *st, const char *dedup_key, gint64 *id, GError **err)
 	store_bind_text(stmt, 1, dedup_key);
 	rc = sqlite3_step(stmt);
 	*id = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_fail(st, rc, "messages", err);
 	return VULNID_OK;
+}
+
+/* Savepoints inside the caller's transaction: the outgoing-mail policy
+ * queues a mail, measures it, and takes it back when it is over a bound. */
+vulnid_status
+store_savepoint(store *st, const char *name, GError **err)
+{
+	g_autofree char *sql = g_strdup_printf("SAVEPOINT %s", name);
+
+	return store_exec(st, sql, err);
+}
+
+vulnid_status
+store_release(store *st, const char *name, GError **err)
+{
+	g_autofree char *sql = g_strdup_printf("RELEASE %s", name);
+
+	return store_exec(st, sql, err);
+}
+
+vulnid_status
+store_rollback_to(store *st, const char *name, GError **err)
+{
+	g_autofree char *sql = g_strdup_printf("ROLLBACK TO %s; RELEASE %s", name, name);
+
+	return store_exec(st, sql, err);
 }
 
 vulnid_status
@@ -789,8 +938,9 @@ store_message_insert(store *st, const store_message *m, gint64 *id, GError **err
 	vulnid_status s;
 	sqlite3_stmt *stmt = store_prepare(st,
 		"INSERT INTO messages (received, raw_sha256, dedup_key, message_id,"
-		" envelope_from, envelope_to, from_addr, subject, disposition)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", &s, err);
+		" envelope_from, envelope_to, from_addr, subject, disposition,"
+		" client_address, client_net, sender_domain, from_verified)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", &s, err);
 
 	if (stmt == NULL)
 		return s;
@@ -803,6 +953,10 @@ store_message_insert(store *st, const store_message *m, gint64 *id, GError **err
 	store_bind_text(stmt, 7, m->from_addr);
 	store_bind_text(stmt, 8, m->subject);
 	store_bind_text(stmt, 9, m->disposition);
+	store_bind_text(stmt, 10, m->client_address);
+	store_bind_text(stmt, 11, m->client_net);
+	store_bind_text(stmt, 12, m->sender_domain);
+	store_bind_text(stmt, 13, m->from_verified);
 	s = store_step_done(st, stmt, "messages", err);
 	if (s == VULNID_OK)
 		*id = sqlite3_last_insert_rowid(st->db);
@@ -823,7 +977,7 @@ store_next_number(store *st, int year, const GArray *blocks, gint64 *number, GEr
 	sqlite3_bind_int(stmt, 1, year);
 	rc = sqlite3_step(stmt);
 	last = sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
+	store_stmt_release(stmt);
 	if (rc != SQLITE_ROW)
 		return store_fail(st, rc, "entries", err);
 	/* Numbers only grow: a number below the highest one assigned is never
@@ -895,6 +1049,21 @@ store_record_insert(store *st, const store_record *r, gint64 *id, GError **err)
 	if (s == VULNID_OK && id != NULL)
 		*id = sqlite3_last_insert_rowid(st->db);
 	return s;
+}
+
+vulnid_status
+store_record_signer_insert(store *st, gint64 record, const char *fingerprint, const char *salt, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, "INSERT INTO record_signers (record, fingerprint, salt)"
+					   " VALUES (?, ?, ?)", &s, err);
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_int64(stmt, 1, record);
+	store_bind_text(stmt, 2, fingerprint);
+	store_bind_text(stmt, 3, salt);
+	return store_step_done(st, stmt, "record_signers", err);
 }
 
 vulnid_status

@@ -8,7 +8,7 @@
 #include "status.h"
 
 /* Schema version this program writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 7
 
 typedef struct store store;
 
@@ -37,6 +37,19 @@ vulnid_status store_fail(store *st, int rc, const char *what, GError **err);
 vulnid_status store_exec(store *st, const char *sql, GError **err);
 /* Prepared statement or NULL (err set, *status set). */
 sqlite3_stmt *store_prepare(store *st, const char *sql, vulnid_status *status, GError **err);
+
+/* A process that handles many mails on one connection (vulnid-lmtpd) keeps
+ * the statements store_prepare() compiles: compiling them (with the
+ * append-only triggers they fire) was the largest part of applying a
+ * mail.  sqlite3_finalize() of such a statement then only resets it and
+ * puts it back for the next store_prepare() of the same SQL; for that,
+ * this header maps sqlite3_finalize() to store_stmt_release(), which
+ * finalizes every other statement as before.  Off by default. */
+void store_keep_statements(store *st, gboolean keep);
+int store_stmt_release(sqlite3_stmt *stmt);
+#ifndef VULNID_STORE_C
+#define sqlite3_finalize(stmt) store_stmt_release(stmt)
+#endif
 
 /* Bind a string, NULL as SQL NULL. */
 void store_bind_text(sqlite3_stmt *stmt, int i, const char *v);
@@ -79,11 +92,21 @@ typedef struct {
 	const char *from_addr;
 	const char *subject;
 	const char *disposition;	/* request, help, rejected, quarantined */
+	const char *client_address;	/* the SMTP client, as the MTA said, or NULL */
+	const char *client_net;	/* its /24 (IPv4) or /64 (IPv6), or NULL */
+	const char *sender_domain;	/* of the envelope sender, lower case, or NULL */
+	const char *from_verified;	/* "dmarc" or "dkim": From authenticated, or NULL */
 } store_message;
 
 /* Id of the message recorded under dedup_key, or 0. */
 vulnid_status store_message_find(store *st, const char *dedup_key, gint64 *id, GError **err);
 vulnid_status store_message_insert(store *st, const store_message *m, gint64 *id, GError **err);
+
+/* SAVEPOINT name / RELEASE name / ROLLBACK TO name (and release it), in
+ * the caller's transaction; name is a fixed identifier. */
+vulnid_status store_savepoint(store *st, const char *name, GError **err);
+vulnid_status store_release(store *st, const char *name, GError **err);
+vulnid_status store_rollback_to(store *st, const char *name, GError **err);
 
 /* Next number for year inside blocks; VULNID_ERR_EXHAUSTED when none left.
  * Must run inside the transaction that inserts the entry. */
@@ -112,6 +135,9 @@ typedef struct {
 } store_record;
 
 vulnid_status store_record_insert(store *st, const store_record *r, gint64 *id, GError **err);
+/* The withheld key behind a record and the salt of its commitment. */
+vulnid_status store_record_signer_insert(store *st, gint64 record, const char *fingerprint,
+					 const char *salt, GError **err);
 vulnid_status store_attachment_insert(store *st, gint64 record, int idx,
 				      const char *filename, const char *content_type,
 				      gint64 size, const char *sha256, GError **err);

@@ -86,21 +86,37 @@ text_unsafe_char(gunichar c)
 	return c == 0xfeff;
 }
 
+/* The character at p (NUL-terminated), and where the next one starts;
+ * an invalid byte is U+FFFD, as g_utf8_make_valid() has it. */
+static gunichar
+next_char(const char *p, const char **next)
+{
+	gunichar c = g_utf8_get_char_validated(p, -1);
+
+	if (c == (gunichar) -1 || c == (gunichar) -2 || c == 0) {
+		*next = p + 1;
+		return 0xfffd;
+	}
+	*next = g_utf8_next_char(p);
+	return c;
+}
+
 char *
 text_clean_line(const char *s, gsize max_chars)
 {
-	g_autofree char *valid = NULL;
+	const char *next;
 	GString *out;
 	gboolean space = FALSE;
 	gsize chars = 0;
 
 	if (s == NULL)
 		return g_strdup("");
-	if (!g_utf8_validate(s, -1, NULL))
-		s = valid = g_utf8_make_valid(s, -1);
+	/* Linear in what is read: the input is validated character by
+	 * character and reading stops once max_chars are out, so a short
+	 * head of a long value costs as much as the head. */
 	out = g_string_new(NULL);
-	for (const char *p = s; *p; p = g_utf8_next_char(p)) {
-		gunichar c = g_utf8_get_char(p);
+	for (const char *p = s; *p; p = next) {
+		gunichar c = next_char(p, &next);
 
 		if (text_unsafe_char(c) || g_unichar_isspace(c)) {
 			space = out->len > 0;
@@ -115,6 +131,28 @@ text_clean_line(const char *s, gsize max_chars)
 		}
 		g_string_append_unichar(out, c);
 		chars++;
+	}
+	return g_string_free(out, FALSE);
+}
+
+char *
+text_encoded_words_b(const char *s)
+{
+	static const char head[] = "=?UTF-8?B?";
+	GString *out = g_string_new(NULL);
+	const char *p = s != NULL ? s : "";
+
+	/* At most 45 bytes of UTF-8 per word: 60 base64 characters, 72 with
+	 * the frame, under the 75 of RFC 2047; never a character split. */
+	while (*p) {
+		const char *q = p;
+		g_autofree char *b64 = NULL;
+
+		while (*q && (q == p || (gsize) (g_utf8_next_char(q) - p) <= 45))
+			q = g_utf8_next_char(q);
+		b64 = g_base64_encode((const guchar *) p, (gsize) (q - p));
+		g_string_append_printf(out, "%s%s%s?=", out->len ? " " : "", head, b64);
+		p = q;
 	}
 	return g_string_free(out, FALSE);
 }

@@ -19,6 +19,11 @@ char *text_to_utf8_prefix(const char *data, gsize len, const char *charset, gsiz
  * result is cut to at most max_chars characters (0: no limit). */
 char *text_clean_line(const char *s, gsize max_chars);
 
+/* s (UTF-8) as RFC 2047 encoded words, B encoding, each under 76
+ * characters, separated by spaces: a header value the recipient decodes
+ * exactly once. */
+char *text_encoded_words_b(const char *s);
+
 /* Mask control characters for a log line (keeps everything else). */
 char *text_mask_controls(const char *s);
 

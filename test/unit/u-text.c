@@ -291,6 +291,58 @@ test_msgid_valid(void)
 	g_assert_false(text_msgid_valid(too_long));
 }
 
+/* Encoded words: each under 76 characters, no UTF-8 character split,
+ * and decoded back word by word they give the text. */
+static void
+test_encoded_words(void)
+{
+	const char *in[] = { "", "a", "=?utf-8?b?DQo=?= tail", "Über \xe2\x80\xae and a long tail of text that "
+			     "needs more than one encoded word to carry it all", NULL };
+
+	for (const char *const *t = in; *t != NULL; t++) {
+		g_autofree char *w = text_encoded_words_b(*t);
+		g_auto(GStrv) words = g_strsplit(w, " ", -1);
+		GString *back = g_string_new(NULL);
+
+		for (char **p = words; **t != '\0' && *p != NULL; p++) {
+			gsize n = strlen(*p), len = 0;
+			g_autofree char *b64 = NULL;
+			g_autofree guchar *dec = NULL;
+
+			g_assert_cmpuint(n, <=, 75);
+			g_assert_true(g_str_has_prefix(*p, "=?UTF-8?B?") && g_str_has_suffix(*p, "?="));
+			b64 = g_strndup(*p + 10, n - 12);
+			dec = g_base64_decode(b64, &len);
+			g_assert_true(g_utf8_validate((const char *) dec, (gssize) len, NULL));
+			g_string_append_len(back, (const char *) dec, (gssize) len);
+		}
+		g_assert_cmpstr(back->str, ==, *t);
+		g_string_free(back, TRUE);
+	}
+}
+
+/* A short head of a long value costs as much as the head: the cut stops
+ * the reading (a parser warning's item can be 25 MB long). */
+static void
+test_clean_line_head(void)
+{
+	gsize n = 64 * 1024 * 1024;
+	char *big = g_malloc(n + 1);
+	gint64 t0;
+	g_autofree char *out = NULL;
+
+	memset(big, 'a', n);
+	big[n] = '\0';
+	t0 = g_get_monotonic_time();
+	for (int i = 0; i < 1000; i++)
+		g_free(text_clean_line(big, 60));
+	out = text_clean_line(big, 60);
+	g_assert_cmpuint(strlen(out), ==, 60);
+	/* 1000 calls over 64 MiB each would take minutes if they read it all */
+	g_assert_cmpint(g_get_monotonic_time() - t0, <, 5 * G_USEC_PER_SEC);
+	g_free(big);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -302,5 +354,7 @@ main(int argc, char **argv)
 	g_test_add_func("/text/unflow", test_unflow);
 	g_test_add_func("/text/normalize-newlines", test_normalize_newlines);
 	g_test_add_func("/text/msgid-valid", test_msgid_valid);
+	g_test_add_func("/text/encoded-words", test_encoded_words);
+	g_test_add_func("/text/clean-line-head", test_clean_line_head);
 	return g_test_run();
 }

@@ -19,6 +19,12 @@ gpg runs with --homedir given on the command line.
       part is TEXTFILE; the outer header is IN's unless given
   forward IN OUT TEXTFILE [Header: value ...]
       TEXTFILE then IN as message/rfc822
+  encrypt-mime HOME TO INNER OUT [--sign FPR] [Header: value ...]
+      multipart/encrypted to key TO of the MIME entity in INNER (CRLF),
+      unsigned, or signed and encrypted in one with --sign
+  to-inline IN OUT [Header: value ...]
+      the ciphertext of IN's multipart/encrypted, as it is, as the whole
+      text/plain body of a new mail with IN's outer header
   reheader IN OUT [Header: value ...]   replace or add top header fields
   tamper IN OUT          flip a byte inside the first PGP MESSAGE's packets
   rearmor IN OUT KIND    add an armor header to the first KIND armor
@@ -239,6 +245,27 @@ def cmd_with_keys(a):
     wr(out, multipart_signed(default_outer(hdrs), ent, [sig]))
 
 
+def cmd_encrypt_mime(a):
+    home, to, inner, out = a[:4]
+    rest = a[4:]
+    sign = []
+    if rest[:1] == ["--sign"]:
+        sign, rest = ["--local-user", rest[1], "--sign"], rest[2:]
+    armored = gpg(home, ["--trust-model", "always", "--armor"] + sign +
+                  ["--encrypt", "--recipient", to], crlf(rd(inner).rstrip(b"\n") + b"\n"))
+    wr(out, multipart_encrypted(default_outer(rest), armored))
+
+
+def cmd_to_inline(a):
+    src, out = a[:2]
+    hdr, body = split_msg(rd(src))
+    m = re.search(rb"-----BEGIN PGP MESSAGE-----.*?-----END PGP MESSAGE-----\r?\n?", body, re.S)
+    if m is None:
+        sys.exit("no PGP MESSAGE in %s" % src)
+    outer = set_fields(outer_fields(hdr), a[2:])
+    wr(out, outer + b"MIME-Version: 1.0\nContent-Type: text/plain; charset=us-ascii\n\n" + m.group(0))
+
+
 def cmd_wrap_mixed(a):
     src, out, textfile = a[:3]
     hdr, body = split_msg(rd(src))
@@ -369,6 +396,7 @@ def cmd_keys(a):
 CMDS = {
     "sign-mime": cmd_sign_mime, "with-keys": cmd_with_keys, "wrap-mixed": cmd_wrap_mixed,
     "forward": cmd_forward, "reheader": cmd_reheader, "tamper": cmd_tamper,
+    "encrypt-mime": cmd_encrypt_mime, "to-inline": cmd_to_inline,
     "rearmor": cmd_rearmor, "double-clearsign": cmd_double_clearsign,
     "split-signed": cmd_split_signed, "sig-sha256": cmd_sig_sha256, "decrypt": cmd_decrypt,
     "text": cmd_text, "keys": cmd_keys,

@@ -1,0 +1,233 @@
+/* disclosure.c - what an audience may see of an entry (disclosure.h) */
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "disclosure.h"
+
+const char *
+audience_str(audience a)
+{
+	switch (a) {
+	case AUDIENCE_PUBLIC: return "public";
+	case AUDIENCE_MODERATOR: return "moderator";
+	case AUDIENCE_VENDOR: return "vendor";
+	case AUDIENCE_CREATOR: return "creator";
+	case AUDIENCE_OPERATOR: return "operator";
+	}
+	return "public";
+}
+
+/* Who may read sealed content, when the robot has unsealed it for them. */
+static gboolean
+may_see_sealed(audience a)
+{
+	return a == AUDIENCE_CREATOR || a == AUDIENCE_VENDOR || a == AUDIENCE_OPERATOR;
+}
+
+/* Who may know an anonymous researcher. */
+static gboolean
+may_see_researcher(audience a)
+{
+	return a == AUDIENCE_CREATOR || a == AUDIENCE_OPERATOR;
+}
+
+static void
+view_record_fill(view_record *vr, const entry_view *v, const entry_record *r, gboolean anonymous)
+{
+	gboolean hide_id = anonymous && r->role == ENTRY_ROLE_CREATOR && !may_see_researcher(v->aud);
+
+	vr->r = r;
+	vr->sealed = entry_record_sealed_at(r, v->as_of) && !(may_see_sealed(v->aud) && r->unsealed);
+	vr->content = !vr->sealed && !v->stub && !v->withheld;
+	vr->author_withheld = hide_id;
+	vr->author = hide_id ? NULL : r->author;
+	vr->author_name = hide_id ? NULL : r->author_name;
+	if (r->signed_by_key) {
+		/* The key identifies its holder as well as an address does. */
+		vr->signer_withheld = hide_id || r->signer == NULL ||
+				      (r->signer_withheld && !may_see_researcher(v->aud));
+		vr->signer = vr->signer_withheld ? NULL : r->signer;
+	}
+}
+
+entry_view *
+entry_view_new(const entry *e, audience a, gint64 as_of, GDateTime *now)
+{
+	entry_view *v = g_new0(entry_view, 1);
+	gboolean sealed_known;
+
+	v->e = e;
+	v->aud = a;
+	v->as_of = as_of;
+	v->records = g_ptr_array_new_with_free_func(g_free);
+	v->commitments = g_ptr_array_new();
+	v->facts = entry_facts_derive(e, as_of, may_see_sealed(a), now);
+	/* Embargoed content is only ever shown unsealed; an audience that
+	 * may read it but got an entry still sealed sees the stub too. */
+	sealed_known = may_see_sealed(a) && v->facts->content_known;
+	v->stub = v->facts->state == ENTRY_EMBARGOED && !sealed_known;
+	v->withheld = (v->facts->marks & ENTRY_MARK_SPAM) && a == AUDIENCE_PUBLIC;
+	for (guint i = 0; i < e->records->len; i++) {
+		const entry_record *r = g_ptr_array_index(e->records, i);
+		view_record *vr;
+
+		if (r->rowid > as_of)
+			break;
+		if (entry_record_sealed_at(r, as_of))
+			g_ptr_array_add(v->commitments, (gpointer) r);
+		vr = g_new0(view_record, 1);
+		view_record_fill(vr, v, r, v->facts->anonymous);
+		g_ptr_array_add(v->records, vr);
+	}
+	return v;
+}
+
+void
+entry_view_free(entry_view *v)
+{
+	if (v == NULL)
+		return;
+	entry_facts_free(v->facts);
+	g_ptr_array_unref(v->records);
+	g_ptr_array_unref(v->commitments);
+	g_free(v);
+}
+
+const char *
+entry_view_title(const entry_view *v)
+{
+	const view_record *first;
+
+	if (v->stub || v->withheld)
+		return "";
+	if (v->facts->title != NULL && *v->facts->title->value != '\0')
+		return v->facts->title->value;
+	first = v->records->len > 0 ? g_ptr_array_index(v->records, 0) : NULL;
+	if (first != NULL && first->content && first->r->subject != NULL)
+		return first->r->subject;
+	return "";
+}
+
+const char *
+entry_view_embargo_text(const entry_view *v)
+{
+	const char *e = v->facts->embargo;
+
+	if (e == NULL || g_ascii_strcasecmp(e, "yes") == 0)
+		return "the researcher releases it";
+	return e;
+}
+
+char *
+entry_view_record_how(const view_record *vr)
+{
+	const entry_record *r = vr->r;
+	GString *s = g_string_new(entry_role_str(r->role));
+
+	if (r->role == ENTRY_ROLE_THIRD_PARTY)
+		g_string_assign(s, "third party");
+	if (r->signed_by_key && r->how == ENTRY_HOW_KEY) {
+		if (vr->signer != NULL)
+			g_string_append_printf(s, ", signed by %s", vr->signer);
+		else if (vr->author_withheld)
+			g_string_append(s, ", signed by the researcher's key (withheld)");
+		else
+			g_string_append(s, ", signed by a key (withheld)");
+	} else {
+		g_string_append_printf(s, ", %s", entry_how_phrase(r->how));
+		if (r->signed_by_key)
+			g_string_append(s, vr->signer != NULL ? " (signed, but the key grants no role here)"
+								: " (signed by a key that is withheld)");
+	}
+	return g_string_free(s, FALSE);
+}
+
+/* ---- the researcher's identity ------------------------------------------- */
+
+researcher_identity *
+researcher_identity_new(void)
+{
+	researcher_identity *id = g_new0(researcher_identity, 1);
+
+	id->needles = g_ptr_array_new_with_free_func(g_free);
+	return id;
+}
+
+void
+researcher_identity_free(researcher_identity *id)
+{
+	if (id == NULL)
+		return;
+	g_ptr_array_unref(id->needles);
+	g_free(id);
+}
+
+static gint
+longest_first(gconstpointer a, gconstpointer b)
+{
+	gsize x = strlen(*(char *const *) a), y = strlen(*(char *const *) b);
+
+	return x > y ? -1 : x < y;
+}
+
+static void
+add_needle(researcher_identity *id, const char *s)
+{
+	g_autofree char *t = g_strstrip(g_strdup(s != NULL ? s : ""));
+
+	/* very short strings would be cut out of every word */
+	if (g_utf8_strlen(t, -1) < 4)
+		return;
+	for (guint i = 0; i < id->needles->len; i++)
+		if (g_ascii_strcasecmp(g_ptr_array_index(id->needles, i), t) == 0)
+			return;
+	g_ptr_array_add(id->needles, g_steal_pointer(&t));
+	g_ptr_array_sort(id->needles, longest_first);
+}
+
+void
+researcher_identity_add_address(researcher_identity *id, const char *address)
+{
+	const char *at;
+
+	if (address == NULL || (at = strrchr(address, '@')) == NULL)
+		return;
+	add_needle(id, address);
+	/* "alice.smith" names her without the domain; "info" or "sec" do not */
+	if (at - address >= 6) {
+		g_autofree char *local = g_strndup(address, (gsize) (at - address));
+
+		add_needle(id, local);
+	}
+}
+
+void
+researcher_identity_add_name(researcher_identity *id, const char *name)
+{
+	add_needle(id, name);
+}
+
+char *
+researcher_identity_redact(const researcher_identity *id, const char *text)
+{
+	char *r = g_strdup(text != NULL ? text : "");
+
+	for (guint i = 0; id != NULL && i < id->needles->len; i++) {
+		const char *needle = g_ptr_array_index(id->needles, i);
+		gsize nl = strlen(needle);
+		GString *out = g_string_sized_new(strlen(r));
+		const char *p = r;
+
+		while (*p != '\0') {
+			if (g_ascii_strncasecmp(p, needle, nl) == 0) {
+				g_string_append(out, "[the researcher]");
+				p += nl;
+			} else
+				g_string_append_c(out, *p++);
+		}
+		g_free(r);
+		r = g_string_free(out, FALSE);
+	}
+	return r;
+}

@@ -1,0 +1,156 @@
+/* loop.c - robot answers recognised without their headers (see loop.h) */
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "loop.h"
+
+static gboolean
+robot_msgid(const vulnid_config *cfg, const char *id)
+{
+	const char *at = id != NULL ? strrchr(id, '@') : NULL;
+
+	return at != NULL && g_str_has_prefix(id, "vulnid.") && g_ascii_strcasecmp(at + 1, cfg->domain) == 0;
+}
+
+static gboolean
+local_char(char c)
+{
+	return g_ascii_isalnum(c) || c == '.' || c == '_' || c == '-' || c == '+';
+}
+
+/* One of the robot's Message-IDs or VERP addresses in text: each
+ * "@DOMAIN" is looked at once, with the local part before it. */
+static gboolean
+quotes_robot_address(const vulnid_config *cfg, const char *text)
+{
+	g_autofree char *needle = g_strconcat("@", cfg->domain, NULL);
+	gsize nb = strlen(cfg->bounce_local);
+
+	for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle)) {
+		const char *l = p;
+
+		while (l > text && local_char(l[-1]) && p - l < 200)
+			l--;
+		if (p - l > 7 && strncmp(l, "vulnid.", 7) == 0)
+			return TRUE;
+		if ((gsize) (p - l) > nb + 1 && g_ascii_strncasecmp(l, cfg->bounce_local, nb) == 0 && l[nb] == '+')
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* A token the robot issued, anywhere in text (quoted or not). */
+static vulnid_status
+quotes_token(store *st, const char *text, gboolean *found, GError **err)
+{
+	guint lookups = 0;
+	vulnid_status s = VULNID_OK;
+
+	*found = FALSE;
+	for (const char *p = text; *p && !*found && lookups < LOOP_MAX_LOOKUPS; ) {
+		gsize n = 0;
+
+		if (!g_ascii_isxdigit(*p) || (p > text && g_ascii_isalnum(p[-1]))) {
+			p++;
+			continue;
+		}
+		while (g_ascii_isxdigit(p[n]))
+			n++;
+		if (n == 32 && !g_ascii_isalnum(p[n])) {
+			g_autofree char *lower = g_ascii_strdown(p, 32);
+			g_autofree char *sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, lower, -1);
+			sqlite3_stmt *q = store_prepare(st, "SELECT 1 FROM tokens WHERE sha256 = ?", &s, err);
+			int rc;
+
+			if (q == NULL)
+				return s;
+			lookups++;
+			store_bind_text(q, 1, sha);
+			rc = sqlite3_step(q);
+			sqlite3_finalize(q);
+			if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+				return store_fail(st, rc, "tokens", err);
+			*found = rc == SQLITE_ROW;
+		}
+		p += n;
+	}
+	return s;
+}
+
+/* The same sender sent the same body before, in the period. */
+static vulnid_status
+repeats(mail_ctx *c, gint64 hours, gboolean *found, GError **err)
+{
+	const char *who = c->m->from_addr != NULL ? c->m->from_addr : c->envelope_sender;
+	g_autoptr(GDateTime) t = g_date_time_add_hours(c->now_dt, (gint) -hours);
+	g_autofree char *since = g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ");
+	g_autofree char *like = NULL;
+	vulnid_status s;
+	sqlite3_stmt *q;
+	int rc;
+
+	*found = FALSE;
+	if (who == NULL || c->m->spool == NULL)
+		return VULNID_OK;
+	like = g_strdup_printf("%%:%s", c->m->spool->body_sha256);
+	q = store_prepare(c->st, "SELECT 1 FROM messages WHERE from_addr = ? COLLATE NOCASE AND received >= ?"
+			  " AND dedup_key LIKE ? AND id <> ? LIMIT 1", &s, err);
+	if (q == NULL)
+		return s;
+	store_bind_text(q, 1, who);
+	store_bind_text(q, 2, since);
+	store_bind_text(q, 3, like);
+	sqlite3_bind_int64(q, 4, c->msg_row);
+	rc = sqlite3_step(q);
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c->st, rc, "messages", err);
+	*found = rc == SQLITE_ROW;
+	return VULNID_OK;
+}
+
+vulnid_status
+loop_suspect(mail_ctx *c, gint64 hours, const char **why, GError **err)
+{
+	const vulnid_config *cfg = c->cfg;
+	const char *text = c->m->text != NULL ? c->m->text : "";
+	g_autofree char *tag = g_strdup_printf("[%s-", cfg->prefix);
+	g_autofree char *footer = g_strdup_printf("vulnid at %s", cfg->domain);
+	gboolean found = FALSE;
+	vulnid_status s;
+
+	*why = NULL;
+	if (robot_msgid(cfg, c->m->in_reply_to)) {
+		*why = "it answers a mail of the robot (In-Reply-To)";
+		return VULNID_OK;
+	}
+	for (guint i = 0; i < c->m->references->len; i++)
+		if (robot_msgid(cfg, g_ptr_array_index(c->m->references, i))) {
+			*why = "it answers a mail of the robot (References)";
+			return VULNID_OK;
+		}
+	if (c->m->subject != NULL && strstr(c->m->subject, tag) != NULL) {
+		*why = "its Subject carries an [ID] tag of the robot";
+		return VULNID_OK;
+	}
+	if (strstr(text, footer) != NULL) {
+		*why = "it quotes the robot's signature line";
+		return VULNID_OK;
+	}
+	if (quotes_robot_address(cfg, text)) {
+		*why = "it quotes a Message-ID or envelope address of the robot";
+		return VULNID_OK;
+	}
+	s = quotes_token(c->st, text, &found, err);
+	if (s != VULNID_OK)
+		return s;
+	if (found) {
+		*why = "it quotes a token the robot issued";
+		return VULNID_OK;
+	}
+	s = repeats(c, hours, &found, err);
+	if (s == VULNID_OK && found)
+		*why = "the same sender sent the same text before";
+	return s;
+}

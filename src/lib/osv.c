@@ -1,0 +1,448 @@
+/* osv.c - OSV records of the public entries (osv.h), rendered from their
+ * public views; validated in the tests against the official schema */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ids.h"
+#include "osv.h"
+#include "text.h"
+
+/* ---- mapping to OSV's vocabulary ------------------------------------------ */
+
+/* OSV's ecosystems (its schema's ecosystemName list). */
+static const char *const osv_ecosystems[] = {
+	"AlmaLinux", "Alpaquita", "Alpine", "Android", "Azure Linux", "Bioconductor", "Bitnami",
+	"Chainguard", "ConanCenter", "CRAN", "crates.io", "Debian", "FreeBSD", "GHC",
+	"GitHub Actions", "Go", "Hackage", "Hex", "Julia", "Kubernetes", "Linux", "Mageia",
+	"Maven", "MinimOS", "npm", "NuGet", "opam", "openEuler", "openSUSE", "OSS-Fuzz",
+	"Packagist", "Photon OS", "Pub", "PyPI", "Red Hat", "Rocky Linux", "Root", "RubyGems",
+	"SUSE", "SwiftURL", "Ubuntu", "VSCode", "Wolfi",
+};
+
+const char *
+osv_ecosystem(const char *name)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(osv_ecosystems); i++)
+		if (g_ascii_strcasecmp(osv_ecosystems[i], name) == 0)
+			return osv_ecosystems[i];
+	return NULL;
+}
+
+/* Package URL types whose packages have an OSV ecosystem, and how the
+ * name is written there ('/' joins namespace and name unless noted). */
+static const struct {
+	const char *type, *ecosystem;
+	char sep;		/* between namespace and name; 0: name only */
+} purl_types[] = {
+	{ "pypi", "PyPI", 0 }, { "npm", "npm", '/' }, { "cargo", "crates.io", 0 },
+	{ "golang", "Go", '/' }, { "maven", "Maven", ':' }, { "nuget", "NuGet", 0 },
+	{ "composer", "Packagist", '/' }, { "gem", "RubyGems", 0 }, { "hex", "Hex", 0 },
+	{ "pub", "Pub", 0 }, { "hackage", "Hackage", 0 }, { "cran", "CRAN", 0 },
+};
+
+/* pkg:type/namespace/name@version?qualifiers#subpath -> ecosystem, name */
+gboolean
+osv_purl_map(const char *purl, char **ecosystem, char **name)
+{
+	g_autofree char *path = NULL;
+	g_autofree char *type = NULL;
+	const char *slash, *end;
+
+	if (!g_str_has_prefix(purl, "pkg:") || strlen(purl) > 512)
+		return FALSE;
+	slash = strchr(purl + 4, '/');
+	if (slash == NULL)
+		return FALSE;
+	type = g_ascii_strdown(purl + 4, slash - (purl + 4));
+	end = slash + 1 + strcspn(slash + 1, "@?#");
+	path = g_uri_unescape_segment(slash + 1, end, NULL);
+	if (path == NULL || *path == '\0' || !g_utf8_validate(path, -1, NULL))
+		return FALSE;
+	for (gsize i = 0; i < G_N_ELEMENTS(purl_types); i++) {
+		const char *last;
+
+		if (strcmp(type, purl_types[i].type) != 0)
+			continue;
+		last = strrchr(path, '/');
+		*ecosystem = g_strdup(purl_types[i].ecosystem);
+		if (purl_types[i].sep == 0 || last == NULL)
+			*name = g_strdup(last != NULL ? last + 1 : path);
+		else if (purl_types[i].sep == '/')
+			*name = g_strdup(path);
+		else
+			*name = g_strdup_printf("%.*s%c%s", (int) (last - path), path,
+						purl_types[i].sep, last + 1);
+		return **name != '\0';
+	}
+	return FALSE;
+}
+
+
+/* ---- OSV ----------------------------------------------------------------------- */
+
+char *
+osv_id(const osv_opts *o, const char *id)
+{
+	return g_strconcat(o->id_prefix != NULL ? o->id_prefix : "x_", id, NULL);
+}
+
+gboolean
+osv_wanted(const entry_view *v)
+{
+	return export_open(v) && v->facts->state == ENTRY_PUBLIC;
+}
+
+static gboolean
+url_ok(const char *u)
+{
+	if (!(g_str_has_prefix(u, "https://") || g_str_has_prefix(u, "http://")) || strlen(u) > 2000)
+		return FALSE;
+	for (const unsigned char *p = (const unsigned char *) u; *p; p++)
+		if (*p <= 0x20 || *p == 0x7f || *p == '"' || *p == '<' || *p == '>' || *p == '\\')
+			return FALSE;
+	return TRUE;
+}
+
+/* A plain version, as OSV's versions[] wants, not a range ("< 2.5"). */
+static gboolean
+plain_version(const char *v)
+{
+	if (*v == '\0' || strlen(v) > 100 || strchr("<>=~^!*", *v) != NULL)
+		return FALSE;
+	for (const char *p = v; *p; p++)
+		if (g_ascii_isspace(*p) || *p == ',')
+			return FALSE;
+	return TRUE;
+}
+
+/* Our own identifiers in related/upstream get the OSV prefix, so that they
+ * resolve in the same database; anything else stays as written. */
+static char *
+related_id(const osv_opts *o, const char *v)
+{
+	g_autofree char *prefix = NULL;
+
+	if (ids_parse(v, &prefix, NULL, NULL) && g_str_has_prefix(o->id_prefix != NULL ? o->id_prefix : "x_", "x_"))
+		return osv_id(o, v);
+	return g_strdup(v);
+}
+
+static void
+add_str_array(JsonBuilder *b, const char *name, GPtrArray *a)
+{
+	json_builder_set_member_name(b, name);
+	json_builder_begin_array(b);
+	for (guint i = 0; i < a->len; i++)
+		json_builder_add_string_value(b, g_ptr_array_index(a, i));
+	json_builder_end_array(b);
+}
+
+static void
+add_opt_str(JsonBuilder *b, const char *name, const char *v)
+{
+	if (v == NULL)
+		return;
+	json_builder_set_member_name(b, name);
+	json_builder_add_string_value(b, v);
+}
+
+static void
+add_claims(JsonBuilder *b, const char *name, GPtrArray *claims)
+{
+	json_builder_set_member_name(b, name);
+	json_builder_begin_array(b);
+	for (guint i = 0; i < claims->len; i++)
+		json_builder_add_string_value(b, ((entry_claim *) g_ptr_array_index(claims, i))->value);
+	json_builder_end_array(b);
+}
+
+static const char *
+cv(const entry_claim *c)
+{
+	return c != NULL ? c->value : NULL;
+}
+
+/* The description: what the creator wrote, then what verified roles
+ * added (unverified text stays on the entry's page, not in OSV). */
+static char *
+osv_details(const entry_view *v)
+{
+	GString *d = g_string_new(NULL);
+
+	for (guint i = 0; i < v->records->len; i++) {
+		const view_record *vr = g_ptr_array_index(v->records, i);
+		const entry_record *r = vr->r;
+
+		if (!vr->content || r->body == NULL || *r->body == '\0' ||
+		    (r->kind != ENTRY_KIND_REQUEST && r->kind != ENTRY_KIND_ADDITION) ||
+		    (r->kind == ENTRY_KIND_ADDITION && !entry_how_verified(r->how)))
+			continue;
+		if (d->len > 0)
+			g_string_append_printf(d, "\n\nAdded %s (%s):\n\n", r->created, entry_role_str(r->role));
+		g_string_append(d, r->body);
+	}
+	return g_string_free(d, FALSE);
+}
+
+typedef struct {
+	char *ecosystem, *package, *purl;
+} osv_package;
+
+/* Ecosystem and package: a package URL in Package or Product names both;
+ * else an Ecosystem field OSV knows and the Package (or Product). */
+static void
+osv_package_of(const entry_facts *f, osv_package *p)
+{
+	const char *pkg = cv(f->package), *product = cv(f->product);
+	const char *purl = pkg != NULL && g_str_has_prefix(pkg, "pkg:") ? pkg
+			 : product != NULL && g_str_has_prefix(product, "pkg:") ? product : NULL;
+
+	memset(p, 0, sizeof *p);
+	if (purl != NULL) {
+		if (osv_purl_map(purl, &p->ecosystem, &p->package))
+			p->purl = g_strdup(purl);
+		return;
+	}
+	if (f->ecosystem == NULL || osv_ecosystem(f->ecosystem->value) == NULL)
+		return;
+	p->ecosystem = g_strdup(osv_ecosystem(f->ecosystem->value));
+	p->package = g_strdup(pkg != NULL ? pkg : product);
+	if (p->package == NULL)
+		g_clear_pointer(&p->ecosystem, g_free);
+}
+
+static void
+osv_affected(JsonBuilder *b, const entry_facts *f, const osv_package *p)
+{
+	g_autoptr(GPtrArray) plain = g_ptr_array_new_with_free_func(g_free);
+
+	for (guint k = 0; k < f->versions->len; k++) {
+		const char *ver = ((entry_claim *) g_ptr_array_index(f->versions, k))->value;
+
+		if (plain_version(ver))
+			g_ptr_array_add(plain, g_strdup(ver));
+	}
+	json_builder_set_member_name(b, "affected");
+	json_builder_begin_array(b);
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "package");
+	json_builder_begin_object(b);
+	add_opt_str(b, "ecosystem", p->ecosystem);
+	add_opt_str(b, "name", p->package);
+	add_opt_str(b, "purl", p->purl);
+	json_builder_end_object(b);
+	if (f->fixed_in != NULL && plain_version(f->fixed_in->value)) {
+		json_builder_set_member_name(b, "ranges");
+		json_builder_begin_array(b);
+		json_builder_begin_object(b);
+		add_opt_str(b, "type", "ECOSYSTEM");
+		json_builder_set_member_name(b, "events");
+		json_builder_begin_array(b);
+		json_builder_begin_object(b);
+		add_opt_str(b, "introduced", "0");
+		json_builder_end_object(b);
+		json_builder_begin_object(b);
+		add_opt_str(b, "fixed", f->fixed_in->value);
+		json_builder_end_object(b);
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+		json_builder_end_array(b);
+	}
+	if (plain->len > 0)
+		add_str_array(b, "versions", plain);
+	json_builder_end_object(b);
+	json_builder_end_array(b);
+}
+
+static void
+osv_references(JsonBuilder *b, const entry_view *v, const osv_opts *o, GPtrArray *other_refs)
+{
+	const entry_facts *f = v->facts;
+
+	json_builder_set_member_name(b, "references");
+	json_builder_begin_array(b);
+	for (guint k = 0; k < f->references->len; k++) {
+		const char *u = ((entry_claim *) g_ptr_array_index(f->references, k))->value;
+
+		if (!url_ok(u)) {
+			g_ptr_array_add(other_refs, g_strdup(u));
+			continue;
+		}
+		json_builder_begin_object(b);
+		add_opt_str(b, "type", "WEB");
+		add_opt_str(b, "url", u);
+		json_builder_end_object(b);
+	}
+	if (o->base_url != NULL && url_ok(o->base_url)) {
+		g_autofree char *u = g_strdup_printf("%s%sentries/%s.html", o->base_url,
+						     g_str_has_suffix(o->base_url, "/") ? "" : "/", v->e->id);
+
+		json_builder_begin_object(b);
+		add_opt_str(b, "type", "REPORT");
+		add_opt_str(b, "url", u);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+}
+
+static void
+osv_database_specific(JsonBuilder *b, const entry_view *v, const osv_package *p, GPtrArray *other_refs)
+{
+	const entry_facts *f = v->facts;
+
+	json_builder_set_member_name(b, "database_specific");
+	json_builder_begin_object(b);
+	add_opt_str(b, "vulnid_id", v->e->id);
+	add_opt_str(b, "digest", v->e->digest);
+	json_builder_set_member_name(b, "records");
+	json_builder_add_int_value(b, v->e->records->len);
+	add_opt_str(b, "created", v->e->created);
+	add_opt_str(b, "vendor", cv(f->vendor));
+	add_opt_str(b, "product", cv(f->product));
+	add_claims(b, "versions", f->versions);
+	add_opt_str(b, "type", cv(f->type));
+	add_opt_str(b, "severity", cv(f->severity));
+	if (f->vendor_status != NULL) {
+		json_builder_set_member_name(b, "vendor_position");
+		json_builder_begin_object(b);
+		add_opt_str(b, "status", f->vendor_status->value);
+		add_opt_str(b, "time", f->vendor_status->record->created);
+		add_opt_str(b, "statement", f->vendor_status->record->body);
+		json_builder_end_object(b);
+	}
+	if (f->proposals->len > 0) {
+		/* what unverified senders said: kept, never in the fields above */
+		json_builder_set_member_name(b, "unverified");
+		json_builder_begin_array(b);
+		for (guint k = 0; k < f->proposals->len; k++) {
+			const entry_claim *c = g_ptr_array_index(f->proposals, k);
+
+			json_builder_begin_object(b);
+			add_opt_str(b, "field", c->key);
+			add_opt_str(b, "value", c->value);
+			add_opt_str(b, "role", entry_role_str(c->record->role));
+			add_opt_str(b, "how", entry_how_str(c->record->how));
+			json_builder_end_object(b);
+		}
+		json_builder_end_array(b);
+	}
+	add_opt_str(b, "duplicate_of", cv(f->duplicate_of));
+	if (f->withdrawn != NULL && g_ascii_strcasecmp(f->withdrawn->value, "yes") != 0)
+		add_opt_str(b, "withdrawn_reason", f->withdrawn->value);
+	if (p->ecosystem == NULL && cv(f->package) != NULL && !g_str_has_prefix(cv(f->package), "pkg:"))
+		add_opt_str(b, "package", cv(f->package));
+	if (other_refs->len > 0)
+		add_str_array(b, "other_references", other_refs);
+	json_builder_end_object(b);
+}
+
+JsonNode *
+osv_record(const export_set *set, guint i, const osv_opts *o)
+{
+	const entry_view *v = g_ptr_array_index(set->views, i);
+	const entry_facts *f = v->facts;
+	const view_record *first = v->records->len > 0 ? g_ptr_array_index(v->records, 0) : NULL;
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autofree char *id = osv_id(o, v->e->id);
+	g_autofree char *details = osv_details(v);
+	g_autofree char *summary = text_clean_line(entry_view_title(v), 0);
+	g_autoptr(GPtrArray) related = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) other_refs = g_ptr_array_new_with_free_func(g_free);
+	GPtrArray *dups = g_hash_table_lookup(set->duplicates, v->e->id);
+	osv_package p;
+
+	osv_package_of(f, &p);
+	if (f->duplicate_of != NULL)
+		g_ptr_array_add(related, related_id(o, f->duplicate_of->value));
+	for (guint k = 0; dups != NULL && k < dups->len; k++)
+		g_ptr_array_add(related, related_id(o, g_ptr_array_index(dups, k)));
+	for (guint k = 0; k < f->related->len; k++)
+		g_ptr_array_add(related, related_id(o, ((entry_claim *) g_ptr_array_index(f->related, k))->value));
+
+	json_builder_begin_object(b);
+	add_opt_str(b, "schema_version", "1.6.0");
+	add_opt_str(b, "id", id);
+	add_opt_str(b, "modified", f->modified);
+	add_opt_str(b, "published", f->published);
+	add_opt_str(b, "withdrawn", f->withdrawn != NULL ? f->withdrawn->record->created : NULL);
+	add_claims(b, "aliases", f->aliases);
+	add_str_array(b, "related", related);
+	add_opt_str(b, "summary", summary);
+	add_opt_str(b, "details", details);
+	if (f->cvss->len > 0) {
+		json_builder_set_member_name(b, "severity");
+		json_builder_begin_array(b);
+		for (guint k = 0; k < f->cvss->len; k++) {
+			const entry_cvss *r = g_ptr_array_index(f->cvss, k);
+
+			json_builder_begin_object(b);
+			add_opt_str(b, "type", r->type);
+			add_opt_str(b, "score", r->score);
+			json_builder_end_object(b);
+		}
+		json_builder_end_array(b);
+	}
+	/* affected[] only where an ecosystem maps; the rest stays in
+	 * database_specific, where nothing is lost */
+	if (p.ecosystem != NULL && p.package != NULL)
+		osv_affected(b, f, &p);
+	osv_references(b, v, o, other_refs);
+	if (first != NULL && first->r->role == ENTRY_ROLE_CREATOR && first->author != NULL) {
+		json_builder_set_member_name(b, "credits");
+		json_builder_begin_array(b);
+		json_builder_begin_object(b);
+		add_opt_str(b, "name", first->author_name != NULL && *first->author_name != '\0'
+				       ? first->author_name : first->author);
+		add_opt_str(b, "type", "REPORTER");
+		json_builder_end_object(b);
+		json_builder_end_array(b);
+	}
+	osv_database_specific(b, v, &p, other_refs);
+	json_builder_end_object(b);
+	g_free(p.ecosystem);
+	g_free(p.package);
+	g_free(p.purl);
+	return json_builder_get_root(b);
+}
+
+vulnid_status
+osv_export(store *st, const char *dir, const osv_opts *o, guint *count, GError **err)
+{
+	g_autoptr(export_set) set = NULL;
+	g_autoptr(GHashTable) written = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	vulnid_status s;
+
+	*count = 0;
+	if (g_mkdir_with_parents(dir, 0755) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
+				   dir, g_strerror(errno));
+	s = export_set_load(st, &set, err);
+	if (s != VULNID_OK)
+		return s;
+	for (guint i = 0; i < set->views->len; i++) {
+		const entry_view *v = g_ptr_array_index(set->views, i);
+		g_autoptr(JsonNode) n = NULL;
+		g_autofree char *text = NULL;
+		g_autofree char *oid = NULL;
+		g_autofree char *name = NULL;
+		g_autofree char *path = NULL;
+
+		if (!osv_wanted(v))
+			continue;
+		n = osv_record(set, i, o);
+		text = export_json_text(n);
+		oid = osv_id(o, v->e->id);
+		name = g_strconcat(oid, ".json", NULL);
+		path = g_build_filename(dir, name, NULL);
+		s = export_write_file(path, text, strlen(text), 0644, err);
+		if (s != VULNID_OK)
+			return s;
+		g_hash_table_add(written, g_steal_pointer(&name));
+		(*count)++;
+	}
+	export_remove_stale(dir, o->id_prefix != NULL ? o->id_prefix : "x_", ".json", written);
+	return VULNID_OK;
+}

@@ -1,0 +1,190 @@
+/* ratelimit.c - the intake rate limits (see ratelimit.h) */
+#include "autoconfig.h"
+
+#include <string.h>
+#include <gio/gio.h>
+
+#include "ratelimit.h"
+
+char *
+ratelimit_client_address(const char *s)
+{
+	g_autofree char *a = NULL;
+	g_autoptr(GInetAddress) ia = NULL;
+	gsize n;
+
+	if (s == NULL)
+		return NULL;
+	a = g_strstrip(g_strdup(s));
+	n = strlen(a);
+	if (n >= 2 && a[0] == '[' && a[n - 1] == ']') {
+		a[n - 1] = '\0';
+		memmove(a, a + 1, n - 1);
+	}
+	if (g_ascii_strncasecmp(a, "IPv6:", 5) == 0)
+		memmove(a, a + 5, strlen(a + 5) + 1);
+	if (*a == '\0' || strlen(a) > 64 || strchr(a, '%') != NULL)
+		return NULL;
+	ia = g_inet_address_new_from_string(a);
+	return ia != NULL ? g_inet_address_to_string(ia) : NULL;
+}
+
+char *
+ratelimit_client_net(const char *address)
+{
+	g_autoptr(GInetAddress) ia = address != NULL ? g_inet_address_new_from_string(address) : NULL;
+	const guint8 *b;
+
+	if (ia == NULL)
+		return NULL;
+	b = g_inet_address_to_bytes(ia);
+	if (g_inet_address_get_family(ia) == G_SOCKET_FAMILY_IPV4)
+		return g_strdup_printf("%u.%u.%u.0/24", b[0], b[1], b[2]);
+	{
+		static const guint8 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+		if (memcmp(b, mapped, sizeof mapped) == 0)
+			return g_strdup_printf("%u.%u.%u.0/24", b[12], b[13], b[14]);
+	}
+	return g_strdup_printf("%x:%x:%x:%x::/64", (b[0] << 8) | b[1], (b[2] << 8) | b[3],
+			       (b[4] << 8) | b[5], (b[6] << 8) | b[7]);
+}
+
+char *
+ratelimit_since(GDateTime *now, gint64 seconds)
+{
+	g_autoptr(GDateTime) t = g_date_time_add_seconds(now, (gdouble) -seconds);
+
+	return g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+vulnid_status
+ratelimit_count(store *st, const char *sql, const char *a, const char *since, gint64 *n, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, sql, &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	store_bind_text(stmt, 1, a);
+	store_bind_text(stmt, 2, since);
+	rc = sqlite3_step(stmt);
+	*n = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW)
+		return store_fail(st, rc, "messages", err);
+	return VULNID_OK;
+}
+
+/* A fingerprint without spaces, upper case. */
+static char *
+fpr_norm(const char *f)
+{
+	GString *s = g_string_new(NULL);
+
+	for (; f != NULL && *f; f++)
+		if (!g_ascii_isspace(*f))
+			g_string_append_c(s, g_ascii_toupper(*f));
+	return g_string_free(s, FALSE);
+}
+
+/* Moderators' and vendors' keys are the robot's own correspondents. */
+static vulnid_status
+key_exempt(mail_ctx *c, gboolean *exempt, GError **err)
+{
+	g_autofree char *mods = config_key_string(c->cfg, "lifecycle", "moderators");
+	g_auto(GStrv) parts = g_strsplit_set(mods, ",;", -1);
+	g_autofree char *f = fpr_norm(c->signer);
+	gint64 n = 0;
+	vulnid_status s;
+
+	for (char **p = parts; *p != NULL; p++) {
+		g_autofree char *m = fpr_norm(*p);
+
+		if (*m != '\0' && strcmp(m, f) == 0) {
+			*exempt = TRUE;
+			return VULNID_OK;
+		}
+	}
+	s = ratelimit_count(c->st, "SELECT count(*) FROM vendors WHERE replace(upper(key_fpr), ' ', '') = ?1",
+			    f, NULL, &n, err);
+	*exempt = n > 0;
+	return s;
+}
+
+typedef struct {
+	const char *what;	/* for the audit log */
+	const char *limit_group, *limit_key;	/* NULL: the requests/additions limit */
+	const char *sql;	/* ?1 the key, ?2 since; @IN@ the dispositions */
+} rate_key;
+
+vulnid_status
+ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, const char **which, GError **err)
+{
+	const char *in = requests ? "('request', 'rejected', 'help')" : "('entry', 'commands')";
+	const char *who = c->m->from_addr != NULL ? c->m->from_addr : c->envelope_sender;
+	const char *domain = c->envelope_sender != NULL ? strrchr(c->envelope_sender, '@') : NULL;
+	const rate_key keys[] = {
+		{ "key", NULL, NULL,
+		  "SELECT count(*) FROM signatures s JOIN messages m ON m.id = s.message"
+		  " WHERE s.fingerprint = ?1 COLLATE NOCASE AND m.received >= ?2 AND m.disposition IN @IN@" },
+		{ "authenticated From", NULL, NULL,
+		  "SELECT count(*) FROM messages WHERE from_addr = ?1 COLLATE NOCASE"
+		  " AND from_verified IS NOT NULL AND received >= ?2 AND disposition IN @IN@" },
+		{ "From or envelope sender", NULL, NULL,
+		  "SELECT count(*) FROM messages WHERE (from_addr = ?1 COLLATE NOCASE OR"
+		  " envelope_from = ?1 COLLATE NOCASE) AND received >= ?2 AND disposition IN @IN@" },
+		{ "client network", "lifecycle", "rate_network_per_hour",
+		  "SELECT count(*) FROM messages WHERE client_net = ?1 AND received >= ?2"
+		  " AND disposition IN ('request', 'rejected', 'help', 'entry', 'commands')" },
+		{ "envelope sender domain", "lifecycle", "rate_domain_per_hour",
+		  "SELECT count(*) FROM messages WHERE sender_domain = ?1 COLLATE NOCASE AND received >= ?2"
+		  " AND disposition IN ('request', 'rejected', 'help', 'entry', 'commands')" },
+		{ "everyone", "lifecycle", "rate_global_per_hour",
+		  "SELECT count(*) FROM messages WHERE ?1 IS NULL AND received >= ?2"
+		  " AND disposition IN ('request', 'rejected', 'help', 'entry', 'commands')" },
+	};
+	const char *values[G_N_ELEMENTS(keys)];
+	g_autofree char *since = ratelimit_since(c->now_dt, 3600);
+	gint64 per_sender = config_key_int(c->cfg, "lifecycle",
+					   requests ? "rate_requests_per_hour" : "rate_additions_per_hour");
+	vulnid_status s;
+
+	*over = FALSE;
+	*which = NULL;
+	if (c->signer != NULL) {
+		gboolean exempt = FALSE;
+
+		s = key_exempt(c, &exempt, err);
+		if (s != VULNID_OK || exempt)
+			return s;
+	}
+	values[0] = c->signer;
+	values[1] = c->from_verified != NULL ? c->m->from_addr : NULL;
+	values[2] = c->from_verified == NULL && who != NULL && *who != '\0' ? who : NULL;
+	values[3] = c->client_net;
+	values[4] = domain != NULL ? domain + 1 : NULL;
+	values[5] = "";
+	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
+		gint64 limit = keys[i].limit_key != NULL ? config_key_int(c->cfg, keys[i].limit_group,
+									  keys[i].limit_key) : per_sender;
+		g_auto(GStrv) parts = NULL;
+		g_autofree char *sql = NULL;
+		gint64 n = 0;
+
+		if (values[i] == NULL || limit == 0)
+			continue;
+		parts = g_strsplit(keys[i].sql, "@IN@", -1);
+		sql = g_strjoinv(in, parts);
+		s = ratelimit_count(c->st, sql, i == 5 ? NULL : values[i], since, &n, err);
+		if (s != VULNID_OK)
+			return s;
+		if (n >= limit) {
+			*over = TRUE;
+			*which = keys[i].what;
+			return VULNID_OK;
+		}
+	}
+	return VULNID_OK;
+}

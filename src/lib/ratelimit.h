@@ -1,0 +1,38 @@
+/* ratelimit.h - how much mail one sender may make the robot handle
+ *
+ * Keyed on what a sender cannot choose freely, besides the From address
+ * and the key: the SMTP client's network (a /24 or /64, from
+ * vulnid-filter -a or the LMTP server's XFORWARD), the domain of the
+ * envelope sender, a From that the operator's MTA authenticated (counted
+ * apart from unauthenticated mail naming the same address), and a
+ * ceiling for everyone together.  The limits are in [lifecycle]
+ * (vulnid.conf(5)); the counts come from the messages table. */
+#ifndef VULNID_RATELIMIT_H
+#define VULNID_RATELIMIT_H
+
+#include <glib.h>
+
+#include "mailctx.h"
+#include "status.h"
+
+/* An SMTP client address as an MTA passes it ("192.0.2.1", "IPv6:2001:db8::1",
+ * "[2001:db8::1]"), in its canonical text form, or NULL when it is no IP
+ * address (empty, "unknown", "[UNAVAILABLE]"). */
+char *ratelimit_client_address(const char *s);
+/* The network counted for an address: "192.0.2.0/24", "2001:db8:0:1::/64"
+ * (an IPv4-mapped IPv6 address counts as IPv4). */
+char *ratelimit_client_net(const char *address);
+
+/* Whether the mail is over one of the limits (requests: new requests;
+ * else mail to entries), and which (a phrase for the audit log).  Mail
+ * signed by a moderator's or a vendor's key is never limited. */
+vulnid_status ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, const char **which,
+			      GError **err);
+
+/* count(*) of sql with ?1 = a and ?2 = since (either may be NULL). */
+vulnid_status ratelimit_count(store *st, const char *sql, const char *a, const char *since, gint64 *n,
+			      GError **err);
+/* now - seconds, as stored (RFC 3339, UTC). */
+char *ratelimit_since(GDateTime *now, gint64 seconds);
+
+#endif

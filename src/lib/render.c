@@ -1,0 +1,765 @@
+/* render.c - an entry view as text and JSON (render.h) */
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "crypto.h"
+#include "render.h"
+#include "text.h"
+#include "vendor.h"
+
+/* Bounds on the text of a mail about an entry. */
+#define MAIL_MAX_RECORDS 50
+#define MAIL_MAX_BODY_LINES 60
+#define MAIL_MAX_BODY_BYTES 8000
+#define MAIL_MAX_LIST 100
+
+static void
+append_safe(GString *out, const char *s)
+{
+	g_autofree char *m = text_mask_controls(s != NULL ? s : "");
+
+	g_string_append(out, m);
+}
+
+static const char *
+claim_value(const entry_claim *c)
+{
+	return c != NULL ? c->value : NULL;
+}
+
+/* "record 3, vendor intern@example.com, unverified: sent from the
+ * vendor's domain" */
+static char *
+claim_source(const entry_view *v, const entry_claim *c)
+{
+	const view_record *vr = render_find_record(v, c->record->seq);
+	const entry_record *r = c->record;
+	GString *s = g_string_new(NULL);
+
+	g_string_append_printf(s, "record %" G_GINT64_FORMAT ", %s", r->seq,
+			       r->role == ENTRY_ROLE_THIRD_PARTY ? "third party" : entry_role_str(r->role));
+	if (vr != NULL && vr->author != NULL)
+		g_string_append_printf(s, " %s", vr->author);
+	g_string_append_printf(s, ", %s", entry_how_phrase(r->how));
+	return g_string_free(s, FALSE);
+}
+
+const view_record *
+render_find_record(const entry_view *v, gint64 seq)
+{
+	for (guint i = 0; i < v->records->len; i++) {
+		const view_record *vr = g_ptr_array_index(v->records, i);
+
+		if (vr->r->seq == seq)
+			return vr;
+	}
+	return NULL;
+}
+
+static const char *
+marks_text(guint marks, GString *s)
+{
+	static const struct { entry_mark m; const char *name; } names[] = {
+		{ ENTRY_MARK_RELEASED, "released" }, { ENTRY_MARK_WITHDRAWN, "withdrawn" },
+		{ ENTRY_MARK_DUPLICATE, "duplicate" }, { ENTRY_MARK_SPAM, "spam" },
+		{ ENTRY_MARK_CONFIRMED, "confirmed" },
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(names); i++)
+		if (marks & names[i].m)
+			g_string_append_printf(s, "%s%s", s->len > 0 ? " " : "", names[i].name);
+	return s->str;
+}
+
+/* ---- the terminal ---------------------------------------------------------- */
+
+static void
+text_line(GString *out, const char *label, const char *value)
+{
+	g_string_append_printf(out, "%-10s ", label);
+	append_safe(out, value);
+	g_string_append_c(out, '\n');
+}
+
+static void
+text_commitments(GString *out, const entry_view *v)
+{
+	for (guint i = 0; i < v->commitments->len; i++) {
+		const entry_record *r = g_ptr_array_index(v->commitments, i);
+		g_autofree char *l = g_strdup_printf("record %" G_GINT64_FORMAT " %s", r->seq, r->sha256);
+
+		text_line(out, "sealed:", l);
+	}
+}
+
+static void
+text_record(GString *out, const entry_view *v, const view_record *vr)
+{
+	const entry_record *r = vr->r;
+	g_autofree char *how = entry_view_record_how(vr);
+
+	g_string_append_printf(out, "\nrecord %" G_GINT64_FORMAT ": %s by ", r->seq, r->kind_name);
+	append_safe(out, how);
+	g_string_append_printf(out, ", %s\n", r->created);
+	text_line(out, "  from:", vr->author_withheld ? "(anonymous)" : vr->author != NULL ? vr->author : "(unknown)");
+	if (r->opens > 0)
+		g_string_append_printf(out, "  opens:     record %" G_GINT64_FORMAT "\n", r->opens);
+	if (vr->sealed) {
+		text_line(out, "  sha256:", r->sha256);
+		g_string_append(out, "  (sealed until the embargo ends; the sha256 is the commitment)\n");
+		return;
+	}
+	text_line(out, "  subject:", r->subject);
+	text_line(out, "  sha256:", r->sha256);
+	for (guint j = 0; j < r->fields->len; j++) {
+		const entry_kv *kv = g_ptr_array_index(r->fields, j);
+
+		g_string_append(out, "  ");
+		append_safe(out, kv->key);
+		g_string_append(out, ": ");
+		append_safe(out, kv->value);
+		g_string_append_c(out, '\n');
+	}
+	if (r->body != NULL && *r->body != '\0') {
+		g_auto(GStrv) lines = g_strsplit(r->body, "\n", -1);
+
+		g_string_append_c(out, '\n');
+		for (char **l = lines; *l; l++) {
+			g_string_append(out, "    ");
+			append_safe(out, *l);
+			g_string_append_c(out, '\n');
+		}
+	}
+	for (guint j = 0; j < r->attachments->len; j++) {
+		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+
+		g_string_append_printf(out, "  attachment: %s %" G_GINT64_FORMAT " bytes sha256:%s ",
+				       a->content_type, a->size, a->sha256);
+		append_safe(out, a->filename != NULL ? a->filename : "(no name)");
+		g_string_append_c(out, '\n');
+	}
+}
+
+static void
+text_headline(GString *out, const entry_view *v)
+{
+	const entry_facts *f = v->facts;
+	const struct { const char *label; entry_claim *c; } single[] = {
+		{ "vendor:", f->vendor }, { "product:", f->product }, { "type:", f->type },
+		{ "vendor-contact:", f->vendor_contact }, { "fixed-in:", f->fixed_in },
+	};
+	GPtrArray *lists[] = { f->versions, f->references, f->aliases };
+	const char *list_labels[] = { "version:", "reference:", "alias:" };
+
+	text_line(out, "title:", entry_view_title(v));
+	for (gsize i = 0; i < G_N_ELEMENTS(single); i++)
+		if (single[i].c != NULL)
+			text_line(out, single[i].label, single[i].c->value);
+	if (f->embargo != NULL)
+		text_line(out, "embargo:", f->embargo);
+	if (f->anonymous)
+		text_line(out, "anonymous:", "yes");
+	for (gsize k = 0; k < G_N_ELEMENTS(lists); k++)
+		for (guint i = 0; i < lists[k]->len; i++)
+			text_line(out, list_labels[k], ((entry_claim *) g_ptr_array_index(lists[k], i))->value);
+	if (f->vendor_status != NULL) {
+		g_autofree char *src = claim_source(v, f->vendor_status);
+		g_autofree char *l = g_strdup_printf("%s (%s)", f->vendor_status->value, src);
+
+		text_line(out, "vendor says:", l);
+	}
+	for (guint i = 0; i < f->proposals->len; i++) {
+		const entry_claim *c = g_ptr_array_index(f->proposals, i);
+		g_autofree char *src = claim_source(v, c);
+		g_autofree char *l = g_strdup_printf("%s: %s (%s)", c->key, c->value, src);
+
+		text_line(out, "proposed:", l);
+	}
+}
+
+char *
+render_text(const entry_view *v)
+{
+	GString *out = g_string_new(NULL);
+	g_autoptr(GString) marks = g_string_new(NULL);
+
+	text_line(out, "id:", v->e->id);
+	text_line(out, "digest:", v->e->digest);
+	text_line(out, "created:", v->e->created);
+	text_line(out, "state:", entry_state_str(v->facts->state));
+	if (v->facts->marks != 0)
+		text_line(out, "marks:", marks_text(v->facts->marks, marks));
+	if (v->withheld) {
+		text_line(out, "withheld:", "a moderator marked it as spam");
+		return g_string_free(out, FALSE);
+	}
+	if (v->stub) {
+		text_line(out, "embargo:", v->facts->embargo != NULL ? v->facts->embargo : "yes");
+		text_line(out, "commitment:", v->e->digest);
+		text_commitments(out, v);
+		return g_string_free(out, FALSE);
+	}
+	text_headline(out, v);
+	for (guint i = 0; i < v->records->len; i++)
+		text_record(out, v, g_ptr_array_index(v->records, i));
+	return g_string_free(out, FALSE);
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static void
+json_opt_str(JsonBuilder *b, const char *name, const char *v)
+{
+	json_builder_set_member_name(b, name);
+	if (v != NULL)
+		json_builder_add_string_value(b, v);
+	else
+		json_builder_add_null_value(b);
+}
+
+static void
+json_claims(JsonBuilder *b, const char *name, GPtrArray *claims)
+{
+	json_builder_set_member_name(b, name);
+	json_builder_begin_array(b);
+	for (guint i = 0; i < claims->len; i++)
+		json_builder_add_string_value(b, ((entry_claim *) g_ptr_array_index(claims, i))->value);
+	json_builder_end_array(b);
+}
+
+static void
+json_claim_object(JsonBuilder *b, const entry_view *v, const entry_claim *c)
+{
+	const view_record *vr = render_find_record(v, c->record->seq);
+
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "key");
+	json_builder_add_string_value(b, c->key);
+	json_builder_set_member_name(b, "value");
+	json_builder_add_string_value(b, c->value);
+	json_builder_set_member_name(b, "seq");
+	json_builder_add_int_value(b, c->record->seq);
+	json_builder_set_member_name(b, "role");
+	json_builder_add_string_value(b, entry_role_str(c->record->role));
+	json_builder_set_member_name(b, "how");
+	json_builder_add_string_value(b, entry_how_str(c->record->how));
+	json_builder_set_member_name(b, "author");
+	if (vr != NULL && vr->author != NULL)
+		json_builder_add_string_value(b, vr->author);
+	else
+		json_builder_add_null_value(b);
+	json_builder_end_object(b);
+}
+
+JsonNode *
+render_auth_json(const view_record *vr)
+{
+	/* as stored, so that the record's hash recomputes from this output;
+	 * a key the view withholds is never shown */
+	return entry_record_auth_node(vr->r, vr->signer == NULL);
+}
+
+static void
+json_record(JsonBuilder *b, const view_record *vr)
+{
+	const entry_record *r = vr->r;
+
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "seq");
+	json_builder_add_int_value(b, r->seq);
+	json_builder_set_member_name(b, "created");
+	json_builder_add_string_value(b, r->created);
+	json_builder_set_member_name(b, "kind");
+	json_builder_add_string_value(b, r->kind_name);
+	json_builder_set_member_name(b, "role");
+	json_builder_add_string_value(b, r->role_name != NULL ? r->role_name : entry_role_str(r->role));
+	json_opt_str(b, "author", vr->author);
+	json_builder_set_member_name(b, "how");
+	json_builder_add_string_value(b, entry_how_str(r->how));
+	json_builder_set_member_name(b, "verified");
+	json_builder_add_boolean_value(b, entry_how_verified(r->how) || r->how == ENTRY_HOW_REQUEST);
+	if (r->opens > 0) {
+		json_builder_set_member_name(b, "opens");
+		json_builder_add_int_value(b, r->opens);
+	}
+	if (r->sealed != NULL) {
+		json_builder_set_member_name(b, "sealed");
+		json_builder_add_boolean_value(b, TRUE);
+	}
+	json_builder_set_member_name(b, "auth");
+	json_builder_add_value(b, render_auth_json(vr));
+	json_builder_set_member_name(b, "subject");
+	json_builder_add_string_value(b, vr->content && r->subject != NULL ? r->subject : "");
+	json_builder_set_member_name(b, "fields");
+	json_builder_begin_array(b);
+	for (guint j = 0; vr->content && j < r->fields->len; j++) {
+		const entry_kv *kv = g_ptr_array_index(r->fields, j);
+
+		json_builder_begin_array(b);
+		json_builder_add_string_value(b, kv->key);
+		json_builder_add_string_value(b, kv->value);
+		json_builder_end_array(b);
+	}
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "body");
+	json_builder_add_string_value(b, vr->content && r->body != NULL ? r->body : "");
+	json_builder_set_member_name(b, "sha256");
+	json_builder_add_string_value(b, r->sha256);
+	json_builder_set_member_name(b, "attachments");
+	json_builder_begin_array(b);
+	for (guint j = 0; vr->content && j < r->attachments->len; j++) {
+		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+
+		json_builder_begin_object(b);
+		json_opt_str(b, "filename", a->filename);
+		json_builder_set_member_name(b, "content_type");
+		json_builder_add_string_value(b, a->content_type);
+		json_builder_set_member_name(b, "size");
+		json_builder_add_int_value(b, a->size);
+		json_builder_set_member_name(b, "sha256");
+		json_builder_add_string_value(b, a->sha256);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_end_object(b);
+}
+
+static void
+json_commitments(JsonBuilder *b, const entry_view *v)
+{
+	json_builder_set_member_name(b, "commitments");
+	json_builder_begin_array(b);
+	for (guint i = 0; i < v->commitments->len; i++) {
+		const entry_record *r = g_ptr_array_index(v->commitments, i);
+
+		json_builder_begin_object(b);
+		json_builder_set_member_name(b, "seq");
+		json_builder_add_int_value(b, r->seq);
+		json_builder_set_member_name(b, "created");
+		json_builder_add_string_value(b, r->created);
+		json_builder_set_member_name(b, "commitment");
+		json_builder_add_string_value(b, r->sha256);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+}
+
+static void
+json_marks(JsonBuilder *b, guint marks)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+	g_auto(GStrv) names = g_strsplit(marks_text(marks, s), " ", -1);
+
+	json_builder_set_member_name(b, "marks");
+	json_builder_begin_array(b);
+	for (char **n = names; *n != NULL; n++)
+		if (**n != '\0')
+			json_builder_add_string_value(b, *n);
+	json_builder_end_array(b);
+}
+
+JsonNode *
+render_json(const entry_view *v)
+{
+	const entry_facts *f = v->facts;
+	g_autoptr(JsonBuilder) b = json_builder_new();
+
+	json_builder_begin_object(b);
+	json_opt_str(b, "id", v->e->id);
+	json_opt_str(b, "digest", v->e->digest);
+	json_opt_str(b, "created", v->e->created);
+	json_opt_str(b, "state", entry_state_str(f->state));
+	json_marks(b, f->marks);
+	if (v->stub || v->withheld) {
+		/* what may be known before the embargo ends (or of spam) */
+		if (v->stub) {
+			json_opt_str(b, "embargo", f->embargo != NULL ? f->embargo : "yes");
+			json_opt_str(b, "commitment", v->e->digest);
+			json_commitments(b, v);
+		}
+		json_builder_end_object(b);
+		return json_builder_get_root(b);
+	}
+	json_opt_str(b, "title", entry_view_title(v));
+	json_opt_str(b, "vendor", claim_value(f->vendor));
+	json_opt_str(b, "product", claim_value(f->product));
+	json_opt_str(b, "type", claim_value(f->type));
+	json_opt_str(b, "vendor_contact", claim_value(f->vendor_contact));
+	json_opt_str(b, "embargo", f->embargo);
+	json_opt_str(b, "anonymous", f->anonymous ? "yes" : NULL);
+	json_claims(b, "versions", f->versions);
+	json_claims(b, "references", f->references);
+	json_claims(b, "aliases", f->aliases);
+	json_builder_set_member_name(b, "vendor_status");
+	if (f->vendor_status != NULL)
+		json_claim_object(b, v, f->vendor_status);
+	else
+		json_builder_add_null_value(b);
+	json_builder_set_member_name(b, "proposals");
+	json_builder_begin_array(b);
+	for (guint i = 0; i < f->proposals->len; i++)
+		json_claim_object(b, v, g_ptr_array_index(f->proposals, i));
+	json_builder_end_array(b);
+	json_commitments(b, v);
+	json_builder_set_member_name(b, "records");
+	json_builder_begin_array(b);
+	for (guint i = 0; i < v->records->len; i++)
+		json_record(b, g_ptr_array_index(v->records, i));
+	json_builder_end_array(b);
+	json_builder_end_object(b);
+	return json_builder_get_root(b);
+}
+
+JsonObject *
+render_list_json(const entry_view *v)
+{
+	JsonObject *o = json_object_new();
+	gboolean open = !v->stub && !v->withheld;
+
+	json_object_set_string_member(o, "id", v->e->id);
+	json_object_set_string_member(o, "digest", v->e->digest);
+	json_object_set_string_member(o, "created", v->e->created);
+	json_object_set_string_member(o, "state", entry_state_str(v->facts->state));
+	json_object_set_string_member(o, "title", entry_view_title(v));
+	if (open && v->facts->vendor != NULL)
+		json_object_set_string_member(o, "vendor", v->facts->vendor->value);
+	else
+		json_object_set_null_member(o, "vendor");
+	if (open && v->facts->product != NULL)
+		json_object_set_string_member(o, "product", v->facts->product->value);
+	else
+		json_object_set_null_member(o, "product");
+	json_object_set_int_member(o, "records", v->e->records->len);
+	return o;
+}
+
+/* ---- mail ------------------------------------------------------------------ */
+
+static void
+mail_line(GString *out, const char *label, const char *value)
+{
+	g_string_append_printf(out, "  %-15s ", label);
+	append_safe(out, value);
+	g_string_append_c(out, '\n');
+}
+
+static void
+mail_body(GString *out, const char *body, const char *indent)
+{
+	g_auto(GStrv) lines = g_strsplit(body != NULL ? body : "", "\n", -1);
+	gsize bytes = 0;
+	guint n = 0;
+
+	for (char **l = lines; *l != NULL; l++, n++) {
+		if (n >= MAIL_MAX_BODY_LINES || bytes > MAIL_MAX_BODY_BYTES) {
+			g_string_append_printf(out, "%s[... %u more lines; the whole text is on the entry]\n",
+					       indent, g_strv_length(lines) - n);
+			break;
+		}
+		g_string_append(out, indent);
+		append_safe(out, *l);
+		g_string_append_c(out, '\n');
+		bytes += strlen(*l);
+	}
+}
+
+char *
+render_record_text(const entry_view *v, const view_record *vr, gboolean with_body)
+{
+	const entry_record *r = vr->r;
+	GString *out = g_string_new(NULL);
+
+	(void) v;
+	g_string_append_printf(out, "record %" G_GINT64_FORMAT ", %s: %s by the %s", r->seq, r->created, r->kind_name,
+			       r->role == ENTRY_ROLE_THIRD_PARTY ? "third party" : entry_role_str(r->role));
+	if (r->how != ENTRY_HOW_REQUEST)
+		g_string_append_printf(out, " (%s)", entry_how_phrase(r->how));
+	if (vr->author_withheld)
+		g_string_append(out, ", anonymous");
+	else if (vr->author != NULL) {
+		g_string_append(out, ", ");
+		append_safe(out, vr->author);
+	}
+	g_string_append_c(out, '\n');
+	if (vr->sealed) {
+		g_string_append_printf(out, "  (sealed until the embargo ends; commitment %s)\n", r->sha256);
+		return g_string_free(out, FALSE);
+	}
+	for (guint j = 0; j < r->fields->len; j++) {
+		const entry_kv *kv = g_ptr_array_index(r->fields, j);
+
+		g_string_append(out, "  ");
+		append_safe(out, kv->key);
+		g_string_append(out, ": ");
+		append_safe(out, kv->value);
+		g_string_append_c(out, '\n');
+	}
+	if (with_body && r->body != NULL && *r->body != '\0') {
+		g_string_append_c(out, '\n');
+		mail_body(out, r->body, "    ");
+	}
+	for (guint j = 0; j < r->attachments->len; j++) {
+		const entry_attachment *at = g_ptr_array_index(r->attachments, j);
+
+		g_string_append_printf(out, "  attachment: %s, %" G_GINT64_FORMAT " bytes, sha256 %s, ",
+				       at->content_type, at->size, at->sha256);
+		append_safe(out, at->filename != NULL ? at->filename : "(no name)");
+		g_string_append_c(out, '\n');
+	}
+	return g_string_free(out, FALSE);
+}
+
+static void
+mail_claim_line(GString *out, const entry_view *v, const char *label, const entry_claim *c, const char *extra)
+{
+	g_autofree char *src = claim_source(v, c);
+	g_autofree char *l = g_strdup_printf("%s (%s%s)", c->value, src, extra != NULL ? extra : "");
+
+	mail_line(out, label, l);
+}
+
+static void
+mail_headline(GString *out, const entry_view *v)
+{
+	const entry_facts *f = v->facts;
+	const struct { const char *label; entry_claim *c; } single[] = {
+		{ "vendor:", f->vendor }, { "product:", f->product }, { "type:", f->type },
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(single); i++)
+		if (single[i].c != NULL)
+			mail_line(out, single[i].label, single[i].c->value);
+	for (guint i = 0; i < f->versions->len && i < MAIL_MAX_LIST; i++)
+		mail_line(out, "version:", ((entry_claim *) g_ptr_array_index(f->versions, i))->value);
+	for (guint i = 0; i < f->references->len && i < MAIL_MAX_LIST; i++)
+		mail_line(out, "reference:", ((entry_claim *) g_ptr_array_index(f->references, i))->value);
+	for (guint i = 0; i < f->aliases->len && i < MAIL_MAX_LIST; i++)
+		mail_claim_line(out, v, "alias:", g_ptr_array_index(f->aliases, i), NULL);
+	if (f->vendor_status != NULL) {
+		g_autofree char *hist = f->statuses->len > 1
+			? g_strdup_printf("; %u statements in all", f->statuses->len) : NULL;
+
+		mail_claim_line(out, v, "vendor says:", f->vendor_status, hist);
+	}
+	if (f->duplicate_of != NULL)
+		mail_claim_line(out, v, "duplicate of:", f->duplicate_of, NULL);
+	for (guint i = 0; i < f->links->len && i < MAIL_MAX_LIST; i++)
+		mail_claim_line(out, v, "linked to:", g_ptr_array_index(f->links, i), NULL);
+	if (f->rating_keys > 0 || f->rating_unsigned > 0) {
+		g_autoptr(GString) s = g_string_new(NULL);
+
+		if (f->rating_keys > 0)
+			g_string_append_printf(s, "%.1f from %u signed key%s", f->rating_keys_avg, f->rating_keys,
+					       f->rating_keys == 1 ? "" : "s");
+		else
+			g_string_append(s, "no signed ratings");
+		if (f->rating_unsigned > 0)
+			g_string_append_printf(s, "; unverified: %.1f from %u address%s", f->rating_unsigned_avg,
+					       f->rating_unsigned, f->rating_unsigned == 1 ? "" : "es");
+		mail_line(out, "rating:", s->str);
+	}
+	for (guint i = 0; i < f->proposals->len && i < MAIL_MAX_LIST; i++) {
+		const entry_claim *c = g_ptr_array_index(f->proposals, i);
+		g_autofree char *l = g_strdup_printf("%s: %s", c->key, c->value);
+		g_autofree char *src = claim_source(v, c);
+		g_autofree char *all = g_strdup_printf("%s (%s)", l, src);
+
+		mail_line(out, "proposed:", all);
+	}
+}
+
+char *
+render_mail_text(const entry_view *v)
+{
+	GString *out = g_string_new(v->e->id);
+	const entry_facts *f = v->facts;
+
+	if (v->withheld) {
+		g_string_append(out, "\n");
+		mail_line(out, "state:", "withheld: a moderator marked it as spam");
+		mail_line(out, "created:", v->e->created);
+		mail_line(out, "digest:", v->e->digest);
+		return g_string_free(out, FALSE);
+	}
+	if (v->stub) {
+		g_autofree char *state = g_strdup_printf("embargoed until %s", entry_view_embargo_text(v));
+
+		g_string_append(out, "\n");
+		mail_line(out, "state:", state);
+		mail_line(out, "created:", v->e->created);
+		mail_line(out, "commitment:", v->e->digest);
+		for (guint i = 0; i < v->commitments->len && i < MAIL_MAX_RECORDS; i++) {
+			const entry_record *r = g_ptr_array_index(v->commitments, i);
+			g_autofree char *l = g_strdup_printf("record %" G_GINT64_FORMAT ": %s", r->seq, r->sha256);
+
+			mail_line(out, "sealed:", l);
+		}
+		g_string_append(out, "\n  The details are withheld until the embargo ends; each commitment is\n"
+				     "  the SHA-256 of a sealed record, checkable once it is released.\n");
+		return g_string_free(out, FALSE);
+	}
+	g_string_append(out, ": ");
+	append_safe(out, entry_view_title(v));
+	g_string_append_c(out, '\n');
+	if (f->withdrawn != NULL) {
+		g_autofree char *w = g_strdup_printf("WITHDRAWN (rejected): %s", f->withdrawn->value);
+
+		mail_line(out, "state:", w);
+	} else
+		mail_line(out, "state:", entry_state_str(f->state));
+	mail_line(out, "created:", v->e->created);
+	mail_line(out, "digest:", v->e->digest);
+	mail_headline(out, v);
+	g_string_append_printf(out, "\n  %u record%s:\n\n", v->records->len, v->records->len == 1 ? "" : "s");
+	for (guint i = 0; i < v->records->len; i++) {
+		g_autofree char *t = NULL;
+		g_auto(GStrv) lines = NULL;
+
+		if (i >= MAIL_MAX_RECORDS) {
+			g_string_append_printf(out, "  [... %u more records]\n", v->records->len - i);
+			break;
+		}
+		t = render_record_text(v, g_ptr_array_index(v->records, i), TRUE);
+		if (i > 0)
+			g_string_append_c(out, '\n');
+		lines = g_strsplit(t, "\n", -1);
+		for (char **l = lines; *l != NULL && (**l != '\0' || l[1] != NULL); l++)
+			g_string_append_printf(out, "%s%s\n", **l ? "  " : "", *l);
+	}
+	return g_string_free(out, FALSE);
+}
+
+/* ---- the acknowledgement ---------------------------------------------------- */
+
+static void
+ack_tail(GString *out, const vulnid_config *cfg, const entry_view *v, const char *token)
+{
+	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, v->e->id, cfg->domain);
+	if (token != NULL)
+		g_string_append_printf(out, "    token:       %s\n"
+				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
+				       "                 to the entry proves that you created it)\n", token, token);
+	g_string_append_c(out, '\n');
+}
+
+void
+render_ack_entry(GString *out, const vulnid_config *cfg, const entry_view *v, gboolean stub, const char *token)
+{
+	const view_record *first = v->records->len > 0 ? g_ptr_array_index(v->records, 0) : NULL;
+	const entry_record *r = first != NULL ? first->r : NULL;
+	const char *title = entry_view_title(v);
+
+	g_string_append_printf(out, "  %s\n", v->e->id);
+	if (stub || v->stub || r == NULL || !first->content) {
+		g_string_append_printf(out, "    commitment:  %s\n", v->e->digest);
+		g_string_append_printf(out, "    embargo:     %s\n", v->facts->embargo == NULL ||
+				       g_ascii_strcasecmp(v->facts->embargo, "yes") == 0
+				       ? "until you release it" : v->facts->embargo);
+		ack_tail(out, cfg, v, token);
+		return;
+	}
+	g_string_append_printf(out, "    digest:      %s\n", v->e->digest);
+	g_string_append(out, "    title:       ");
+	append_safe(out, *title != '\0' ? title : "(none)");
+	g_string_append_c(out, '\n');
+	for (guint i = 0; i < r->fields->len; i++) {
+		const entry_kv *kv = g_ptr_array_index(r->fields, i);
+		g_autofree char *label = g_strdup_printf("%s:", kv->key);
+		g_autofree char *lower = g_ascii_strdown(label, -1);
+
+		if (g_ascii_strcasecmp(kv->key, "Title") == 0)
+			continue;
+		g_string_append_printf(out, "    %-12s ", lower);
+		append_safe(out, kv->value);
+		g_string_append_c(out, '\n');
+	}
+	if (r->body != NULL && *r->body != '\0') {
+		guint lines = 1;
+
+		for (const char *p = r->body; *p; p++)
+			lines += *p == '\n';
+		g_string_append_printf(out, "    description: %u line%s\n", lines, lines == 1 ? "" : "s");
+	} else if (r->fields->len == 0)
+		g_string_append(out, "    (reserved: nothing said yet; add details at any time)\n");
+	if (r->attachments->len > 0)
+		g_string_append_printf(out, "    attachments: %u (archived, listed on the entry)\n", r->attachments->len);
+	ack_tail(out, cfg, v, token);
+}
+
+/* ---- template values ---------------------------------------------------------- */
+
+static void
+put(GHashTable *h, const char *key, char *value)
+{
+	g_hash_table_insert(h, (gpointer) key, value != NULL ? value : g_strdup(""));
+}
+
+static char *
+join_claims(GPtrArray *claims, const char *sep, const char *prefix)
+{
+	GString *s = g_string_new(NULL);
+
+	for (guint i = 0; i < claims->len && i < MAIL_MAX_LIST; i++)
+		g_string_append_printf(s, "%s%s%s", s->len ? sep : "", prefix,
+				       ((entry_claim *) g_ptr_array_index(claims, i))->value);
+	return g_string_free(s, FALSE);
+}
+
+static char *
+headline(const entry_view *v)
+{
+	const entry_facts *f = v->facts;
+	GString *s = g_string_new(NULL);
+
+	if (v->stub)
+		return g_string_free(s, FALSE);
+	if (f->vendor != NULL) {
+		g_autofree char *vname = NULL;
+		g_autofree char *vdom = NULL;
+
+		vendor_field_split(f->vendor->value, &vname, &vdom);
+		g_string_append(s, *vname != '\0' ? vname : vdom != NULL ? vdom : "");
+	}
+	if (f->product != NULL)
+		g_string_append_printf(s, "%s%s", s->len ? " " : "", f->product->value);
+	if (s->len > 0)
+		g_string_append(s, ": ");
+	g_string_append(s, entry_view_title(v));
+	return g_string_free(s, FALSE);
+}
+
+GHashTable *
+render_template_vars(const vulnid_config *cfg, const entry_view *v)
+{
+	GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+	const entry_facts *f = v->facts;
+	const view_record *first = v->records->len > 0 ? g_ptr_array_index(v->records, 0) : NULL;
+	gboolean open = !v->stub && !v->withheld;
+
+	put(h, "request_address", g_strdup(cfg->request_address));
+	put(h, "domain", g_strdup(cfg->domain));
+	put(h, "prefix", g_strdup(cfg->prefix));
+	put(h, "id", g_strdup(v->e->id));
+	put(h, "digest", g_strdup(v->e->digest));
+	put(h, "created", g_strdup(v->e->created));
+	put(h, "state", g_strdup(entry_state_str(f->state)));
+	put(h, "entry_address", g_strdup_printf("%s+%s@%s", cfg->request_local, v->e->id, cfg->domain));
+	put(h, "robot_fpr", crypto_robot_label());
+	put(h, "embargo", g_strdup(entry_view_embargo_text(v)));
+	put(h, "title", g_strdup(open ? entry_view_title(v) : "(under embargo)"));
+	put(h, "vendor", g_strdup(open && f->vendor != NULL ? f->vendor->value : "(not named)"));
+	put(h, "product", g_strdup(open && f->product != NULL ? f->product->value : "(not named)"));
+	put(h, "type", g_strdup(open && f->type != NULL ? f->type->value : ""));
+	put(h, "versions", open ? join_claims(f->versions, ", ", "") : NULL);
+	put(h, "references", open ? join_claims(f->references, "\n", "  ") : NULL);
+	put(h, "description", g_strdup(open && first != NULL && first->content && first->r->body != NULL
+				       ? first->r->body : ""));
+	/* The researcher is never named where the view withholds them. */
+	if (first != NULL && first->author_withheld)
+		put(h, "researcher", g_strdup("an anonymous researcher (reply to this mail to reach them)"));
+	else
+		put(h, "researcher", g_strdup(first != NULL && first->author != NULL ? first->author : "unknown"));
+	put(h, "headline", open ? headline(v) : g_strdup("embargoed report"));
+	return h;
+}

@@ -1,0 +1,242 @@
+#!/bin/bash
+# T800-disclosure: the disclosure matrix.  Distinct secrets are planted
+# (tokens of each kind; an anonymous researcher's name, addresses, Reply-To
+# and key; embargoed text in a request, an addition, an attachment and a
+# Subject), then every surface that shows entries is collected and each
+# secret is looked for in each surface: absent where the one disclosure
+# policy forbids it, present where it must be shown.
+#
+# SURFACES below is the one list of surfaces.  The last tests fail when
+# something that can show an entry (a mail template, an export format, a
+# subcommand) is in neither this list nor the list of what is not a
+# surface: a new surface cannot be added without joining the matrix.
+. "$(dirname "$0")/test-lib.sh"
+
+make_instance inst
+set_conf announce to list@lists.example
+set_conf crypto sign none
+Y=$(date -u +%Y)
+V() { "$VULNID" -c "$CONF" "$@"; }
+
+# Every text of a mail, decoded: headers (RFC 2047), and each part.
+dump_mail() {
+	$PYTHON - "$1" <<'PY'
+import sys, email, email.policy
+m = email.message_from_binary_file(open(sys.argv[1], "rb"), policy=email.policy.default)
+for k, v in m.items():
+    print("%s: %s" % (k, v))
+for p in m.walk():
+    if p.is_multipart():
+        continue
+    for k, v in p.items():
+        print("%s: %s" % (k, v))
+    b = p.get_payload(decode=True) or b""
+    print(b.decode("utf-8", "replace"))
+PY
+}
+token_in() { dump_mail "$1" | grep -Eo '[Tt]oken:? +(is +)?[0-9a-f]{32}' | head -n 1 | grep -Eo '[0-9a-f]{32}'; }
+mails_to() {
+	local f
+	for f in $(sent_files); do
+		mail_header "$f" To | grep -qi -- "$1" && echo "$f"
+	done
+	return 0
+}
+newest_id() { sql "SELECT id FROM entries ORDER BY number DESC LIMIT 1"; }
+
+# --- the secrets -------------------------------------------------------------
+
+ZADDR=zelda.secret@researcher.example
+ZREPLY=zreply.secret@other.example
+ZNAME="Zelda Quux"
+ZFPR=$(new_signing_key zelda "$ZNAME <$ZADDR>")
+V keys import "$TMP/zelda.asc" >/dev/null
+V vendor add "Widget Co" --domain widget.example --contact psirt@widget.example >/dev/null
+
+# A: public and anonymous, signed by the researcher's key
+clearsigned_mail "$TMP/a.eml" zelda "$ZFPR" "Vendor: Widget Co
+Product: Widget
+Anonymous: yes
+
+Remote code execution in the upload handler. Reach me at $ZADDR,
+or ask $ZNAME." "From: $ZNAME <$ZADDR>" "Reply-To: $ZREPLY" "Subject: RCE in Widget, found by $ZNAME"
+deliver_ok "$TMP/a.eml" -f "$ZADDR" -r request@example.org
+A=$(newest_id)
+
+# C: public, Alice's; her creator token goes into an addition in every form
+printf 'Vendor: Widget Co\nProduct: Widget Admin\n\nXSS in the admin panel.\n' |
+	write_mail "$TMP/c.eml" "Subject: XSS in Widget Admin"
+deliver_ok "$TMP/c.eml" -f alice@example.net -r request@example.org
+C=$(newest_id)
+TC=$(token_in "$(mails_to alice@example.net | tail -n 1)")
+TV=$(token_in "$(mails_to psirt@widget.example | tail -n 1)")
+{
+	printf 'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="b1"\n'
+	printf 'From: Alice <alice@example.net>\nTo: request+%s@example.org\n' "$C"
+	printf 'Subject: Re: [%s] with my token %s\nMessage-ID: <c2@example.net>\n\n' "$C" "$TC"
+	printf -- '--b1\nContent-Type: text/plain\n\nToken: %s\nVersion: 1.2\n\n' "$TC"
+	printf 'More details; my token was x%sy, glued.\n\n> Token: %s\n> keep it secret\n' "$TC" "$TC"
+	printf -- '--b1\nContent-Type: text/plain\nContent-Disposition: attachment; filename=notes.txt\n\n'
+	printf 'token %s in an attachment\n--b1--\n' "$TC"
+} >"$TMP/c2.eml"
+deliver_ok "$TMP/c2.eml" -f alice@example.net -r "request+$C@example.org"
+printf 'Token: %s\nStatus: confirmed\n\nWe confirm.\n\n> Your response token is %s: keep the line\n' "$TV" "$TV" |
+	write_mail "$TMP/v.eml" "From: psirt@widget.example" "Subject: Re: [$C] XSS, token $TV"
+deliver_ok "$TMP/v.eml" -f psirt@widget.example -r "request+$C@example.org"
+
+# B: embargoed, with an attachment; an addition while sealed
+{
+	printf 'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="b2"\n'
+	printf 'From: Alice <alice@example.net>\nTo: request@example.org\n'
+	printf 'Subject: EMBSUBJ-SECRET router\nMessage-ID: <b1@example.net>\n\n'
+	printf -- '--b2\nContent-Type: text/plain\n\nVendor: Widget Co\nEmbargo: 2099-01-01\n\nEMBBODY-SECRET details.\n'
+	printf -- '--b2\nContent-Type: text/plain\nContent-Disposition: attachment; filename=EMBNAME-SECRET.txt\n\n'
+	printf 'EMBATT-SECRET bytes\n--b2--\n'
+} >"$TMP/b.eml"
+deliver_ok "$TMP/b.eml" -f alice@example.net -r request@example.org
+B=$(newest_id)
+TB=$(token_in "$(mails_to alice@example.net | tail -n 1)")
+printf 'Token: %s\n\nEMBADD-SECRET more.\n' "$TB" |
+	write_mail "$TMP/b2.eml" "From: alice@example.net" "Subject: EMBADDSUBJ-SECRET"
+deliver_ok "$TMP/b2.eml" -f alice@example.net -r "request+$B@example.org"
+
+# a subscriber, and what it gets; lookups by a stranger
+printf 'subscribe %s\nsubscribe %s\n' "$A" "$C" | write_mail "$TMP/s1.eml" "From: bob@example.com"
+deliver_ok "$TMP/s1.eml" -f bob@example.com -r request@example.org
+for t in $(dump_mail "$(mails_to bob@example.com | tail -n 1)" | grep -Eo 'Token: [0-9a-f]{32}' | cut -d" " -f2); do
+	printf 'Token: %s\n' "$t" | write_mail "$TMP/s2.eml" "From: bob@example.com"
+	deliver_ok "$TMP/s2.eml" -f bob@example.com -r request@example.org
+done
+clearsigned_mail "$TMP/a2.eml" zelda "$ZFPR" "$A: one more detail from $ZNAME, $ZADDR." \
+	"From: $ZNAME <$ZADDR>" "Subject: Re: [$A] detail"
+deliver_ok "$TMP/a2.eml" -f "$ZADDR" -r "request+$A@example.org"
+printf 'Status: fixed\n\nFixed.\n' | write_mail "$TMP/v2.eml" "From: psirt@widget.example" "Subject: Re: [$A] RCE"
+deliver_ok "$TMP/v2.eml" -f psirt@widget.example -r "request+$A@example.org"
+printf 'lookup %s\nlookup %s\nlookup %s\n' "$A" "$B" "$C" | write_mail "$TMP/l.eml" "From: mallory@example.com"
+deliver_ok "$TMP/l.eml" -f mallory@example.com -r request@example.org
+
+# --- the surfaces ----------------------------------------------------------------
+
+S="$TMP/surfaces"
+mkdir -p "$S"
+# The one list: NAME AUDIENCE, and how each is collected below.
+SURFACES="show:public show-json:public list:public list-json:public lookup:public
+subscription:public announce:public feed:public prove:public osv:public mbox:public html:public
+quarantine:public vendor-mail:vendor show-private:operator"
+
+collect() {
+	local name=$1 f
+	case "$name" in
+	show) for e in $A $B $C; do V show "$e"; done ;;
+	show-json) for e in $A $B $C; do V show "$e" --json; done ;;
+	list) V list ;;
+	list-json) V list --json ;;
+	lookup) for f in $(mails_to mallory@example.com); do dump_mail "$f"; done ;;
+	subscription) for f in $(mails_to bob@example.com); do
+			mail_header "$f" Subject | grep -q "^\[" && dump_mail "$f"; done; true ;;
+	announce) for f in $(mails_to list@lists.example); do dump_mail "$f"; done ;;
+	feed) V export feed "$TMP/feed" >/dev/null && find "$TMP/feed" -type f -exec cat {} + ;;
+	prove) for e in $A $B $C; do "$VULNID" prove "$TMP/feed" "$e" || true; done ;;
+	osv) V export osv "$TMP/osv" >/dev/null && cat "$TMP"/osv/* ;;
+	mbox) V export mbox "$TMP/mbox" >/dev/null && cat "$TMP/mbox" &&
+		$PYTHON -c 'import mailbox, sys
+for m in mailbox.mbox(sys.argv[1]):
+    print(m.get_payload(decode=True).decode())' "$TMP/mbox" ;;
+	html) V export html "$TMP/html" >/dev/null && find "$TMP/html" -type f -exec cat {} + &&
+		for f in "$TMP"/html/mail/*.eml; do dump_mail "$f"; done ;;
+	quarantine) V quarantine list && V quarantine list --json ;;
+	vendor-mail) for f in $(mails_to psirt@widget.example); do dump_mail "$f"; done ;;
+	show-private) for e in $A $B $C; do V show "$e" --private; V show "$e" --private --json; done ;;
+	*) return 1 ;;
+	esac
+}
+
+test_expect_success 'setup: every surface is collected' '
+	test -n "$A" && test -n "$B" && test -n "$C" && test -n "$TC" && test -n "$TV" && test -n "$TB" &&
+	expect_eq embargoed "$(V show "$B" --json | json_get "j[\"state\"]")" &&
+	expect_eq 2 "$(sql "SELECT count(*) FROM tokens WHERE role = '\''subscriber'\''")" &&
+	for s in $SURFACES; do
+		collect "${s%%:*}" >"$S/${s%%:*}" 2>&1 || fail "cannot collect ${s%%:*}"
+	done &&
+	test -s "$S/subscription" && test -s "$S/announce" && test -s "$S/lookup" && test -s "$S/vendor-mail"
+'
+
+# CLASS:SECRET...; a class names who may see it.
+TOKENS="$TC $TB $TV"
+ANON="$ZADDR $ZREPLY $ZNAME $ZFPR ${ZFPR: -16}"
+EMB="EMBSUBJ-SECRET EMBBODY-SECRET EMBATT-SECRET EMBNAME-SECRET EMBADD-SECRET EMBADDSUBJ-SECRET"
+
+# absent SURFACE SECRETS...
+absent() {
+	local surface=$1 secret
+	shift
+	for secret in "$@"; do
+		! grep -qiF -- "$secret" "$S/$surface" || fail "$surface shows the secret '$secret'"
+	done
+}
+
+for s in $SURFACES; do
+	name=${s%%:*} aud=${s#*:}
+	case "$aud" in
+	public)
+		test_expect_success "$name: no token, no anonymous identity, no embargoed content" "
+			absent $name \$TOKENS && absent $name $(printf '%q ' $ANON) && absent $name \$EMB
+		" ;;
+	vendor)
+		# the vendor's own token only in the notice to it; never the
+		# researcher's tokens, identity or sealed content (no vendor key)
+		test_expect_success "$name: no researcher token, no anonymous identity, no embargoed content" "
+			absent $name \$TC \$TB && absent $name $(printf '%q ' $ANON) && absent $name \$EMB
+		" ;;
+	operator)
+		test_expect_success "$name: everything but tokens, which are never kept" "
+			absent $name \$TOKENS &&
+			for x in $ZADDR $ZFPR EMBSUBJ-SECRET EMBBODY-SECRET EMBADD-SECRET EMBNAME-SECRET; do
+				grep -qF -- \"\$x\" \"$S/$name\" || fail \"$name does not show \$x\"
+			done
+		" ;;
+	esac
+done
+
+test_expect_success 'what must be shown is shown: the researcher gets her ack, the public the rest' '
+	dump_mail "$(mails_to "$ZREPLY" | head -n 1)" | grep -q "$A" &&
+	grep -q "an anonymous researcher\|(anonymous)" "$S/show" &&
+	grep -q "signed by the researcher.s key (withheld)" "$S/show" &&
+	grep -q "XSS in the admin panel" "$S/mbox" &&
+	grep -q "\[token removed\]" "$S/show" &&
+	grep -q "$(sql "SELECT sha256 FROM records WHERE entry = '\''$B'\'' AND seq = 2")" "$S/feed"
+'
+
+# --- no surface outside the matrix ------------------------------------------------
+
+# Mail templates and who reads them: public surfaces are collected above;
+# the rest go to one person about their own mail or entry.
+TEMPLATES="ack:creator announce:announce announce-digest:announce entry-reply:sender
+error:sender help:sender key:sender notify-failed:creator rate-limited:sender
+relay-to-vendor:vendor-mail subscription:subscription vendor-notify:vendor-mail
+vendor-notify-embargoed:vendor-mail vendor-response:creator"
+# Subcommands: those that show entries are surfaces; the others are not.
+COMMANDS="show:show list:list export:feed/osv/mbox/html quarantine:quarantine prove:prove
+init:- queue:- audit:- vendor:- tick:- key:- keys:- verify-feed:- backup:- witness:-"
+
+test_expect_success 'every mail template is in the matrix' '
+	for f in "$VULNID_SRCDIR"/templates/*.txt; do
+		t=$(basename "$f" .txt)
+		echo " $TEMPLATES " | tr "\n" " " | grep -q " $t:" || fail "template $t is not in the disclosure matrix"
+	done
+'
+
+test_expect_success 'every subcommand and export format is in the matrix' '
+	"$VULNID" --help 2>&1 | sed -n "s/^  \([a-z-]*\) .*/\1/p" >"$TMP/cmds" &&
+	test -s "$TMP/cmds" &&
+	while read -r c; do
+		echo " $COMMANDS " | tr "\n" " " | grep -q " $c:" || fail "subcommand $c is not in the disclosure matrix"
+	done <"$TMP/cmds" &&
+	"$VULNID" --help 2>&1 | sed -n "s/.*vulnid export \(.*\)/\1/p" | tr "|" "\n" | awk "{print \$1}" >"$TMP/formats" &&
+	test -s "$TMP/formats" &&
+	while read -r f; do
+		echo " $SURFACES " | tr "\n" " " | grep -q " $f:" || fail "export $f is not in the disclosure matrix"
+	done <"$TMP/formats"
+'
+
+test_done
