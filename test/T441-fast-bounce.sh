@@ -19,6 +19,7 @@ start_server srv --bounce psirt@widget.example --final-recipient secteam@corp.wi
 	--bounce-cmd "'$FILTER' -c '$CONF' -f '' -r \"\$VERP\" <\"\$DSN\"; echo \$? >>'$TMP/bounce.status'"
 
 test_expect_success 'setup: a request names the vendor; the relay bounces the notification at once' '
+	"$VULNID" -c "$CONF" vendor add "Widget Co" --contact psirt@widget.example >/dev/null &&
 	write_mail "$TMP/r.eml" "Message-ID: <fast1@example.net>" "Subject: SQLi in Widget" <<-MAIL &&
 	Vendor: Widget Co
 	Product: Widget
