@@ -662,7 +662,11 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 		j->fd = dup(fd);
 		j->sender = g_strdup(env->sender);
 		j->recipient = g_strdup(g_ptr_array_index(env->recipients, i));
-		j->client_address = g_strdup(env->client_address);
+		/* Without XFORWARD (Exim's and OpenSMTPD's LMTP clients send
+		 * none) the client is the one in brackets of the topmost
+		 * Received field, which the MTA in front of this server added,
+		 * as vulnid-filter -a received reads it. */
+		j->client_address = g_strdup(env->client_address != NULL ? env->client_address : "received");
 		j->deadline = deadline;
 		g_ptr_array_add(jobs, j);
 	}
