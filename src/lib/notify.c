@@ -6,10 +6,10 @@
 #include "audit.h"
 #include "crypto.h"
 #include "disclosure.h"
-#include "lifecycle.h"
 #include "notify.h"
 #include "policy.h"
 #include "render.h"
+#include "store-notify.h"
 #include "template.h"
 #include "text.h"
 #include "tokens.h"
@@ -212,17 +212,8 @@ notify_announce(store *st, const vulnid_config *cfg, gint64 cause, const char *e
 		return VULNID_OK;
 	if (strcmp(cfg->announce_digest, "daily") == 0) {
 		g_autofree char *now = store_now();
-		sqlite3_stmt *stmt = store_prepare(st, "INSERT OR IGNORE INTO announce_pending (entry, created)"
-						   " VALUES (?, ?)", &s, err);
-		int rc;
 
-		if (stmt == NULL)
-			return s;
-		sqlite3_bind_text(stmt, 1, entry_id, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(stmt);
-		sqlite3_finalize(stmt);
-		return rc == SQLITE_DONE ? VULNID_OK : store_fail(st, rc, "announce_pending", err);
+		return store_notify_pending_add(st, entry_id, now, err);
 	}
 	vars = render_template_vars(cfg, view);
 	/* Stable, so that an archive that gets it twice keeps one copy. */
@@ -243,14 +234,12 @@ notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err
 	g_autoptr(GDateTime) now = store_now_datetime();
 	g_autofree char *today = g_date_time_format(now, "%Y-%m-%d");
 	g_autofree char *msgid = g_strdup_printf("vulnid.digest.%s@%s", today, cfg->domain);
-	g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) ids = NULL;
 	g_autoptr(GString) list = g_string_new(NULL);
 	g_autoptr(GHashTable) vars = NULL;
 	outbox_mail mail = { 0 };
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 	gint64 id;
-	int rc;
 
 	*sent = 0;
 	if (cfg->announce_to == NULL || cfg->announce_to[0] == NULL)
@@ -258,18 +247,9 @@ notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
 		return s;
-	stmt = store_prepare(st, "SELECT entry FROM announce_pending WHERE outbox IS NULL"
-			     " AND created < ? ORDER BY created, entry", &s, err);
-	if (stmt == NULL)
+	s = store_notify_pending_list(st, today, &ids, err);
+	if (s != VULNID_OK)
 		goto fail;
-	sqlite3_bind_text(stmt, 1, today, -1, SQLITE_TRANSIENT);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(ids, g_strdup((const char *) sqlite3_column_text(stmt, 0)));
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		s = store_fail(st, rc, "announce_pending", err);
-		goto fail;
-	}
 	if (ids->len == 0) {
 		store_rollback(st);
 		return VULNID_OK;
@@ -304,13 +284,7 @@ notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err
 	s = notify_queue_template(st, cfg, 0, "announce-digest.txt", vars, &mail, &id, err);
 	if (s != VULNID_OK)
 		goto fail;
-	stmt = store_prepare(st, "UPDATE announce_pending SET outbox = ? WHERE outbox IS NULL AND created < ?",
-			     &s, err);
-	if (stmt == NULL)
-		goto fail;
-	sqlite3_bind_int64(stmt, 1, id);
-	sqlite3_bind_text(stmt, 2, today, -1, SQLITE_TRANSIENT);
-	s = store_step_done(st, stmt, "announce_pending", err);
+	s = store_notify_pending_sent(st, today, id, err);
 	if (s != VULNID_OK)
 		goto fail;
 	s = store_commit(st, err);
@@ -400,4 +374,84 @@ notify_delivery_failed(store *st, const vulnid_config *cfg, const outbox_failure
 		audit_event_str(ev, "to", first->author);
 		return audit_append(st, ev, err);
 	}
+}
+
+/* ---- subscribers ---------------------------------------------------------- */
+
+#define MAX_SUBSCRIBERS 200	/* mails queued per record */
+#define MAX_SUBSCRIPTION_ROWS 5000
+
+/* Subscribers of an entry: the latest subscribe or unsubscribe of each
+ * address counts. */
+vulnid_status
+notify_subscribers(store *st, const char *entry_id, GPtrArray **out, GError **err)
+{
+	g_autoptr(GHashTable) state = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) rows = NULL;
+	vulnid_status s = store_notify_subscriptions(st, entry_id, MAX_SUBSCRIPTION_ROWS, &rows, err);
+
+	if (s != VULNID_OK)
+		return s;
+	for (guint i = 0; i < rows->len; i++) {
+		const store_subscription *x = g_ptr_array_index(rows, i);
+		char *a = g_ascii_strdown(x->address, -1);
+
+		if (!g_hash_table_contains(state, a))
+			g_ptr_array_add(order, g_strdup(a));
+		g_hash_table_insert(state, a, g_strdup(x->role));
+	}
+	*out = g_ptr_array_new_with_free_func(g_free);
+	for (guint i = 0; i < order->len && (*out)->len < MAX_SUBSCRIBERS; i++) {
+		const char *a = g_ptr_array_index(order, i);
+
+		if (strcmp(g_hash_table_lookup(state, a), "subscriber") == 0)
+			g_ptr_array_add(*out, g_strdup(a));
+	}
+	return VULNID_OK;
+}
+
+vulnid_status
+notify_tell_subscribers(store *st, const vulnid_config *cfg, GDateTime *now, gint64 cause,
+			const char *entry_id, gint64 seq, GError **err)
+{
+	g_autoptr(entry) e = NULL;
+	g_autoptr(entry_view) v = NULL;
+	g_autoptr(GPtrArray) subs = NULL;
+	g_autofree char *addr = g_strdup_printf("%s+%s@%s", cfg->request_local, entry_id, cfg->domain);
+	const view_record *vr;
+	vulnid_status s;
+
+	s = notify_subscribers(st, entry_id, &subs, err);
+	if (s != VULNID_OK || subs->len == 0)
+		return s;
+	s = entry_load(st, entry_id, &e, err);
+	if (s != VULNID_OK)
+		return s;
+	/* subscribers get what the public may see, and only that */
+	v = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, now);
+	vr = render_find_record(v, seq);
+	if (v->stub || v->withheld || vr == NULL || !vr->content)
+		return VULNID_OK;
+	for (guint i = 0; i < subs->len; i++) {
+		const char *to = g_ptr_array_index(subs, i);
+		g_autoptr(GHashTable) vars = NULL;
+		outbox_mail mail = { 0 };
+
+		if ((vr->r->author != NULL && g_ascii_strcasecmp(to, vr->r->author) == 0) || !config_address_valid(to))
+			continue;	/* they know what they wrote */
+		vars = render_template_vars(cfg, v);
+		g_hash_table_insert(vars, "seq", g_strdup_printf("%" G_GINT64_FORMAT, seq));
+		g_hash_table_insert(vars, "record", render_record_text(v, vr, TRUE));
+		mail.kind = "subscription";
+		mail.entry = entry_id;
+		mail.to_addr = to;
+		mail.reply_to = addr;
+		mail.bulk = TRUE;
+		mail.auto_submitted = "auto-generated";
+		s = notify_queue_template(st, cfg, cause, "subscription.txt", vars, &mail, NULL, err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	return VULNID_OK;
 }
