@@ -30,6 +30,7 @@
 #include "smtp.h"
 #include "request.h"
 #include "store.h"
+#include "store-intake.h"
 #include "template.h"
 #include "text.h"
 #include "tokens.h"
@@ -457,24 +458,8 @@ is_bounce_address(const vulnid_config *cfg, const char *address)
 static vulnid_status
 bounce_insert(intake_ctx *c, gint64 outbox, const dsn_recipient *d, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(c->st,
-		"INSERT INTO bounces (message, outbox, recipient, action, status, diagnostic, created)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?)", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, c->msg_row);
-	sqlite3_bind_int64(stmt, 2, outbox);
-	sqlite3_bind_text(stmt, 3, d->recipient, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 4, d->action, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 5, d->status, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 6, d->diagnostic, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 7, c->now, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	return rc == SQLITE_DONE ? VULNID_OK : store_fail(c->st, rc, "bounces", err);
+	return store_intake_bounce_insert(c->st, c->msg_row, outbox, d->recipient, d->action, d->status,
+					  d->diagnostic, c->now, err);
 }
 
 /* text with every occurrence of address rewritten (any case) put back as
@@ -712,20 +697,13 @@ audit_tofu(mail_ctx *c, GError **err)
 		return audit_append(c->st, ev, err);
 	}
 	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
-		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM audit WHERE line LIKE ?1"
-						" AND line LIKE '%\"event\":\"key-imported\"%'", &s, err);
-		g_autofree char *like = g_strdup_printf("%%\"fingerprint\":\"%s\"%%", c->m->sig->fpr);
-		int rc;
+		gboolean audited = FALSE;
 
-		if (q == NULL)
+		s = store_intake_key_import_audited(c->st, c->m->sig->fpr, &audited, err);
+		if (s != VULNID_OK)
 			return s;
-		sqlite3_bind_text(q, 1, like, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(q);
-		sqlite3_finalize(q);
-		if (rc == SQLITE_DONE)
+		if (!audited)
 			return audit_key_import(c, c->m->sig->fpr, err);
-		if (rc != SQLITE_ROW)
-			return store_fail(c->st, rc, "audit", err);
 	}
 	if (c->imported_key != NULL)
 		s = audit_key_import(c, c->imported_key, err);
@@ -753,22 +731,7 @@ replay_key(const message *m)
 static vulnid_status
 signature_seen(intake_ctx *c, const char *replay, gint64 *msg, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *q = store_prepare(c->st, "SELECT coalesce(message, -1) FROM signatures WHERE sha256 = ?",
-					&s, err);
-	int rc;
-
-	*msg = 0;
-	if (q == NULL)
-		return s;
-	sqlite3_bind_text(q, 1, replay, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW)
-		*msg = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(c->st, rc, "signatures", err);
-	return VULNID_OK;
+	return store_intake_signature_seen(c->st, replay, msg, err);
 }
 
 /* Who a decrypted mail came from, for the decrypted table: the address
@@ -798,21 +761,19 @@ decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id
 	const char *about = target == ROUTE_ENTRY ? entry_id : NULL;
 	g_autofree char *went = NULL;
 	const char *how = NULL;
+	g_autoptr(GPtrArray) rows = NULL;
 	vulnid_status s;
-	sqlite3_stmt *q;
-	int rc;
 
 	*orig = 0;
-	q = store_prepare(c->st, "SELECT message, entry, sender, fingerprint FROM decrypted"
-			  " WHERE cipher_sha256 = ?1 OR plain_sha256 = ?2 ORDER BY id LIMIT 100", &s, err);
-	if (q == NULL)
+	s = store_intake_decrypted_find(c->st, c->m->cipher_sha256 != NULL ? c->m->cipher_sha256 : "",
+					c->m->plain_sha256 != NULL ? c->m->plain_sha256 : "", &rows, err);
+	if (s != VULNID_OK)
 		return s;
-	sqlite3_bind_text(q, 1, c->m->cipher_sha256 != NULL ? c->m->cipher_sha256 : "", -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(q, 2, c->m->plain_sha256 != NULL ? c->m->plain_sha256 : "", -1, SQLITE_TRANSIENT);
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		const char *e = (const char *) sqlite3_column_text(q, 1);
-		const char *from = (const char *) sqlite3_column_text(q, 2);
-		const char *fpr = (const char *) sqlite3_column_text(q, 3);
+	for (guint i = 0; i < rows->len; i++) {
+		const store_decrypted_row *r = g_ptr_array_index(rows, i);
+		const char *e = r->entry;
+		const char *from = r->sender;
+		const char *fpr = r->fingerprint;
 
 		if (target == ROUTE_NEW)
 			how = "as a new request";
@@ -822,13 +783,10 @@ decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id
 			how = "by another sender";
 		else
 			continue;
-		*orig = sqlite3_column_int64(q, 0);
+		*orig = r->message;
 		went = g_strdup(e);
 		break;
 	}
-	sqlite3_finalize(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(c->st, rc, "decrypted", err);
 	if (*orig > 0) {
 		*reason = "replay";
 		*detail = g_strdup_printf("what it holds encrypted was decrypted before (message %" G_GINT64_FORMAT
@@ -854,43 +812,18 @@ static vulnid_status
 decrypted_remember(intake_ctx *c, const char *entry_id, GError **err)
 {
 	g_autofree char *sender = decrypted_sender(c);
-	vulnid_status s;
-	sqlite3_stmt *ins;
 
 	if (c->m->cipher_sha256 == NULL || c->m->plain_sha256 == NULL)
 		return VULNID_OK;
-	ins = store_prepare(c->st, "INSERT INTO decrypted (message, created, cipher_sha256, plain_sha256,"
-			    " entry, sender, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?)", &s, err);
-	if (ins == NULL)
-		return s;
-	sqlite3_bind_int64(ins, 1, c->msg_row);
-	sqlite3_bind_text(ins, 2, c->now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(ins, 3, c->m->cipher_sha256, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(ins, 4, c->m->plain_sha256, -1, SQLITE_TRANSIENT);
-	store_bind_text(ins, 5, entry_id);
-	store_bind_text(ins, 6, sender);
-	store_bind_text(ins, 7, c->signer);
-	return store_step_done(c->st, ins, "decrypted", err);
+	return store_intake_decrypted_insert(c->st, c->msg_row, c->now, c->m->cipher_sha256, c->m->plain_sha256,
+					     entry_id, sender, c->signer, err);
 }
 
 /* Whether message msg was archived sealed. */
 static vulnid_status
 message_was_sealed(intake_ctx *c, gint64 msg, gboolean *sealed, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *q = store_prepare(c->st, "SELECT b.sealed FROM messages m JOIN blobs b"
-					" ON b.sha256 = m.raw_sha256 WHERE m.id = ?", &s, err);
-	int rc;
-
-	if (q == NULL)
-		return s;
-	sqlite3_bind_int64(q, 1, msg);
-	rc = sqlite3_step(q);
-	*sealed = rc == SQLITE_ROW && sqlite3_column_int(q, 0) != 0;
-	sqlite3_finalize(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(c->st, rc, "messages", err);
-	return VULNID_OK;
+	return store_intake_message_sealed(c->st, msg, sealed, err);
 }
 
 /* One line of a raw body (its first bytes): an Embargo field that asks
@@ -1233,17 +1166,7 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		/* Remembered only where it acts: a copy sent to an entry its
 		 * text does not name acts nowhere, and must not make the
 		 * original a replay. */
-		sqlite3_stmt *ins;
-
-		ins = store_prepare(c->st, "INSERT INTO signatures (sha256, fingerprint, message, created)"
-				    " VALUES (?, ?, ?, ?)", &s, err);
-		if (ins == NULL)
-			goto out;
-		sqlite3_bind_text(ins, 1, replay, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(ins, 2, c->m->sig->fpr, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(ins, 3, c->msg_row);
-		sqlite3_bind_text(ins, 4, c->now, -1, SQLITE_TRANSIENT);
-		s = store_step_done(c->st, ins, "signatures", err);
+		s = store_intake_signature_insert(c->st, replay, c->m->sig->fpr, c->msg_row, c->now, err);
 		if (s != VULNID_OK)
 			goto out;
 	}
