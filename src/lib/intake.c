@@ -227,215 +227,297 @@ request_content(intake_ctx *c, const request_block *b, gboolean anonymous, guint
 	return s;
 }
 
-static vulnid_status
-intake_assign(intake_ctx *c, const request *r, GError **err)
-{
-	g_autoptr(GPtrArray) attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
-	g_autoptr(GString) entries = g_string_new(NULL);
-	g_autoptr(GString) idlist = g_string_new(NULL);
-	g_autoptr(GString) notes = g_string_new(NULL);
-	g_autoptr(GArray) blocks = NULL;
-	g_autofree char *blocks_spec = NULL;
-	g_autofree char *robot = NULL;
-	g_autoptr(GHashTable) vars = NULL;
-	g_autofree char *reply_to = NULL;
-	gboolean sealed_mail = intake_request_embargoed(r);
-	gboolean confirm = FALSE;
-	guint scrub_budget = 200;
-	const char *encrypt_key = sealed_mail ? ack_encryption_key(c) : NULL;
-	int year = g_date_time_get_year(c->now_dt);
-	vulnid_status s;
+/* What the identifiers of one request share while they are assigned. */
+typedef struct {
+	const request *r;
+	GPtrArray *attachments;	/* entry_attachment*, stored once */
+	GString *entries;	/* the ack's text about each entry */
+	GString *notes;		/* what the ack says about notifications */
+	GArray *blocks;		/* the identifier blocks of this year */
+	char *robot;		/* the robot's fingerprint, for sealing */
+	gboolean sealed_mail;	/* the request asks for an embargo */
+	gboolean confirm;	/* confirm_unsigned deferred a notification */
+	guint scrub_budget;
+	const char *encrypt_key;	/* the ack is encrypted to it, or NULL */
+	int year;
+} assign_state;
 
-	blocks_spec = config_blocks_for_year(c->cfg, year);
-	if (!ids_blocks_parse(blocks_spec, &blocks, NULL))
-		return vulnid_fail(err, VULNID_ERR_CONFIG, "[ids] blocks_%d is invalid", year);
-	if (sealed_mail) {
-		/* Embargoed content is stored only encrypted to the robot. */
-		s = crypto_robot_fingerprint(&robot, err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	s = intake_store_attachments(c, attachments, !sealed_mail, err);
+static void
+assign_state_clear(assign_state *a)
+{
+	g_clear_pointer(&a->attachments, g_ptr_array_unref);
+	if (a->entries != NULL)
+		g_string_free(a->entries, TRUE);
+	if (a->notes != NULL)
+		g_string_free(a->notes, TRUE);
+	g_clear_pointer(&a->blocks, g_array_unref);
+	g_clear_pointer(&a->robot, g_free);
+}
+
+/* One block's entry and its first record, stored (sealed when embargoed). */
+typedef struct {
+	const request_block *b;
+	gboolean embargoed;
+	gboolean anonymous;
+	char *id;
+	char *auth;
+	char *subject;
+	char *fields;
+	char *body;
+	char *digest;
+	char *sealed;		/* the record sealed to the robot, or NULL */
+	store_record rec;
+	gint64 rec_row;
+} assign_block;
+
+static void
+assign_block_clear(assign_block *k)
+{
+	g_free(k->id);
+	g_free(k->auth);
+	g_free(k->subject);
+	g_free(k->fields);
+	g_free(k->body);
+	g_free(k->digest);
+	g_free(k->sealed);
+}
+
+/* Number, canonical record, entry row, record row and its attachments. */
+static vulnid_status
+assign_store(intake_ctx *c, assign_state *a, assign_block *k, GError **err)
+{
+	g_autofree char *canon = NULL;
+	vulnid_status s;
+	gint64 number;
+
+	s = store_next_number(c->st, a->year, a->blocks, &number, err);
 	if (s != VULNID_OK)
 		return s;
+	k->id = ids_format(c->cfg->prefix, a->year, number);
+	s = request_content(c, k->b, k->anonymous, &a->scrub_budget, &k->subject, &k->fields, &k->body, err);
+	if (s != VULNID_OK)
+		return s;
+	canon = entry_record_canonical(k->id, 1, c->now, "request", k->auth, k->subject, k->fields, k->body,
+				       k->embargoed || !a->sealed_mail ? a->attachments : NULL);
+	/* For an embargoed entry the digest is the commitment: the hash
+	 * of the content that stays sealed until release. */
+	k->digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
+	if (k->embargoed) {
+		g_autoptr(GBytes) clear = g_bytes_new(canon, strlen(canon));
+		g_autoptr(GBytes) ct = NULL;
 
-	for (guint bi = 0; bi < r->blocks->len; bi++) {
-		const request_block *b = g_ptr_array_index(r->blocks, bi);
-		gboolean embargoed = block_embargoed(b);
-		const char *anon = request_block_get(b, "Anonymous");
-		gboolean anonymous = anon != NULL && g_ascii_strcasecmp(anon, "yes") == 0;
-		g_autofree char *auth = mail_record_auth(c, anonymous, NULL, NULL);
-		g_autofree char *fields = NULL;
-		g_autofree char *subject = NULL;
-		g_autofree char *body = NULL;
-		g_autofree char *id = NULL;
-		g_autofree char *canon = NULL;
-		g_autofree char *digest = NULL;
-		g_autofree char *sealed = NULL;
-		g_autoptr(audit_event) ev = NULL;
-		store_record rec = { 0 };
-		gint64 number, rec_row;
-
-		s = store_next_number(c->st, year, blocks, &number, err);
+		s = crypto_seal(clear, a->robot, &ct, err);
 		if (s != VULNID_OK)
 			return s;
-		id = ids_format(c->cfg->prefix, year, number);
-		s = request_content(c, b, anonymous, &scrub_budget, &subject, &fields, &body, err);
-		if (s != VULNID_OK)
-			return s;
-		canon = entry_record_canonical(id, 1, c->now, "request", auth, subject, fields, body,
-					       embargoed || !sealed_mail ? attachments : NULL);
-		/* For an embargoed entry the digest is the commitment: the hash
-		 * of the content that stays sealed until release. */
-		digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
-		if (embargoed) {
-			g_autoptr(GBytes) clear = g_bytes_new(canon, strlen(canon));
-			g_autoptr(GBytes) ct = NULL;
-
-			s = crypto_seal(clear, robot, &ct, err);
-			if (s != VULNID_OK)
-				return s;
-			sealed = g_strndup(g_bytes_get_data(ct, NULL), g_bytes_get_size(ct));
-		}
-		s = store_entry_insert(c->st, id, year, number, digest, c->now,
-				       embargoed ? request_block_get(b, "Embargo") : NULL, c->msg_row, err);
-		if (s != VULNID_OK)
-			return s;
-		rec.entry = id;
-		rec.seq = 1;
-		rec.created = c->now;
-		rec.kind = "request";
-		rec.message = c->msg_row;
-		rec.author = c->m->from_addr != NULL ? c->m->from_addr : c->envelope_sender;
-		rec.author_name = c->m->from_name;
-		rec.role = "creator";
-		rec.auth = auth;
-		rec.subject = embargoed ? NULL : subject;
-		rec.fields = embargoed ? "[]" : fields;
-		rec.body = embargoed ? "" : body;
-		rec.sha256 = digest;
-		rec.sealed = sealed;
-		s = store_record_insert(c->st, &rec, &rec_row, err);
-		if (s == VULNID_OK)
-			s = mail_record_signer(c, rec_row, auth, err);
-		if (s != VULNID_OK)
-			return s;
-		for (guint i = 0; !sealed_mail && i < attachments->len; i++) {
-			const entry_attachment *a = g_ptr_array_index(attachments, i);
-
-			s = store_attachment_insert(c->st, rec_row, (int) i, a->filename, a->content_type,
-						    a->size, a->sha256, err);
-			if (s != VULNID_OK)
-				return s;
-		}
-		ev = audit_event_new("assigned", id, c->m->message_id);
-		audit_event_str(ev, "digest", digest);
-		audit_event_int(ev, "block", bi + 1);
-		if (embargoed)
-			audit_event_str(ev, "embargo", request_block_get(b, "Embargo"));
-		else
-			audit_event_str(ev, "title", request_block_title(b, c->m->subject));
-		s = audit_append(c->st, ev, err);
-		if (s != VULNID_OK)
-			return s;
-		{
-			/* Who was told is part of the sealed content, too. */
-			g_autoptr(GString) hidden = g_string_new(NULL);
-
-			if (lifecycle_confirm_unsigned(c->cfg) && c->signer == NULL) {
-				/* Told only once the sender proves a working mailbox. */
-				s = lifecycle_defer_notify(c, id, err);
-				confirm = TRUE;
-			} else {
-				s = notify_vendor(c->st, c->cfg, c->msg_row, id,
-						  embargoed && encrypt_key == NULL ? hidden : notes, err);
-				if (s == VULNID_OK)
-					s = notify_announce(c->st, c->cfg, c->msg_row, id, err);
-			}
-		}
-		if (s != VULNID_OK)
-			return s;
-		{
-			g_autofree char *token = NULL;
-			const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
-
-			if (c->signer == NULL && to != NULL && config_address_valid(to)) {
-				s = tokens_issue(c->st, id, "creator", to, &token, err);
-				if (s != VULNID_OK)
-					return s;
-			}
-			/* the ack tells the creator what the entry now is, from
-			 * the creator's view of it, as recorded */
-			g_autoptr(entry) made = entry_new_empty(id, c->now);
-			g_autoptr(entry_view) view = NULL;
-
-			g_free(made->digest);
-			made->digest = g_strdup(digest);
-			made->embargo = g_strdup(embargoed ? request_block_get(b, "Embargo") : NULL);
-			entry_add_record(made, &rec, rec_row, subject, fields, body,
-					 embargoed || !sealed_mail ? attachments : NULL, c->signer);
-			view = entry_view_new(made, AUDIENCE_CREATOR, G_MAXINT64, c->now_dt);
-			render_ack_entry(entries, c->cfg, view, embargoed && encrypt_key == NULL, token);
-		}
-		g_string_append_printf(idlist, "%s%s", idlist->len ? ", " : "", id);
-		g_ptr_array_add(c->res->ids, g_steal_pointer(&id));
+		k->sealed = g_strndup(g_bytes_get_data(ct, NULL), g_bytes_get_size(ct));
 	}
-	c->res->outcome = INTAKE_ASSIGNED;
+	s = store_entry_insert(c->st, k->id, a->year, number, k->digest, c->now,
+			       k->embargoed ? request_block_get(k->b, "Embargo") : NULL, c->msg_row, err);
+	if (s != VULNID_OK)
+		return s;
+	k->rec.entry = k->id;
+	k->rec.seq = 1;
+	k->rec.created = c->now;
+	k->rec.kind = "request";
+	k->rec.message = c->msg_row;
+	k->rec.author = c->m->from_addr != NULL ? c->m->from_addr : c->envelope_sender;
+	k->rec.author_name = c->m->from_name;
+	k->rec.role = "creator";
+	k->rec.auth = k->auth;
+	k->rec.subject = k->embargoed ? NULL : k->subject;
+	k->rec.fields = k->embargoed ? "[]" : k->fields;
+	k->rec.body = k->embargoed ? "" : k->body;
+	k->rec.sha256 = k->digest;
+	k->rec.sealed = k->sealed;
+	s = store_record_insert(c->st, &k->rec, &k->rec_row, err);
+	if (s == VULNID_OK)
+		s = mail_record_signer(c, k->rec_row, k->auth, err);
+	for (guint i = 0; s == VULNID_OK && !a->sealed_mail && i < a->attachments->len; i++) {
+		const entry_attachment *x = g_ptr_array_index(a->attachments, i);
 
-	vars = mail_template_vars(c);
-	{
-		/* "[A] [B] title": a reply to a multi-ID ack still routes by its
-		 * first tag instead of becoming a new request. */
-		g_autoptr(GString) tags = g_string_new(NULL);
-
-		for (guint i = 0; i < c->res->ids->len; i++)
-			g_string_append_printf(tags, "%s%s", i ? "] [" : "",
-					       (const char *) g_ptr_array_index(c->res->ids, i));
-		g_hash_table_insert(vars, "ids", g_string_free(g_steal_pointer(&tags), FALSE));
+		s = store_attachment_insert(c->st, k->rec_row, (int) i, x->filename, x->content_type,
+					    x->size, x->sha256, err);
 	}
-	g_hash_table_insert(vars, "entries", g_strdup(entries->str));
+	return s;
+}
+
+/* The "assigned" event, then who is told: the vendor and the lists, or
+ * (confirm_unsigned) nobody until the sender confirms. */
+static vulnid_status
+assign_tell(intake_ctx *c, assign_state *a, const assign_block *k, guint bi, GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("assigned", k->id, c->m->message_id);
+	/* Who was told is part of the sealed content, too. */
+	g_autoptr(GString) hidden = g_string_new(NULL);
+	vulnid_status s;
+
+	audit_event_str(ev, "digest", k->digest);
+	audit_event_int(ev, "block", bi + 1);
+	if (k->embargoed)
+		audit_event_str(ev, "embargo", request_block_get(k->b, "Embargo"));
+	else
+		audit_event_str(ev, "title", request_block_title(k->b, c->m->subject));
+	s = audit_append(c->st, ev, err);
+	if (s != VULNID_OK)
+		return s;
+	if (lifecycle_confirm_unsigned(c->cfg) && c->signer == NULL) {
+		/* Told only once the sender proves a working mailbox. */
+		a->confirm = TRUE;
+		return lifecycle_defer_notify(c, k->id, err);
+	}
+	s = notify_vendor(c->st, c->cfg, c->msg_row, k->id,
+			  k->embargoed && a->encrypt_key == NULL ? hidden : a->notes, err);
+	if (s == VULNID_OK)
+		s = notify_announce(c->st, c->cfg, c->msg_row, k->id, err);
+	return s;
+}
+
+/* The creator's token (unsigned mail), and the ack's text about the entry:
+ * what it now is, from the creator's view of it, as recorded. */
+static vulnid_status
+assign_ack_entry(intake_ctx *c, assign_state *a, const assign_block *k, GError **err)
+{
+	g_autofree char *token = NULL;
+	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
+	g_autoptr(entry) made = NULL;
+	g_autoptr(entry_view) view = NULL;
+
+	if (c->signer == NULL && to != NULL && config_address_valid(to)) {
+		vulnid_status s = tokens_issue(c->st, k->id, "creator", to, &token, err);
+
+		if (s != VULNID_OK)
+			return s;
+	}
+	made = entry_new_empty(k->id, c->now);
+	g_free(made->digest);
+	made->digest = g_strdup(k->digest);
+	made->embargo = g_strdup(k->embargoed ? request_block_get(k->b, "Embargo") : NULL);
+	entry_add_record(made, &k->rec, k->rec_row, k->subject, k->fields, k->body,
+			 k->embargoed || !a->sealed_mail ? a->attachments : NULL, c->signer);
+	view = entry_view_new(made, AUDIENCE_CREATOR, G_MAXINT64, c->now_dt);
+	render_ack_entry(a->entries, c->cfg, view, k->embargoed && a->encrypt_key == NULL, token);
+	return VULNID_OK;
+}
+
+static vulnid_status
+assign_one(intake_ctx *c, assign_state *a, guint bi, GError **err)
+{
+	assign_block k = { 0 };
+	const char *anon;
+	vulnid_status s;
+
+	k.b = g_ptr_array_index(a->r->blocks, bi);
+	k.embargoed = block_embargoed(k.b);
+	anon = request_block_get(k.b, "Anonymous");
+	k.anonymous = anon != NULL && g_ascii_strcasecmp(anon, "yes") == 0;
+	k.auth = mail_record_auth(c, k.anonymous, NULL, NULL);
+	s = assign_store(c, a, &k, err);
+	if (s == VULNID_OK)
+		s = assign_tell(c, a, &k, bi, err);
+	if (s == VULNID_OK)
+		s = assign_ack_entry(c, a, &k, err);
+	if (s == VULNID_OK)
+		g_ptr_array_add(c->res->ids, g_steal_pointer(&k.id));
+	assign_block_clear(&k);
+	return s;
+}
+
+/* The warnings of the ack: the request's own, an embargo asked for in
+ * clear, details left out of an unencrypted ack. */
+static char *
+assign_warnings(const intake_ctx *c, const assign_state *a)
+{
+	g_autoptr(GString) w = g_string_new(NULL);
+
+	if (a->r->warnings->len > 0) {
+		g_autofree char *list = join_lines(a->r->warnings, "  - ");
+
+		g_string_append_printf(w, "Please note:\n%s\n", list);
+	}
+	if (a->sealed_mail && !c->m->decrypted)
+		g_string_append(w, "Warning: your request asked for an embargo but travelled unencrypted,\n"
+			       "so anyone on its way could read it. The robot keeps it encrypted from\n"
+			       "now on. Next time, encrypt to the robot's key (mail \"key\" to get it).\n\n");
+	if (a->sealed_mail && a->encrypt_key == NULL)
+		g_string_append(w, "The details of embargoed entries are not repeated here: this mail is\n"
+			       "not encrypted (sign your request with a key that can encrypt to get\n"
+			       "an encrypted acknowledgement).\n\n");
+	return w->len > 0 ? g_string_free(g_steal_pointer(&w), FALSE) : NULL;
+}
+
+/* The ack: every identifier, encrypted when the request was embargoed and
+ * the sender's key can take it. */
+static vulnid_status
+assign_ack(intake_ctx *c, assign_state *a, GError **err)
+{
+	g_autoptr(GHashTable) vars = mail_template_vars(c);
+	g_autoptr(GString) tags = g_string_new(NULL);
+	g_autofree char *reply_to = NULL;
+	g_autofree char *warnings = assign_warnings(c, a);
+	const char *enc[] = { a->encrypt_key, NULL };
+
+	/* "[A] [B] title": a reply to a multi-ID ack still routes by its
+	 * first tag instead of becoming a new request. */
+	for (guint i = 0; i < c->res->ids->len; i++)
+		g_string_append_printf(tags, "%s%s", i ? "] [" : "", (const char *) g_ptr_array_index(c->res->ids, i));
+	g_hash_table_insert(vars, "ids", g_string_free(g_steal_pointer(&tags), FALSE));
+	g_hash_table_insert(vars, "entries", g_strdup(a->entries->str));
 	g_hash_table_insert(vars, "count", g_strdup_printf("%u", c->res->ids->len));
 	/* A Subject travels in clear even in an encrypted mail. */
 	g_hash_table_insert(vars, "title",
-			    g_strdup(sealed_mail ? "embargoed request"
-					       : request_block_title(g_ptr_array_index(r->blocks, 0), c->m->subject)));
+			    g_strdup(a->sealed_mail ? "embargoed request"
+						  : request_block_title(g_ptr_array_index(a->r->blocks, 0), c->m->subject)));
 	g_hash_table_insert(vars, "identifiers",
 			    g_strdup(c->res->ids->len == 1 ? "identifier was" : "identifiers were"));
-	if (confirm)
-		g_string_append(notes, "The vendor will be told and the entry announced once you confirm that\n"
+	if (a->confirm)
+		g_string_append(a->notes, "The vendor will be told and the entry announced once you confirm that\n"
 				"this mailbox works: send a mail with the line \"Token: ...\" (the token\n"
 				"above) to the entry's address.\n");
-	if (notes->len > 0)
-		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", notes->str));
-	{
-		g_autoptr(GString) w = g_string_new(NULL);
-
-		if (r->warnings->len > 0) {
-			g_autofree char *list = join_lines(r->warnings, "  - ");
-
-			g_string_append_printf(w, "Please note:\n%s\n", list);
-		}
-		if (sealed_mail && !c->m->decrypted)
-			g_string_append(w, "Warning: your request asked for an embargo but travelled unencrypted,\n"
-				       "so anyone on its way could read it. The robot keeps it encrypted from\n"
-				       "now on. Next time, encrypt to the robot's key (mail \"key\" to get it).\n\n");
-		if (sealed_mail && encrypt_key == NULL)
-			g_string_append(w, "The details of embargoed entries are not repeated here: this mail is\n"
-				       "not encrypted (sign your request with a key that can encrypt to get\n"
-				       "an encrypted acknowledgement).\n\n");
-		if (w->len > 0)
-			g_hash_table_insert(vars, "warnings", g_strdup(w->str));
-	}
+	if (a->notes->len > 0)
+		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", a->notes->str));
+	if (warnings != NULL)
+		g_hash_table_insert(vars, "warnings", g_steal_pointer(&warnings));
 	if (c->res->ids->len == 1)
 		reply_to = g_strdup_printf("%s+%s@%s", c->cfg->request_local,
 					   (const char *) g_ptr_array_index(c->res->ids, 0), c->cfg->domain);
-	{
-		const char *enc[] = { encrypt_key, NULL };
+	return mail_reply_encrypted(c, "ack", "ack.txt", vars,
+				    c->res->ids->len == 1 ? g_ptr_array_index(c->res->ids, 0) : NULL,
+				    reply_to, a->encrypt_key != NULL ? enc : NULL, err);
+}
 
-		return mail_reply_encrypted(c, "ack", "ack.txt", vars,
-					    c->res->ids->len == 1 ? g_ptr_array_index(c->res->ids, 0) : NULL,
-					    reply_to, encrypt_key != NULL ? enc : NULL, err);
+/* A new request: an identifier for each block, in the mail's transaction,
+ * then the ack. */
+static vulnid_status
+intake_assign(intake_ctx *c, const request *r, GError **err)
+{
+	assign_state a = { 0 };
+	g_autofree char *blocks_spec = NULL;
+	vulnid_status s = VULNID_OK;
+
+	a.r = r;
+	a.attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
+	a.entries = g_string_new(NULL);
+	a.notes = g_string_new(NULL);
+	a.sealed_mail = intake_request_embargoed(r);
+	a.scrub_budget = 200;
+	a.encrypt_key = a.sealed_mail ? ack_encryption_key(c) : NULL;
+	a.year = g_date_time_get_year(c->now_dt);
+	blocks_spec = config_blocks_for_year(c->cfg, a.year);
+	if (!ids_blocks_parse(blocks_spec, &a.blocks, NULL))
+		s = vulnid_fail(err, VULNID_ERR_CONFIG, "[ids] blocks_%d is invalid", a.year);
+	/* Embargoed content is stored only encrypted to the robot. */
+	if (s == VULNID_OK && a.sealed_mail)
+		s = crypto_robot_fingerprint(&a.robot, err);
+	if (s == VULNID_OK)
+		s = intake_store_attachments(c, a.attachments, !a.sealed_mail, err);
+	for (guint bi = 0; s == VULNID_OK && bi < r->blocks->len; bi++)
+		s = assign_one(c, &a, bi, err);
+	if (s == VULNID_OK) {
+		c->res->outcome = INTAKE_ASSIGNED;
+		s = assign_ack(c, &a, err);
 	}
+	assign_state_clear(&a);
+	return s;
 }
 
 /* Whether address is our envelope sender, plain or with a VERP token. */
@@ -1047,42 +1129,30 @@ intake_act(intake_ctx *c, const intake_plan *p, GError **err)
 	return intake_assign(c, p->r, err);
 }
 
-/* Everything that happens in the transaction. */
+/* Seen before (its deduplication key): nothing new, the event only. */
 static vulnid_status
-intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
+record_duplicate(intake_ctx *c, const message_spool *sp, gint64 seen, gboolean *duplicate, GError **err)
 {
-	g_autofree char *key = message_dedup_key(c->m);
-	g_autofree char *replay = NULL;
-	g_autoptr(audit_event) ev = NULL;
-	intake_plan p = { 0 };
-	store_message sm = { 0 };
+	g_autoptr(audit_event) ev = audit_event_new("duplicate", NULL, c->m->message_id);
+
+	audit_event_int(ev, "message", seen);
+	audit_event_str(ev, "sha256", sp->raw_sha256);
+	*duplicate = TRUE;
+	c->msg_row = seen;
+	c->res->outcome = INTAKE_DUPLICATE;
+	return audit_append(c->st, ev, err);
+}
+
+/* The raw bytes (sealed when the plan says so) and the messages row. */
+static vulnid_status
+record_archive(intake_ctx *c, message_spool *sp, const intake_plan *p, store_message *sm, GError **err)
+{
 	g_autofree char *sender_domain = NULL;
 	vulnid_status s;
-	gint64 seen;
 
 	if (c->envelope_sender != NULL && strrchr(c->envelope_sender, '@') != NULL)
 		sender_domain = g_ascii_strdown(strrchr(c->envelope_sender, '@') + 1, -1);
-
-	s = store_message_find(c->st, key, &seen, err);
-	if (s != VULNID_OK)
-		return s;
-	if (seen > 0) {
-		ev = audit_event_new("duplicate", NULL, c->m->message_id);
-		audit_event_int(ev, "message", seen);
-		audit_event_str(ev, "sha256", sp->raw_sha256);
-		*duplicate = TRUE;
-		c->msg_row = seen;
-		c->res->outcome = INTAKE_DUPLICATE;
-		return audit_append(c->st, ev, err);
-	}
-
-	s = intake_classify(c, &p, &sm.disposition, err);
-	if (s == VULNID_OK)
-		s = intake_sealed(c, sp, &p, sm.disposition, &p.sealed, err);
-	if (s != VULNID_OK)
-		goto out;
-	c->sealed = p.sealed;
-	if (p.sealed) {
+	if (p->sealed) {
 		/* Embargoed content is kept only encrypted to the robot: the
 		 * text if it came in clear, its header (the Subject) anyway. */
 		g_autofree char *robot = NULL;
@@ -1090,62 +1160,76 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		s = crypto_robot_fingerprint(&robot, err);
 		if (s == VULNID_OK)
 			s = store_blob_put_sealed(c->st, sp->fd, sp->size, sp->raw_sha256, robot, err);
-		sm.subject = NULL;
+		sm->subject = NULL;
 	} else {
 		s = store_blob_put_fd(c->st, sp->fd, sp->size, sp->raw_sha256, err);
-		sm.subject = c->m->subject;
+		sm->subject = c->m->subject;
 	}
 	if (s != VULNID_OK)
-		goto out;
-	sm.received = c->now;
-	sm.raw_sha256 = sp->raw_sha256;
-	sm.dedup_key = key;
-	sm.message_id = c->m->message_id;
-	sm.envelope_from = c->envelope_sender;
-	sm.envelope_to = c->recipient;
-	sm.from_addr = c->m->from_addr;
-	sm.client_address = c->client_address;
-	sm.client_net = c->client_net;
-	sm.sender_domain = sender_domain;
-	sm.from_verified = c->from_verified;
-	s = store_message_insert(c->st, &sm, &c->msg_row, err);
+		return s;
+	sm->received = c->now;
+	sm->raw_sha256 = sp->raw_sha256;
+	sm->message_id = c->m->message_id;
+	sm->envelope_from = c->envelope_sender;
+	sm->envelope_to = c->recipient;
+	sm->from_addr = c->m->from_addr;
+	sm->client_address = c->client_address;
+	sm->client_net = c->client_net;
+	sm->sender_domain = sender_domain;
+	sm->from_verified = c->from_verified;
+	s = store_message_insert(c->st, sm, &c->msg_row, err);
+	sm->sender_domain = NULL;	/* freed here */
+	return s;
+}
+
+/* What the outgoing-mail policy needs to know of this mail. */
+static vulnid_status
+record_policy(intake_ctx *c, const message_spool *sp, GError **err)
+{
+	policy_mail pm = { 0 };
+	const char *loop_why = NULL;
+	vulnid_status s = loop_suspect(c, config_key_int(c->cfg, "policy", "loop_hours"), &loop_why, err);
+
 	if (s != VULNID_OK)
-		goto out;
+		return s;
+	pm.cause = c->msg_row;
+	pm.size = sp->size;
+	pm.signed_mail = c->signer != NULL;
+	pm.from = c->m->from_addr;
+	pm.envelope_sender = c->envelope_sender;
+	pm.suspect = loop_why != NULL;
+	pm.suspect_why = loop_why;
+	policy_mail_begin(&pm);
+	return VULNID_OK;
+}
 
-	{
-		/* What the outgoing-mail policy needs to know of this mail. */
-		policy_mail pm = { 0 };
-		const char *loop_why = NULL;
+static vulnid_status
+record_received_event(intake_ctx *c, const message_spool *sp, const store_message *sm, GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("received", NULL, c->m->message_id);
 
-		s = loop_suspect(c, config_key_int(c->cfg, "policy", "loop_hours"), &loop_why, err);
-		if (s != VULNID_OK)
-			goto out;
-		pm.cause = c->msg_row;
-		pm.size = sp->size;
-		pm.signed_mail = c->signer != NULL;
-		pm.from = c->m->from_addr;
-		pm.envelope_sender = c->envelope_sender;
-		pm.suspect = loop_why != NULL;
-		pm.suspect_why = loop_why;
-		policy_mail_begin(&pm);
-	}
-	ev = audit_event_new("received", NULL, c->m->message_id);
 	audit_event_int(ev, "message", c->msg_row);
 	audit_event_str(ev, "from", c->m->from_addr);
 	audit_event_str(ev, "sender", c->envelope_sender);
 	audit_event_str(ev, "client", c->client_address);
-	audit_event_str(ev, "recipient", sm.envelope_to);
+	audit_event_str(ev, "recipient", sm->envelope_to);
 	audit_event_int(ev, "size", sp->size);
 	audit_event_str(ev, "sha256", sp->raw_sha256);
-	audit_event_str(ev, "disposition", sm.disposition);
-	s = audit_append(c->st, ev, err);
-	if (s != VULNID_OK)
-		goto out;
+	audit_event_str(ev, "disposition", sm->disposition);
+	return audit_append(c->st, ev, err);
+}
+
+/* The raw signature, and its replay key where it acts. */
+static vulnid_status
+record_signature(intake_ctx *c, const intake_plan *p, GError **err)
+{
+	g_autofree char *replay = NULL;
+	vulnid_status s = VULNID_OK;
 
 	if (c->m->sig->present && c->m->sig->raw != NULL && !c->replay) {
 		/* The raw signature is kept; for an embargoed request it may
 		 * be the whole clearsigned text, so it is sealed like it. */
-		if (p.sealed) {
+		if (p->sealed) {
 			g_autofree char *robot = NULL;
 
 			s = crypto_robot_fingerprint(&robot, err);
@@ -1159,18 +1243,48 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 					       g_bytes_get_size(c->m->sig->raw), sha, err);
 		}
 		if (s != VULNID_OK)
-			goto out;
+			return s;
 	}
 	replay = replay_key(c->m);
-	if (replay != NULL && !c->replay && c->unbound == NULL) {
+	if (replay != NULL && !c->replay && c->unbound == NULL)
 		/* Remembered only where it acts: a copy sent to an entry its
 		 * text does not name acts nowhere, and must not make the
 		 * original a replay. */
 		s = store_intake_signature_insert(c->st, replay, c->m->sig->fpr, c->msg_row, c->now, err);
-		if (s != VULNID_OK)
-			goto out;
-	}
-	s = audit_tofu(c, err);
+	return s;
+}
+
+/* Everything that happens in the transaction. */
+static vulnid_status
+intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
+{
+	g_autofree char *key = message_dedup_key(c->m);
+	intake_plan p = { 0 };
+	store_message sm = { 0 };
+	vulnid_status s;
+	gint64 seen;
+
+	s = store_message_find(c->st, key, &seen, err);
+	if (s != VULNID_OK)
+		return s;
+	if (seen > 0)
+		return record_duplicate(c, sp, seen, duplicate, err);
+	s = intake_classify(c, &p, &sm.disposition, err);
+	if (s == VULNID_OK)
+		s = intake_sealed(c, sp, &p, sm.disposition, &p.sealed, err);
+	if (s != VULNID_OK)
+		goto out;
+	c->sealed = p.sealed;
+	sm.dedup_key = key;
+	s = record_archive(c, sp, &p, &sm, err);
+	if (s == VULNID_OK)
+		s = record_policy(c, sp, err);
+	if (s == VULNID_OK)
+		s = record_received_event(c, sp, &sm, err);
+	if (s == VULNID_OK)
+		s = record_signature(c, &p, err);
+	if (s == VULNID_OK)
+		s = audit_tofu(c, err);
 	if (s == VULNID_OK)
 		s = intake_act(c, &p, err);
 	if (s == VULNID_OK && c->m->decrypted && !c->replay && !p.bounce)

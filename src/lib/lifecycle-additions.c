@@ -78,23 +78,27 @@ field_refusal(const char *key, char **value, const role_info *ri)
 
 /* Fields and text of the mail as a record of kind addition or
  * vendor-response; post-actions: the researcher or the vendor told. */
-vulnid_status
-lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
+/* What the fields of an addition become: the canonical fields, the text
+ * kept (lines not taken as fields), the notes for the reply. */
+typedef struct {
+	GString *fields;
+	GString *kept;
+	GString *notes;
+	guint nfields;
+	gboolean vendor_fields;	/* Vendor or Vendor-Contact among them */
+} addition_parts;
+
+/* Each "Key: value" chunk of the mail: a field the sender's role may set,
+ * redacted for an anonymous researcher and with tokens scrubbed; else
+ * kept in the text with a note why. */
+static vulnid_status
+addition_fields(lc_mail *l, const role_info *ri, const researcher_identity *hide, addition_parts *af,
+		GError **err)
 {
 	mail_ctx *c = l->c;
 	request_limits lim = { 1, 1, c->cfg->max_field_length };
-	g_autoptr(GString) fields = g_string_new("[");
-	g_autoptr(GString) kept = g_string_new(NULL);
-	g_autoptr(GString) notes = g_string_new(NULL);
-	g_autoptr(researcher_identity) hide = NULL;
-	g_autofree char *body = NULL;
-	const char *kind = strcmp(ri->role, "vendor") == 0 ? "vendor-response" : "addition";
-	gboolean anonymous = lc_entry_is_anonymous(e), vendor_fields = FALSE, sealed;
-	guint nfields = 0;
-	gint64 seq;
 	vulnid_status s;
 
-	hide = anonymous ? lc_researcher_of(l, e, ri) : NULL;
 	for (guint i = 0; i < l->mt->fields->len; i++) {
 		const char *chunk = g_ptr_array_index(l->mt->fields, i);
 		g_autoptr(request) r = request_parse(chunk, NULL, &lim, c->now_dt);
@@ -105,7 +109,7 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 		g_autofree char *clean_key = NULL;
 
 		if (f == NULL) {
-			g_string_append_printf(kept, "%s\n", chunk);
+			g_string_append_printf(af->kept, "%s\n", chunk);
 			continue;
 		}
 		clean_key = text_clean_line(f->key, 64);
@@ -115,13 +119,13 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 		else
 			why = field_refusal(f->key, &value, ri);
 		if (why != NULL) {
-			g_string_append_printf(kept, "%s\n", chunk);
-			g_string_append_printf(notes, "  %s: not taken as a field (%s); kept in the text.\n",
+			g_string_append_printf(af->kept, "%s\n", chunk);
+			g_string_append_printf(af->notes, "  %s: not taken as a field (%s); kept in the text.\n",
 					       clean_key, why);
 			continue;
 		}
 		for (guint w = 0; w < r->warnings->len; w++)
-			g_string_append_printf(notes, "  %s\n", (const char *) g_ptr_array_index(r->warnings, w));
+			g_string_append_printf(af->notes, "  %s\n", (const char *) g_ptr_array_index(r->warnings, w));
 		if (hide != NULL) {
 			char *x = lc_redact(value, hide);
 
@@ -131,16 +135,38 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 		s = tokens_scrub(c->st, &value, &l->scrub_budget, err);
 		if (s != VULNID_OK)
 			return s;
-		if (nfields++ > 0)
-			g_string_append_c(fields, ',');
-		g_string_append_c(fields, '[');
-		canonjson_string(fields, f->key);
-		g_string_append_c(fields, ',');
-		canonjson_string(fields, value);
-		g_string_append_c(fields, ']');
-		vendor_fields |= g_ascii_strcasecmp(f->key, "Vendor") == 0 ||
+		if (af->nfields++ > 0)
+			g_string_append_c(af->fields, ',');
+		g_string_append_c(af->fields, '[');
+		canonjson_string(af->fields, f->key);
+		g_string_append_c(af->fields, ',');
+		canonjson_string(af->fields, value);
+		g_string_append_c(af->fields, ']');
+		af->vendor_fields |= g_ascii_strcasecmp(f->key, "Vendor") == 0 ||
 				 g_ascii_strcasecmp(f->key, "Vendor-Contact") == 0;
 	}
+	return VULNID_OK;
+}
+
+vulnid_status
+lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
+{
+	mail_ctx *c = l->c;
+	g_autoptr(GString) fields = g_string_new("[");
+	g_autoptr(GString) kept = g_string_new(NULL);
+	g_autoptr(GString) notes = g_string_new(NULL);
+	addition_parts af = { fields, kept, notes, 0, FALSE };
+	g_autoptr(researcher_identity) hide = NULL;
+	g_autofree char *body = NULL;
+	const char *kind = strcmp(ri->role, "vendor") == 0 ? "vendor-response" : "addition";
+	gboolean anonymous = lc_entry_is_anonymous(e), sealed;
+	gint64 seq;
+	vulnid_status s;
+
+	hide = anonymous ? lc_researcher_of(l, e, ri) : NULL;
+	s = addition_fields(l, ri, hide, &af, err);
+	if (s != VULNID_OK)
+		return s;
 	g_string_append_c(fields, ']');
 	/* A reply that only quotes (a subscription confirmed by replying,
 	 * commands above the quoted mail) adds no text. */
@@ -155,7 +181,7 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 	s = tokens_scrub(c->st, &body, &l->scrub_budget, err);
 	if (s != VULNID_OK)
 		return s;
-	if (nfields == 0 && *body == '\0' && c->m->attachments->len == 0) {
+	if (af.nfields == 0 && *body == '\0' && c->m->attachments->len == 0) {
 		if (l->mt->commands->len == 0 && l->mt->tokens->len == 0)
 			g_string_append(l->out, "Nothing was recorded: the mail had no text, fields or attachments.\n\n");
 		return VULNID_OK;
@@ -172,7 +198,7 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 			       : "an addition", strcmp(ri->role, "third-party") == 0 ? "third party" : ri->role,
 			       entry_how_phrase(entry_how_from_str(ri->how)),
 			       sealed ? ", sealed until the embargo ends" : "");
-	if (nfields > 0 && !entry_how_verified(entry_how_from_str(ri->how)))
+	if (af.nfields > 0 && !entry_how_verified(entry_how_from_str(ri->how)))
 		g_string_append(notes, "  The fields are kept as proposals: the entry's title, vendor, product,\n"
 				       "  type, versions and references change only by the creator's or the\n"
 				       "  vendor's key or token.\n");
@@ -183,7 +209,7 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 		s = lc_tell_researcher(l, e, seq, ri, err);
 	else if (strcmp(ri->role, "creator") == 0 && anonymous)
 		s = lc_relay_to_vendor(l, e, seq, ri, err);
-	if (s == VULNID_OK && vendor_fields && lc_creator_verified(ri))
+	if (s == VULNID_OK && af.vendor_fields && lc_creator_verified(ri))
 		s = lc_renotify_vendor(l, e->id, err);
 	return s;
 }

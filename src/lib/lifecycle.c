@@ -125,6 +125,61 @@ handle_unknown(mail_ctx *c, const char *entry_id, GError **err)
 	return mail_reply(c, "error", "error.txt", vars, NULL, NULL, err);
 }
 
+/* Tokens first: they decide roles.  A token is never echoed. */
+static vulnid_status
+read_tokens(lc_mail *l, GError **err)
+{
+	const mail_text *mt = l->mt;
+
+	for (guint i = 0; i < mt->tokens->len; i++) {
+		token_row *t = NULL;
+		vulnid_status s = tokens_find(l->c->st, g_ptr_array_index(mt->tokens, i), &t, err);
+
+		if (s != VULNID_OK)
+			return s;
+		if (t == NULL) {
+			g_string_append(l->out, "Token: not recognised (it was not recorded).\n\n");
+			continue;
+		}
+		if (strcmp(t->role, "creator") == 0 || strcmp(t->role, "vendor") == 0)
+			g_string_append_printf(l->out, "Token: accepted: you act as the %s of %s.\n\n", t->role,
+					       t->entry);
+		g_ptr_array_add(l->tokens, t);
+	}
+	if (mt->bad_tokens > 0)
+		g_string_append_printf(l->out, "%u Token line%s not understood (a token is the hex string from\n"
+				       "the robot's mail); %s not recorded.\n\n", mt->bad_tokens,
+				       mt->bad_tokens == 1 ? " was" : "s were", mt->bad_tokens == 1 ? "it was" : "they were");
+	return VULNID_OK;
+}
+
+/* What the tokens themselves confirm: a subscription, an unsigned
+ * request's working mailbox (confirm_unsigned). */
+static vulnid_status
+act_on_tokens(lc_mail *l, GError **err)
+{
+	for (guint i = 0; i < l->tokens->len; i++) {
+		const token_row *t = g_ptr_array_index(l->tokens, i);
+		vulnid_status s = VULNID_OK;
+
+		if (strcmp(t->role, "subscribe") == 0 || strcmp(t->role, "unsubscribe") == 0)
+			s = lc_confirm_subscription(l, t, err);
+		else if (strcmp(t->role, "creator") == 0) {
+			g_autoptr(entry) e = NULL;
+			role_info ri;
+
+			s = lc_load_entry(l->c->st, t->entry, TRUE, &e, err);
+			if (s == VULNID_OK)
+				s = lc_role_for(l, e, &ri, err);
+			if (s == VULNID_OK)
+				s = lc_confirm_if_pending(l, t->entry, &ri, err);
+		}
+		if (s != VULNID_OK)
+			return s;
+	}
+	return VULNID_OK;
+}
+
 vulnid_status
 lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, GError **err)
 {
@@ -157,26 +212,9 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 	if (s != VULNID_OK)
 		goto out;
 
-	/* Tokens first: they decide roles.  A token is never echoed. */
-	for (guint i = 0; i < mt->tokens->len; i++) {
-		token_row *t = NULL;
-
-		s = tokens_find(c->st, g_ptr_array_index(mt->tokens, i), &t, err);
-		if (s != VULNID_OK)
-			goto out;
-		if (t == NULL) {
-			g_string_append(out, "Token: not recognised (it was not recorded).\n\n");
-			continue;
-		}
-		if (strcmp(t->role, "creator") == 0 || strcmp(t->role, "vendor") == 0)
-			g_string_append_printf(out, "Token: accepted: you act as the %s of %s.\n\n", t->role, t->entry);
-		g_ptr_array_add(tokens, t);
-	}
-	if (mt->bad_tokens > 0)
-		g_string_append_printf(out, "%u Token line%s not understood (a token is the hex string from\n"
-				       "the robot's mail); %s not recorded.\n\n", mt->bad_tokens,
-				       mt->bad_tokens == 1 ? " was" : "s were", mt->bad_tokens == 1 ? "it was" : "they were");
-
+	s = read_tokens(&l, err);
+	if (s != VULNID_OK)
+		goto out;
 	if (c->unbound != NULL && c->signer != NULL)
 		g_string_append_printf(out, "Your mail is signed by the OpenPGP key %s, but the signed text does not\n"
 				       "name %s, the entry it was sent to: the signature grants no role for\n"
@@ -195,24 +233,9 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 		if (s != VULNID_OK)
 			goto out;
 	}
-	for (guint i = 0; i < tokens->len; i++) {
-		const token_row *t = g_ptr_array_index(tokens, i);
-
-		if (strcmp(t->role, "subscribe") == 0 || strcmp(t->role, "unsubscribe") == 0)
-			s = lc_confirm_subscription(&l, t, err);
-		else if (strcmp(t->role, "creator") == 0) {
-			g_autoptr(entry) e = NULL;
-			role_info ri;
-
-			s = lc_load_entry(c->st, t->entry, TRUE, &e, err);
-			if (s == VULNID_OK)
-				s = lc_role_for(&l, e, &ri, err);
-			if (s == VULNID_OK)
-				s = lc_confirm_if_pending(&l, t->entry, &ri, err);
-		}
-		if (s != VULNID_OK)
-			goto out;
-	}
+	s = act_on_tokens(&l, err);
+	if (s != VULNID_OK)
+		goto out;
 	for (guint i = 0; i < mt->commands->len; i++) {
 		s = lc_run_command(&l, g_ptr_array_index(mt->commands, i), err);
 		if (s != VULNID_OK)
