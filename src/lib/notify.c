@@ -44,6 +44,95 @@ put(GHashTable *v, const char *key, char *value)
 	g_hash_table_insert(v, (gpointer) key, value != NULL ? value : g_strdup(""));
 }
 
+/* Whom to tell of the entry in view: the vendor's contacts as the
+ * vendors directory, the Vendor-Contact line or the Vendor domain say,
+ * less those the policy refuses, holds or already told (an empty *to:
+ * nobody, and note says why). */
+static vulnid_status
+vendor_recipients(store *st, const vulnid_config *cfg, gint64 cause, const entry_view *view, GString *note,
+		  GPtrArray **to, const char **how, GError **err)
+{
+	const entry *e = view->e;
+	const char *id = e->id;
+	const char *vfield = view->facts->vendor != NULL ? view->facts->vendor->value : NULL;
+	const char *contact = view->facts->vendor_contact != NULL ? view->facts->vendor_contact->value : NULL;
+	vulnid_status s;
+
+	*to = g_ptr_array_new_with_free_func(g_free);
+	if (vfield == NULL && contact == NULL) {
+		if (view->facts->state != ENTRY_RESERVED)
+			g_string_append_printf(note, "%s: no vendor was named, so nobody was notified. Reply with\n"
+					       "  \"Vendor:\" and \"Vendor-Contact:\" lines to have the vendor told.\n",
+					       id);
+		return VULNID_OK;
+	}
+	g_clear_pointer(to, g_ptr_array_unref);
+	s = vendor_contacts_for(st, vfield, contact, to, how, err);
+	if (s != VULNID_OK)
+		return s;
+	if ((*to)->len == 0) {
+		g_autofree char *clean = text_clean_line(vfield != NULL ? vfield : "", 200);
+
+		g_string_append_printf(note, "%s: no security contact is known for \"%s\", so the vendor was\n"
+				       "  not notified. Reply with a line \"Vendor-Contact: address\" (the vendor's\n"
+				       "  security contact), or name the vendor's domain as \"Vendor: Name <domain>\".\n",
+				       id, clean);
+		return VULNID_OK;
+	}
+	/* Who may be told now (policy.h): refused, held, already told. */
+	return policy_vendor_contacts(st, cfg, cause, e, *how, *to, note, err);
+}
+
+/* Embargoed details go out only encrypted to the vendor's key: the key of
+ * the vendors directory's entry for the Vendor field, if it can encrypt;
+ * else NULL.  *dir keeps the entry (the key's fingerprint). */
+static const char *
+vendor_encryption_key(store *st, const char *vfield, vendor **dir)
+{
+	g_autofree char *vname = NULL;
+	g_autofree char *vdom = NULL;
+	g_autoptr(crypto_key) key = NULL;
+
+	vendor_field_split(vfield, &vname, &vdom);
+	if ((*vname != '\0' && vendor_find(st, vname, dir, NULL) == VULNID_OK) ||
+	    (vdom != NULL && vendor_find_by_domain(st, vdom, dir, NULL) == VULNID_OK))
+		if ((*dir)->key_fpr != NULL && crypto_get_key((*dir)->key_fpr, &key, NULL) == VULNID_OK &&
+		    key->can_encrypt && !key->revoked && !key->expired)
+			return (*dir)->key_fpr;
+	return NULL;
+}
+
+/* Held back by the policy: no token, no mail; the contacts wait. */
+static vulnid_status
+vendor_held(store *st, const char *entry_id, const char *list, GString *note, GError **err)
+{
+	vulnid_status s = store_rollback_to(st, "notify", err);
+
+	if (s == VULNID_OK)
+		s = policy_hold_contacts(st, entry_id, list, err);
+	if (s == VULNID_OK)
+		g_string_append_printf(note, "%s: the vendor contact %s is held: this mail may not make the\n"
+				       "  robot send more to others now; it is told once you confirm the request\n"
+				       "  with the entry's token.\n", entry_id, list);
+	return s;
+}
+
+static vulnid_status
+vendor_notified(store *st, const char *entry_id, const char *list, const char *how, GString *note,
+		GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("notified", entry_id, NULL);
+
+	g_string_append_printf(note, "%s: the vendor's security contact was notified: %s\n  (%s).\n",
+			       entry_id, list,
+			       strcmp(how, "directory") == 0 ? "from the vendors directory"
+			       : strcmp(how, "vendor-contact") == 0 ? "from your Vendor-Contact line"
+			       : "the security@ address of the domain you named");
+	audit_event_str(ev, "to", list);
+	audit_event_str(ev, "how", how);
+	return audit_append(st, ev, err);
+}
+
 vulnid_status
 notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *entry_id,
 	      GString *note, GError **err)
@@ -52,7 +141,7 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	g_autoptr(entry_view) view = NULL;
 	g_autoptr(GPtrArray) to = NULL;
 	g_autoptr(GHashTable) vars = NULL;
-	const char *vfield, *contact;
+	const char *vfield;
 	g_autofree char *list = NULL;
 	g_autofree char *reply_to = NULL;
 	const char *how = "none";
@@ -83,28 +172,7 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	}
 	embargoed = view->facts->state == ENTRY_EMBARGOED;
 	vfield = view->facts->vendor != NULL ? view->facts->vendor->value : NULL;
-	contact = view->facts->vendor_contact != NULL ? view->facts->vendor_contact->value : NULL;
-	if (vfield == NULL && contact == NULL) {
-		if (view->facts->state != ENTRY_RESERVED)
-			g_string_append_printf(note, "%s: no vendor was named, so nobody was notified. Reply with\n"
-					       "  \"Vendor:\" and \"Vendor-Contact:\" lines to have the vendor told.\n",
-					       entry_id);
-		return VULNID_OK;
-	}
-	s = vendor_contacts_for(st, vfield, contact, &to, &how, err);
-	if (s != VULNID_OK)
-		return s;
-	if (to->len == 0) {
-		g_autofree char *clean = text_clean_line(vfield != NULL ? vfield : "", 200);
-
-		g_string_append_printf(note, "%s: no security contact is known for \"%s\", so the vendor was\n"
-				       "  not notified. Reply with a line \"Vendor-Contact: address\" (the vendor's\n"
-				       "  security contact), or name the vendor's domain as \"Vendor: Name <domain>\".\n",
-				       entry_id, clean);
-		return VULNID_OK;
-	}
-	/* Who may be told now (policy.h): refused, held, already told. */
-	s = policy_vendor_contacts(st, cfg, cause, e, how, to, note, err);
+	s = vendor_recipients(st, cfg, cause, view, note, &to, &how, err);
 	if (s != VULNID_OK || to->len == 0)
 		return s;
 	g_ptr_array_add(to, NULL);
@@ -132,19 +200,8 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 		/* a Subject travels in clear even in an encrypted mail */
 		g_hash_table_insert(vars, "headline", g_strdup("embargoed report"));
 	}
-	if (embargoed && strcmp(how, "directory") == 0) {
-		/* Embargoed details go out only encrypted to the vendor's key. */
-		g_autofree char *vname = NULL;
-		g_autofree char *vdom = NULL;
-		g_autoptr(crypto_key) key = NULL;
-
-		vendor_field_split(vfield, &vname, &vdom);
-		if ((*vname != '\0' && vendor_find(st, vname, &dir, NULL) == VULNID_OK) ||
-		    (vdom != NULL && vendor_find_by_domain(st, vdom, &dir, NULL) == VULNID_OK))
-			if (dir->key_fpr != NULL && crypto_get_key(dir->key_fpr, &key, NULL) == VULNID_OK &&
-			    key->can_encrypt && !key->revoked && !key->expired)
-				vendor_key = dir->key_fpr;
-	}
+	if (embargoed && strcmp(how, "directory") == 0)
+		vendor_key = vendor_encryption_key(st, vfield, &dir);
 	mail.kind = "vendor-notify";
 	mail.entry = entry_id;
 	mail.to_list = (const char *const *) to->pdata;
@@ -161,31 +218,12 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	}
 	if (s != VULNID_OK)
 		return s;
-	if (queued == 0) {
-		s = store_rollback_to(st, "notify", err);
-		if (s == VULNID_OK)
-			s = policy_hold_contacts(st, entry_id, list, err);
-		if (s == VULNID_OK)
-			g_string_append_printf(note, "%s: the vendor contact %s is held: this mail may not make the\n"
-					       "  robot send more to others now; it is told once you confirm the request\n"
-					       "  with the entry's token.\n", entry_id, list);
-		return s;
-	}
+	if (queued == 0)
+		return vendor_held(st, entry_id, list, note, err);
 	s = store_release(st, "notify", err);
 	if (s != VULNID_OK)
 		return s;
-	g_string_append_printf(note, "%s: the vendor's security contact was notified: %s\n  (%s).\n",
-			       entry_id, list,
-			       strcmp(how, "directory") == 0 ? "from the vendors directory"
-			       : strcmp(how, "vendor-contact") == 0 ? "from your Vendor-Contact line"
-			       : "the security@ address of the domain you named");
-	{
-		g_autoptr(audit_event) ev = audit_event_new("notified", entry_id, NULL);
-
-		audit_event_str(ev, "to", list);
-		audit_event_str(ev, "how", how);
-		return audit_append(st, ev, err);
-	}
+	return vendor_notified(st, entry_id, list, how, note, err);
 }
 
 vulnid_status
