@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "commands.h"
+#include "disclosure.h"
 #include "entry.h"
 #include "lifecycle.h"
 #include "mailctx.h"
