@@ -9,10 +9,10 @@
 #include "audit.h"
 #include "crypto.h"
 #include "embargo.h"
-#include "lifecycle.h"
 #include "entry.h"
 #include "message.h"
 #include "notify.h"
+#include "store-embargo.h"
 
 /* The raw message of a record, unsealed if it was stored sealed, in an
  * unlinked file: attachments are read from it again at release. */
@@ -22,27 +22,15 @@ raw_message_fd(store *st, const vulnid_config *cfg, gint64 record_row, int *fd_o
 	g_autoptr(GBytes) data = NULL;
 	g_autoptr(GBytes) clear = NULL;
 	g_autofree char *tmpl = g_build_filename(cfg->spool_dir, "release.XXXXXX", NULL);
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 	gboolean sealed = FALSE;
 	const guint8 *p;
 	gsize n;
-	int fd, rc;
+	int fd;
 
-	stmt = store_prepare(st, "SELECT b.data, b.sealed FROM records r JOIN messages m ON m.id = r.message"
-			     " JOIN blobs b ON b.sha256 = m.raw_sha256 WHERE r.id = ?", &s, err);
-	if (stmt == NULL)
+	s = store_embargo_raw_message(st, record_row, &data, &sealed, err);
+	if (s != VULNID_OK)
 		return s;
-	sqlite3_bind_int64(stmt, 1, record_row);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		data = g_bytes_new(sqlite3_column_blob(stmt, 0), (gsize) sqlite3_column_bytes(stmt, 0));
-		sealed = sqlite3_column_int(stmt, 1) != 0;
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW)
-		return rc == SQLITE_DONE ? vulnid_fail(err, VULNID_ERR_NOTFOUND, "the raw message is missing")
-					 : store_fail(st, rc, "blobs", err);
 	if (sealed) {
 		s = crypto_unseal(data, &clear, err);
 		if (s != VULNID_OK)
@@ -220,21 +208,13 @@ embargo_release_due(store *st, const vulnid_config *cfg, guint *released, GError
 {
 	g_autoptr(GDateTime) now = store_now_datetime();
 	g_autofree char *today = g_date_time_format(now, "%Y-%m-%d");
-	g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func(g_free);
-	sqlite3_stmt *stmt;
+	g_autoptr(GPtrArray) ids = NULL;
 	vulnid_status s;
-	int rc;
 
 	*released = 0;
-	stmt = store_prepare(st, "SELECT id FROM entries WHERE embargo IS NOT NULL ORDER BY year, number",
-			     &s, err);
-	if (stmt == NULL)
+	s = store_embargo_entries(st, &ids, err);
+	if (s != VULNID_OK)
 		return s;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(ids, g_strdup((const char *) sqlite3_column_text(stmt, 0)));
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "entries", err);
 	for (guint i = 0; i < ids->len; i++) {
 		g_autoptr(entry) e = NULL;
 		g_autoptr(entry_facts) f = NULL;
@@ -263,7 +243,7 @@ embargo_release_due(store *st, const vulnid_config *cfg, guint *released, GError
 
 				if (r->opens > 0 && r->seq > ((entry_record *) g_ptr_array_index(e->records,
 									e->records->len - 1))->seq)
-					s = lifecycle_tell_subscribers(st, cfg, now, 0, e->id, r->seq, err);
+					s = notify_tell_subscribers(st, cfg, now, 0, e->id, r->seq, err);
 			}
 		}
 		if (s != VULNID_OK) {

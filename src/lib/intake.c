@@ -30,175 +30,13 @@
 #include "smtp.h"
 #include "request.h"
 #include "store.h"
+#include "store-intake.h"
 #include "template.h"
 #include "text.h"
 #include "tokens.h"
 
 typedef mail_ctx intake_ctx;
 
-const char *
-intake_outcome_str(intake_outcome o)
-{
-	switch (o) {
-	case INTAKE_ASSIGNED: return "assigned";
-	case INTAKE_DUPLICATE: return "duplicate";
-	case INTAKE_REJECTED: return "rejected";
-	case INTAKE_HELP: return "help";
-	case INTAKE_KEY: return "key";
-	case INTAKE_QUARANTINED: return "quarantined";
-	case INTAKE_BOUNCE: return "bounce";
-	case INTAKE_ENTRY: return "entry";
-	case INTAKE_COMMANDS: return "commands";
-	}
-	return "unknown";
-}
-
-void
-intake_result_free(intake_result *r)
-{
-	if (r == NULL)
-		return;
-	g_ptr_array_unref(r->ids);
-	g_free(r->reason);
-	g_free(r->warning);
-	g_free(r);
-}
-
-static char *auth_sentence(const message *m);
-
-GHashTable *
-mail_template_vars(const mail_ctx *c)
-{
-	GHashTable *v = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
-
-	g_hash_table_insert(v, "request_address", g_strdup(c->cfg->request_address));
-	g_hash_table_insert(v, "domain", g_strdup(c->cfg->domain));
-	g_hash_table_insert(v, "prefix", g_strdup(c->cfg->prefix));
-	g_hash_table_insert(v, "date", g_strdup(c->now));
-	/* The Subject of sealed mail is sealed with it: not repeated in a
-	 * reply, which is kept in the outbox and travels in clear. */
-	g_hash_table_insert(v, "subject", g_strdup(c->sealed ? "your embargoed mail"
-						   : c->m->subject != NULL ? c->m->subject : ""));
-	g_hash_table_insert(v, "message_id", g_strdup(c->m->message_id != NULL ? c->m->message_id : "(none)"));
-	g_hash_table_insert(v, "auth", auth_sentence(c->m));
-	g_hash_table_insert(v, "robot_fpr", crypto_robot_label());
-	return v;
-}
-
-/* Render a template and queue it to the sender of the mail. */
-vulnid_status
-mail_reply(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
-	     const char *entry_id, const char *reply_to, GError **err)
-{
-	return mail_reply_encrypted(c, kind, tmpl, vars, entry_id, reply_to, NULL, err);
-}
-
-vulnid_status
-mail_reply_encrypted(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
-		     const char *entry_id, const char *reply_to, const char *const *encrypt_to,
-		     GError **err)
-{
-	outbox_mail mail = { 0 };
-
-	mail.kind = kind;
-	mail.entry = entry_id;
-	mail.reply_to = reply_to;
-	mail.encrypt_to = encrypt_to;
-	return mail_queue_reply(c, tmpl, vars, &mail, err);
-}
-
-const char *
-mail_reply_address(const mail_ctx *c)
-{
-	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
-
-	return to != NULL && *to != '\0' && config_address_valid(to) ? to : NULL;
-}
-
-vulnid_status
-mail_queue_reply(mail_ctx *c, const char *tmpl, GHashTable *vars, outbox_mail *mail, GError **err)
-{
-	const char *to = mail_reply_address(c);
-	vulnid_status s;
-	gint64 id;
-
-	if (to == NULL)
-		return VULNID_OK;	/* nobody to answer */
-	mail->to_addr = to;
-	mail->to_name = c->m->reply_addr != NULL && c->m->from_addr != NULL &&
-			strcmp(c->m->reply_addr, c->m->from_addr) == 0 ? c->m->from_name : NULL;
-	mail->in_reply_to = c->m->message_id;
-	mail->references = c->m->references;
-	mail->bulk = TRUE;
-	s = notify_queue_template(c->st, c->cfg, c->msg_row, tmpl, vars, mail, &id, err);
-	if (s != VULNID_OK || id == 0)
-		return s;	/* 0: held back by the policy (audited there) */
-	{
-		g_autoptr(audit_event) ev = audit_event_new("replied", mail->entry, c->m->message_id);
-
-		audit_event_str(ev, "kind", mail->kind);
-		audit_event_str(ev, "to", to);
-		audit_event_int(ev, "outbox", id);
-		return audit_append(c->st, ev, err);
-	}
-}
-
-vulnid_status
-mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err)
-{
-	g_autoptr(audit_event) ev = audit_event_new("quarantined", NULL, c->m->message_id);
-	vulnid_status s;
-	gint64 qid;
-
-	s = store_quarantine_insert(c->st, c->msg_row, c->now, reason, detail, &qid, err);
-	if (s != VULNID_OK)
-		return s;
-	audit_event_int(ev, "quarantine", qid);
-	audit_event_str(ev, "reason", reason);
-	audit_event_str(ev, "detail", detail);
-	c->res->outcome = INTAKE_QUARANTINED;
-	c->res->reason = g_strdup(reason);
-	return audit_append(c->st, ev, err);
-}
-
-char *
-mail_record_auth(const mail_ctx *c, gboolean withhold_key, const char *role, const char *how)
-{
-	const char *a = withhold_key && c->auth_json_withheld != NULL ? c->auth_json_withheld : c->auth_json;
-	gsize n = a != NULL ? strlen(a) : 0;
-	gboolean first;
-	GString *s;
-
-	if (n < 2 || a[0] != '{' || a[n - 1] != '}') {
-		a = "{\"method\":\"none\"}";
-		n = strlen(a);
-	}
-	if (role == NULL)
-		return g_strdup(a);
-	/* why a signature grants nothing here, then the role and how it was
-	 * established, are hashed with the rest */
-	s = g_string_new_len(a, (gssize) n - 1);
-	first = n == 2;
-	if (c->unbound != NULL && c->signer != NULL) {
-		g_autofree char *ignored = g_strdup_printf("the signed text does not name %s, so the signature "
-							   "grants no role for it", c->unbound);
-
-		canonjson_member_str(s, &first, "ignored", ignored);
-	}
-	canonjson_member_str(s, &first, "role", role);
-	canonjson_member_str(s, &first, "how", how);
-	g_string_append_c(s, '}');
-	return g_string_free(s, FALSE);
-}
-
-vulnid_status
-mail_record_signer(mail_ctx *c, gint64 row, const char *auth, GError **err)
-{
-	if (c->auth_json_withheld == NULL || c->signer == NULL ||
-	    strncmp(auth, c->auth_json_withheld, strlen(c->auth_json_withheld) - 1) != 0)
-		return VULNID_OK;
-	return store_record_signer_insert(c->st, row, c->signer, c->key_salt, err);
-}
 
 static char *
 join_lines(GPtrArray *a, const char *bullet)
@@ -389,215 +227,297 @@ request_content(intake_ctx *c, const request_block *b, gboolean anonymous, guint
 	return s;
 }
 
-static vulnid_status
-intake_assign(intake_ctx *c, const request *r, GError **err)
-{
-	g_autoptr(GPtrArray) attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
-	g_autoptr(GString) entries = g_string_new(NULL);
-	g_autoptr(GString) idlist = g_string_new(NULL);
-	g_autoptr(GString) notes = g_string_new(NULL);
-	g_autoptr(GArray) blocks = NULL;
-	g_autofree char *blocks_spec = NULL;
-	g_autofree char *robot = NULL;
-	g_autoptr(GHashTable) vars = NULL;
-	g_autofree char *reply_to = NULL;
-	gboolean sealed_mail = intake_request_embargoed(r);
-	gboolean confirm = FALSE;
-	guint scrub_budget = 200;
-	const char *encrypt_key = sealed_mail ? ack_encryption_key(c) : NULL;
-	int year = g_date_time_get_year(c->now_dt);
-	vulnid_status s;
+/* What the identifiers of one request share while they are assigned. */
+typedef struct {
+	const request *r;
+	GPtrArray *attachments;	/* entry_attachment*, stored once */
+	GString *entries;	/* the ack's text about each entry */
+	GString *notes;		/* what the ack says about notifications */
+	GArray *blocks;		/* the identifier blocks of this year */
+	char *robot;		/* the robot's fingerprint, for sealing */
+	gboolean sealed_mail;	/* the request asks for an embargo */
+	gboolean confirm;	/* confirm_unsigned deferred a notification */
+	guint scrub_budget;
+	const char *encrypt_key;	/* the ack is encrypted to it, or NULL */
+	int year;
+} assign_state;
 
-	blocks_spec = config_blocks_for_year(c->cfg, year);
-	if (!ids_blocks_parse(blocks_spec, &blocks, NULL))
-		return vulnid_fail(err, VULNID_ERR_CONFIG, "[ids] blocks_%d is invalid", year);
-	if (sealed_mail) {
-		/* Embargoed content is stored only encrypted to the robot. */
-		s = crypto_robot_fingerprint(&robot, err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	s = intake_store_attachments(c, attachments, !sealed_mail, err);
+static void
+assign_state_clear(assign_state *a)
+{
+	g_clear_pointer(&a->attachments, g_ptr_array_unref);
+	if (a->entries != NULL)
+		g_string_free(a->entries, TRUE);
+	if (a->notes != NULL)
+		g_string_free(a->notes, TRUE);
+	g_clear_pointer(&a->blocks, g_array_unref);
+	g_clear_pointer(&a->robot, g_free);
+}
+
+/* One block's entry and its first record, stored (sealed when embargoed). */
+typedef struct {
+	const request_block *b;
+	gboolean embargoed;
+	gboolean anonymous;
+	char *id;
+	char *auth;
+	char *subject;
+	char *fields;
+	char *body;
+	char *digest;
+	char *sealed;		/* the record sealed to the robot, or NULL */
+	store_record rec;
+	gint64 rec_row;
+} assign_block;
+
+static void
+assign_block_clear(assign_block *k)
+{
+	g_free(k->id);
+	g_free(k->auth);
+	g_free(k->subject);
+	g_free(k->fields);
+	g_free(k->body);
+	g_free(k->digest);
+	g_free(k->sealed);
+}
+
+/* Number, canonical record, entry row, record row and its attachments. */
+static vulnid_status
+assign_store(intake_ctx *c, assign_state *a, assign_block *k, GError **err)
+{
+	g_autofree char *canon = NULL;
+	vulnid_status s;
+	gint64 number;
+
+	s = store_next_number(c->st, a->year, a->blocks, &number, err);
 	if (s != VULNID_OK)
 		return s;
+	k->id = ids_format(c->cfg->prefix, a->year, number);
+	s = request_content(c, k->b, k->anonymous, &a->scrub_budget, &k->subject, &k->fields, &k->body, err);
+	if (s != VULNID_OK)
+		return s;
+	canon = entry_record_canonical(k->id, 1, c->now, "request", k->auth, k->subject, k->fields, k->body,
+				       k->embargoed || !a->sealed_mail ? a->attachments : NULL);
+	/* For an embargoed entry the digest is the commitment: the hash
+	 * of the content that stays sealed until release. */
+	k->digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
+	if (k->embargoed) {
+		g_autoptr(GBytes) clear = g_bytes_new(canon, strlen(canon));
+		g_autoptr(GBytes) ct = NULL;
 
-	for (guint bi = 0; bi < r->blocks->len; bi++) {
-		const request_block *b = g_ptr_array_index(r->blocks, bi);
-		gboolean embargoed = block_embargoed(b);
-		const char *anon = request_block_get(b, "Anonymous");
-		gboolean anonymous = anon != NULL && g_ascii_strcasecmp(anon, "yes") == 0;
-		g_autofree char *auth = mail_record_auth(c, anonymous, NULL, NULL);
-		g_autofree char *fields = NULL;
-		g_autofree char *subject = NULL;
-		g_autofree char *body = NULL;
-		g_autofree char *id = NULL;
-		g_autofree char *canon = NULL;
-		g_autofree char *digest = NULL;
-		g_autofree char *sealed = NULL;
-		g_autoptr(audit_event) ev = NULL;
-		store_record rec = { 0 };
-		gint64 number, rec_row;
-
-		s = store_next_number(c->st, year, blocks, &number, err);
+		s = crypto_seal(clear, a->robot, &ct, err);
 		if (s != VULNID_OK)
 			return s;
-		id = ids_format(c->cfg->prefix, year, number);
-		s = request_content(c, b, anonymous, &scrub_budget, &subject, &fields, &body, err);
-		if (s != VULNID_OK)
-			return s;
-		canon = entry_record_canonical(id, 1, c->now, "request", auth, subject, fields, body,
-					       embargoed || !sealed_mail ? attachments : NULL);
-		/* For an embargoed entry the digest is the commitment: the hash
-		 * of the content that stays sealed until release. */
-		digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
-		if (embargoed) {
-			g_autoptr(GBytes) clear = g_bytes_new(canon, strlen(canon));
-			g_autoptr(GBytes) ct = NULL;
-
-			s = crypto_seal(clear, robot, &ct, err);
-			if (s != VULNID_OK)
-				return s;
-			sealed = g_strndup(g_bytes_get_data(ct, NULL), g_bytes_get_size(ct));
-		}
-		s = store_entry_insert(c->st, id, year, number, digest, c->now,
-				       embargoed ? request_block_get(b, "Embargo") : NULL, c->msg_row, err);
-		if (s != VULNID_OK)
-			return s;
-		rec.entry = id;
-		rec.seq = 1;
-		rec.created = c->now;
-		rec.kind = "request";
-		rec.message = c->msg_row;
-		rec.author = c->m->from_addr != NULL ? c->m->from_addr : c->envelope_sender;
-		rec.author_name = c->m->from_name;
-		rec.role = "creator";
-		rec.auth = auth;
-		rec.subject = embargoed ? NULL : subject;
-		rec.fields = embargoed ? "[]" : fields;
-		rec.body = embargoed ? "" : body;
-		rec.sha256 = digest;
-		rec.sealed = sealed;
-		s = store_record_insert(c->st, &rec, &rec_row, err);
-		if (s == VULNID_OK)
-			s = mail_record_signer(c, rec_row, auth, err);
-		if (s != VULNID_OK)
-			return s;
-		for (guint i = 0; !sealed_mail && i < attachments->len; i++) {
-			const entry_attachment *a = g_ptr_array_index(attachments, i);
-
-			s = store_attachment_insert(c->st, rec_row, (int) i, a->filename, a->content_type,
-						    a->size, a->sha256, err);
-			if (s != VULNID_OK)
-				return s;
-		}
-		ev = audit_event_new("assigned", id, c->m->message_id);
-		audit_event_str(ev, "digest", digest);
-		audit_event_int(ev, "block", bi + 1);
-		if (embargoed)
-			audit_event_str(ev, "embargo", request_block_get(b, "Embargo"));
-		else
-			audit_event_str(ev, "title", request_block_title(b, c->m->subject));
-		s = audit_append(c->st, ev, err);
-		if (s != VULNID_OK)
-			return s;
-		{
-			/* Who was told is part of the sealed content, too. */
-			g_autoptr(GString) hidden = g_string_new(NULL);
-
-			if (lifecycle_confirm_unsigned(c->cfg) && c->signer == NULL) {
-				/* Told only once the sender proves a working mailbox. */
-				s = lifecycle_defer_notify(c, id, err);
-				confirm = TRUE;
-			} else {
-				s = notify_vendor(c->st, c->cfg, c->msg_row, id,
-						  embargoed && encrypt_key == NULL ? hidden : notes, err);
-				if (s == VULNID_OK)
-					s = notify_announce(c->st, c->cfg, c->msg_row, id, err);
-			}
-		}
-		if (s != VULNID_OK)
-			return s;
-		{
-			g_autofree char *token = NULL;
-			const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
-
-			if (c->signer == NULL && to != NULL && config_address_valid(to)) {
-				s = tokens_issue(c->st, id, "creator", to, &token, err);
-				if (s != VULNID_OK)
-					return s;
-			}
-			/* the ack tells the creator what the entry now is, from
-			 * the creator's view of it, as recorded */
-			g_autoptr(entry) made = entry_new_empty(id, c->now);
-			g_autoptr(entry_view) view = NULL;
-
-			g_free(made->digest);
-			made->digest = g_strdup(digest);
-			made->embargo = g_strdup(embargoed ? request_block_get(b, "Embargo") : NULL);
-			entry_add_record(made, &rec, rec_row, subject, fields, body,
-					 embargoed || !sealed_mail ? attachments : NULL, c->signer);
-			view = entry_view_new(made, AUDIENCE_CREATOR, G_MAXINT64, c->now_dt);
-			render_ack_entry(entries, c->cfg, view, embargoed && encrypt_key == NULL, token);
-		}
-		g_string_append_printf(idlist, "%s%s", idlist->len ? ", " : "", id);
-		g_ptr_array_add(c->res->ids, g_steal_pointer(&id));
+		k->sealed = g_strndup(g_bytes_get_data(ct, NULL), g_bytes_get_size(ct));
 	}
-	c->res->outcome = INTAKE_ASSIGNED;
+	s = store_entry_insert(c->st, k->id, a->year, number, k->digest, c->now,
+			       k->embargoed ? request_block_get(k->b, "Embargo") : NULL, c->msg_row, err);
+	if (s != VULNID_OK)
+		return s;
+	k->rec.entry = k->id;
+	k->rec.seq = 1;
+	k->rec.created = c->now;
+	k->rec.kind = "request";
+	k->rec.message = c->msg_row;
+	k->rec.author = c->m->from_addr != NULL ? c->m->from_addr : c->envelope_sender;
+	k->rec.author_name = c->m->from_name;
+	k->rec.role = "creator";
+	k->rec.auth = k->auth;
+	k->rec.subject = k->embargoed ? NULL : k->subject;
+	k->rec.fields = k->embargoed ? "[]" : k->fields;
+	k->rec.body = k->embargoed ? "" : k->body;
+	k->rec.sha256 = k->digest;
+	k->rec.sealed = k->sealed;
+	s = store_record_insert(c->st, &k->rec, &k->rec_row, err);
+	if (s == VULNID_OK)
+		s = mail_record_signer(c, k->rec_row, k->auth, err);
+	for (guint i = 0; s == VULNID_OK && !a->sealed_mail && i < a->attachments->len; i++) {
+		const entry_attachment *x = g_ptr_array_index(a->attachments, i);
 
-	vars = mail_template_vars(c);
-	{
-		/* "[A] [B] title": a reply to a multi-ID ack still routes by its
-		 * first tag instead of becoming a new request. */
-		g_autoptr(GString) tags = g_string_new(NULL);
-
-		for (guint i = 0; i < c->res->ids->len; i++)
-			g_string_append_printf(tags, "%s%s", i ? "] [" : "",
-					       (const char *) g_ptr_array_index(c->res->ids, i));
-		g_hash_table_insert(vars, "ids", g_string_free(g_steal_pointer(&tags), FALSE));
+		s = store_attachment_insert(c->st, k->rec_row, (int) i, x->filename, x->content_type,
+					    x->size, x->sha256, err);
 	}
-	g_hash_table_insert(vars, "entries", g_strdup(entries->str));
+	return s;
+}
+
+/* The "assigned" event, then who is told: the vendor and the lists, or
+ * (confirm_unsigned) nobody until the sender confirms. */
+static vulnid_status
+assign_tell(intake_ctx *c, assign_state *a, const assign_block *k, guint bi, GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("assigned", k->id, c->m->message_id);
+	/* Who was told is part of the sealed content, too. */
+	g_autoptr(GString) hidden = g_string_new(NULL);
+	vulnid_status s;
+
+	audit_event_str(ev, "digest", k->digest);
+	audit_event_int(ev, "block", bi + 1);
+	if (k->embargoed)
+		audit_event_str(ev, "embargo", request_block_get(k->b, "Embargo"));
+	else
+		audit_event_str(ev, "title", request_block_title(k->b, c->m->subject));
+	s = audit_append(c->st, ev, err);
+	if (s != VULNID_OK)
+		return s;
+	if (lifecycle_confirm_unsigned(c->cfg) && c->signer == NULL) {
+		/* Told only once the sender proves a working mailbox. */
+		a->confirm = TRUE;
+		return lifecycle_defer_notify(c, k->id, err);
+	}
+	s = notify_vendor(c->st, c->cfg, c->msg_row, k->id,
+			  k->embargoed && a->encrypt_key == NULL ? hidden : a->notes, err);
+	if (s == VULNID_OK)
+		s = notify_announce(c->st, c->cfg, c->msg_row, k->id, err);
+	return s;
+}
+
+/* The creator's token (unsigned mail), and the ack's text about the entry:
+ * what it now is, from the creator's view of it, as recorded. */
+static vulnid_status
+assign_ack_entry(intake_ctx *c, assign_state *a, const assign_block *k, GError **err)
+{
+	g_autofree char *token = NULL;
+	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
+	g_autoptr(entry) made = NULL;
+	g_autoptr(entry_view) view = NULL;
+
+	if (c->signer == NULL && to != NULL && config_address_valid(to)) {
+		vulnid_status s = tokens_issue(c->st, k->id, "creator", to, &token, err);
+
+		if (s != VULNID_OK)
+			return s;
+	}
+	made = entry_new_empty(k->id, c->now);
+	g_free(made->digest);
+	made->digest = g_strdup(k->digest);
+	made->embargo = g_strdup(k->embargoed ? request_block_get(k->b, "Embargo") : NULL);
+	entry_add_record(made, &k->rec, k->rec_row, k->subject, k->fields, k->body,
+			 k->embargoed || !a->sealed_mail ? a->attachments : NULL, c->signer);
+	view = entry_view_new(made, AUDIENCE_CREATOR, G_MAXINT64, c->now_dt);
+	render_ack_entry(a->entries, c->cfg, view, k->embargoed && a->encrypt_key == NULL, token);
+	return VULNID_OK;
+}
+
+static vulnid_status
+assign_one(intake_ctx *c, assign_state *a, guint bi, GError **err)
+{
+	assign_block k = { 0 };
+	const char *anon;
+	vulnid_status s;
+
+	k.b = g_ptr_array_index(a->r->blocks, bi);
+	k.embargoed = block_embargoed(k.b);
+	anon = request_block_get(k.b, "Anonymous");
+	k.anonymous = anon != NULL && g_ascii_strcasecmp(anon, "yes") == 0;
+	k.auth = mail_record_auth(c, k.anonymous, NULL, NULL);
+	s = assign_store(c, a, &k, err);
+	if (s == VULNID_OK)
+		s = assign_tell(c, a, &k, bi, err);
+	if (s == VULNID_OK)
+		s = assign_ack_entry(c, a, &k, err);
+	if (s == VULNID_OK)
+		g_ptr_array_add(c->res->ids, g_steal_pointer(&k.id));
+	assign_block_clear(&k);
+	return s;
+}
+
+/* The warnings of the ack: the request's own, an embargo asked for in
+ * clear, details left out of an unencrypted ack. */
+static char *
+assign_warnings(const intake_ctx *c, const assign_state *a)
+{
+	g_autoptr(GString) w = g_string_new(NULL);
+
+	if (a->r->warnings->len > 0) {
+		g_autofree char *list = join_lines(a->r->warnings, "  - ");
+
+		g_string_append_printf(w, "Please note:\n%s\n", list);
+	}
+	if (a->sealed_mail && !c->m->decrypted)
+		g_string_append(w, "Warning: your request asked for an embargo but travelled unencrypted,\n"
+			       "so anyone on its way could read it. The robot keeps it encrypted from\n"
+			       "now on. Next time, encrypt to the robot's key (mail \"key\" to get it).\n\n");
+	if (a->sealed_mail && a->encrypt_key == NULL)
+		g_string_append(w, "The details of embargoed entries are not repeated here: this mail is\n"
+			       "not encrypted (sign your request with a key that can encrypt to get\n"
+			       "an encrypted acknowledgement).\n\n");
+	return w->len > 0 ? g_string_free(g_steal_pointer(&w), FALSE) : NULL;
+}
+
+/* The ack: every identifier, encrypted when the request was embargoed and
+ * the sender's key can take it. */
+static vulnid_status
+assign_ack(intake_ctx *c, assign_state *a, GError **err)
+{
+	g_autoptr(GHashTable) vars = mail_template_vars(c);
+	g_autoptr(GString) tags = g_string_new(NULL);
+	g_autofree char *reply_to = NULL;
+	g_autofree char *warnings = assign_warnings(c, a);
+	const char *enc[] = { a->encrypt_key, NULL };
+
+	/* "[A] [B] title": a reply to a multi-ID ack still routes by its
+	 * first tag instead of becoming a new request. */
+	for (guint i = 0; i < c->res->ids->len; i++)
+		g_string_append_printf(tags, "%s%s", i ? "] [" : "", (const char *) g_ptr_array_index(c->res->ids, i));
+	g_hash_table_insert(vars, "ids", g_string_free(g_steal_pointer(&tags), FALSE));
+	g_hash_table_insert(vars, "entries", g_strdup(a->entries->str));
 	g_hash_table_insert(vars, "count", g_strdup_printf("%u", c->res->ids->len));
 	/* A Subject travels in clear even in an encrypted mail. */
 	g_hash_table_insert(vars, "title",
-			    g_strdup(sealed_mail ? "embargoed request"
-					       : request_block_title(g_ptr_array_index(r->blocks, 0), c->m->subject)));
+			    g_strdup(a->sealed_mail ? "embargoed request"
+						  : request_block_title(g_ptr_array_index(a->r->blocks, 0), c->m->subject)));
 	g_hash_table_insert(vars, "identifiers",
 			    g_strdup(c->res->ids->len == 1 ? "identifier was" : "identifiers were"));
-	if (confirm)
-		g_string_append(notes, "The vendor will be told and the entry announced once you confirm that\n"
+	if (a->confirm)
+		g_string_append(a->notes, "The vendor will be told and the entry announced once you confirm that\n"
 				"this mailbox works: send a mail with the line \"Token: ...\" (the token\n"
 				"above) to the entry's address.\n");
-	if (notes->len > 0)
-		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", notes->str));
-	{
-		g_autoptr(GString) w = g_string_new(NULL);
-
-		if (r->warnings->len > 0) {
-			g_autofree char *list = join_lines(r->warnings, "  - ");
-
-			g_string_append_printf(w, "Please note:\n%s\n", list);
-		}
-		if (sealed_mail && !c->m->decrypted)
-			g_string_append(w, "Warning: your request asked for an embargo but travelled unencrypted,\n"
-				       "so anyone on its way could read it. The robot keeps it encrypted from\n"
-				       "now on. Next time, encrypt to the robot's key (mail \"key\" to get it).\n\n");
-		if (sealed_mail && encrypt_key == NULL)
-			g_string_append(w, "The details of embargoed entries are not repeated here: this mail is\n"
-				       "not encrypted (sign your request with a key that can encrypt to get\n"
-				       "an encrypted acknowledgement).\n\n");
-		if (w->len > 0)
-			g_hash_table_insert(vars, "warnings", g_strdup(w->str));
-	}
+	if (a->notes->len > 0)
+		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", a->notes->str));
+	if (warnings != NULL)
+		g_hash_table_insert(vars, "warnings", g_steal_pointer(&warnings));
 	if (c->res->ids->len == 1)
 		reply_to = g_strdup_printf("%s+%s@%s", c->cfg->request_local,
 					   (const char *) g_ptr_array_index(c->res->ids, 0), c->cfg->domain);
-	{
-		const char *enc[] = { encrypt_key, NULL };
+	return mail_reply_encrypted(c, "ack", "ack.txt", vars,
+				    c->res->ids->len == 1 ? g_ptr_array_index(c->res->ids, 0) : NULL,
+				    reply_to, a->encrypt_key != NULL ? enc : NULL, err);
+}
 
-		return mail_reply_encrypted(c, "ack", "ack.txt", vars,
-					    c->res->ids->len == 1 ? g_ptr_array_index(c->res->ids, 0) : NULL,
-					    reply_to, encrypt_key != NULL ? enc : NULL, err);
+/* A new request: an identifier for each block, in the mail's transaction,
+ * then the ack. */
+static vulnid_status
+intake_assign(intake_ctx *c, const request *r, GError **err)
+{
+	assign_state a = { 0 };
+	g_autofree char *blocks_spec = NULL;
+	vulnid_status s = VULNID_OK;
+
+	a.r = r;
+	a.attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
+	a.entries = g_string_new(NULL);
+	a.notes = g_string_new(NULL);
+	a.sealed_mail = intake_request_embargoed(r);
+	a.scrub_budget = 200;
+	a.encrypt_key = a.sealed_mail ? ack_encryption_key(c) : NULL;
+	a.year = g_date_time_get_year(c->now_dt);
+	blocks_spec = config_blocks_for_year(c->cfg, a.year);
+	if (!ids_blocks_parse(blocks_spec, &a.blocks, NULL))
+		s = vulnid_fail(err, VULNID_ERR_CONFIG, "[ids] blocks_%d is invalid", a.year);
+	/* Embargoed content is stored only encrypted to the robot. */
+	if (s == VULNID_OK && a.sealed_mail)
+		s = crypto_robot_fingerprint(&a.robot, err);
+	if (s == VULNID_OK)
+		s = intake_store_attachments(c, a.attachments, !a.sealed_mail, err);
+	for (guint bi = 0; s == VULNID_OK && bi < r->blocks->len; bi++)
+		s = assign_one(c, &a, bi, err);
+	if (s == VULNID_OK) {
+		c->res->outcome = INTAKE_ASSIGNED;
+		s = assign_ack(c, &a, err);
 	}
+	assign_state_clear(&a);
+	return s;
 }
 
 /* Whether address is our envelope sender, plain or with a VERP token. */
@@ -620,24 +540,8 @@ is_bounce_address(const vulnid_config *cfg, const char *address)
 static vulnid_status
 bounce_insert(intake_ctx *c, gint64 outbox, const dsn_recipient *d, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(c->st,
-		"INSERT INTO bounces (message, outbox, recipient, action, status, diagnostic, created)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?)", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, c->msg_row);
-	sqlite3_bind_int64(stmt, 2, outbox);
-	sqlite3_bind_text(stmt, 3, d->recipient, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 4, d->action, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 5, d->status, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 6, d->diagnostic, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 7, c->now, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	return rc == SQLITE_DONE ? VULNID_OK : store_fail(c->st, rc, "bounces", err);
+	return store_intake_bounce_insert(c->st, c->msg_row, outbox, d->recipient, d->action, d->status,
+					  d->diagnostic, c->now, err);
 }
 
 /* text with every occurrence of address rewritten (any case) put back as
@@ -811,25 +715,6 @@ auth_json_withheld(const message *m, const char *salt)
 	return g_string_free(s, FALSE);
 }
 
-/* The sentence about authentication in replies. */
-static char *
-auth_sentence(const message *m)
-{
-	if (m->sig->valid)
-		return g_strdup_printf("Your mail was signed by the OpenPGP key %s%s; it is recorded\n"
-				       "as written by that key.\n\n", m->sig->fpr,
-				       m->decrypted ? " and arrived encrypted" : "");
-	if (m->sig->present)
-		return g_strdup_printf("Your mail carried an OpenPGP signature that was not accepted:\n"
-				       "%s.\nIt is recorded as unauthenticated.\n\n",
-				       m->sig->reason != NULL ? m->sig->reason : "unknown reason");
-	if (m->partial_signature)
-		return g_strdup("A signature in your mail covers only part of it (a signed part inside\n"
-				"another part, or a forwarded message), so it is recorded as\n"
-				"unauthenticated. Sign the whole mail.\n\n");
-	return g_strdup("");
-}
-
 /* Trust on first use: a signed mail that brings the key that made its
  * signature, as an application/pgp-keys attachment, gets that key
  * imported, unless another key in the keyring already claims one of its
@@ -894,20 +779,13 @@ audit_tofu(mail_ctx *c, GError **err)
 		return audit_append(c->st, ev, err);
 	}
 	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
-		sqlite3_stmt *q = store_prepare(c->st, "SELECT 1 FROM audit WHERE line LIKE ?1"
-						" AND line LIKE '%\"event\":\"key-imported\"%'", &s, err);
-		g_autofree char *like = g_strdup_printf("%%\"fingerprint\":\"%s\"%%", c->m->sig->fpr);
-		int rc;
+		gboolean audited = FALSE;
 
-		if (q == NULL)
+		s = store_intake_key_import_audited(c->st, c->m->sig->fpr, &audited, err);
+		if (s != VULNID_OK)
 			return s;
-		sqlite3_bind_text(q, 1, like, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(q);
-		sqlite3_finalize(q);
-		if (rc == SQLITE_DONE)
+		if (!audited)
 			return audit_key_import(c, c->m->sig->fpr, err);
-		if (rc != SQLITE_ROW)
-			return store_fail(c->st, rc, "audit", err);
 	}
 	if (c->imported_key != NULL)
 		s = audit_key_import(c, c->imported_key, err);
@@ -935,22 +813,7 @@ replay_key(const message *m)
 static vulnid_status
 signature_seen(intake_ctx *c, const char *replay, gint64 *msg, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *q = store_prepare(c->st, "SELECT coalesce(message, -1) FROM signatures WHERE sha256 = ?",
-					&s, err);
-	int rc;
-
-	*msg = 0;
-	if (q == NULL)
-		return s;
-	sqlite3_bind_text(q, 1, replay, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(q);
-	if (rc == SQLITE_ROW)
-		*msg = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(c->st, rc, "signatures", err);
-	return VULNID_OK;
+	return store_intake_signature_seen(c->st, replay, msg, err);
 }
 
 /* Who a decrypted mail came from, for the decrypted table: the address
@@ -980,21 +843,19 @@ decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id
 	const char *about = target == ROUTE_ENTRY ? entry_id : NULL;
 	g_autofree char *went = NULL;
 	const char *how = NULL;
+	g_autoptr(GPtrArray) rows = NULL;
 	vulnid_status s;
-	sqlite3_stmt *q;
-	int rc;
 
 	*orig = 0;
-	q = store_prepare(c->st, "SELECT message, entry, sender, fingerprint FROM decrypted"
-			  " WHERE cipher_sha256 = ?1 OR plain_sha256 = ?2 ORDER BY id LIMIT 100", &s, err);
-	if (q == NULL)
+	s = store_intake_decrypted_find(c->st, c->m->cipher_sha256 != NULL ? c->m->cipher_sha256 : "",
+					c->m->plain_sha256 != NULL ? c->m->plain_sha256 : "", &rows, err);
+	if (s != VULNID_OK)
 		return s;
-	sqlite3_bind_text(q, 1, c->m->cipher_sha256 != NULL ? c->m->cipher_sha256 : "", -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(q, 2, c->m->plain_sha256 != NULL ? c->m->plain_sha256 : "", -1, SQLITE_TRANSIENT);
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		const char *e = (const char *) sqlite3_column_text(q, 1);
-		const char *from = (const char *) sqlite3_column_text(q, 2);
-		const char *fpr = (const char *) sqlite3_column_text(q, 3);
+	for (guint i = 0; i < rows->len; i++) {
+		const store_decrypted_row *r = g_ptr_array_index(rows, i);
+		const char *e = r->entry;
+		const char *from = r->sender;
+		const char *fpr = r->fingerprint;
 
 		if (target == ROUTE_NEW)
 			how = "as a new request";
@@ -1004,13 +865,10 @@ decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id
 			how = "by another sender";
 		else
 			continue;
-		*orig = sqlite3_column_int64(q, 0);
+		*orig = r->message;
 		went = g_strdup(e);
 		break;
 	}
-	sqlite3_finalize(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(c->st, rc, "decrypted", err);
 	if (*orig > 0) {
 		*reason = "replay";
 		*detail = g_strdup_printf("what it holds encrypted was decrypted before (message %" G_GINT64_FORMAT
@@ -1036,43 +894,18 @@ static vulnid_status
 decrypted_remember(intake_ctx *c, const char *entry_id, GError **err)
 {
 	g_autofree char *sender = decrypted_sender(c);
-	vulnid_status s;
-	sqlite3_stmt *ins;
 
 	if (c->m->cipher_sha256 == NULL || c->m->plain_sha256 == NULL)
 		return VULNID_OK;
-	ins = store_prepare(c->st, "INSERT INTO decrypted (message, created, cipher_sha256, plain_sha256,"
-			    " entry, sender, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?)", &s, err);
-	if (ins == NULL)
-		return s;
-	sqlite3_bind_int64(ins, 1, c->msg_row);
-	sqlite3_bind_text(ins, 2, c->now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(ins, 3, c->m->cipher_sha256, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(ins, 4, c->m->plain_sha256, -1, SQLITE_TRANSIENT);
-	store_bind_text(ins, 5, entry_id);
-	store_bind_text(ins, 6, sender);
-	store_bind_text(ins, 7, c->signer);
-	return store_step_done(c->st, ins, "decrypted", err);
+	return store_intake_decrypted_insert(c->st, c->msg_row, c->now, c->m->cipher_sha256, c->m->plain_sha256,
+					     entry_id, sender, c->signer, err);
 }
 
 /* Whether message msg was archived sealed. */
 static vulnid_status
 message_was_sealed(intake_ctx *c, gint64 msg, gboolean *sealed, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *q = store_prepare(c->st, "SELECT b.sealed FROM messages m JOIN blobs b"
-					" ON b.sha256 = m.raw_sha256 WHERE m.id = ?", &s, err);
-	int rc;
-
-	if (q == NULL)
-		return s;
-	sqlite3_bind_int64(q, 1, msg);
-	rc = sqlite3_step(q);
-	*sealed = rc == SQLITE_ROW && sqlite3_column_int(q, 0) != 0;
-	sqlite3_finalize(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(c->st, rc, "messages", err);
-	return VULNID_OK;
+	return store_intake_message_sealed(c->st, msg, sealed, err);
 }
 
 /* One line of a raw body (its first bytes): an Embargo field that asks
@@ -1296,42 +1129,30 @@ intake_act(intake_ctx *c, const intake_plan *p, GError **err)
 	return intake_assign(c, p->r, err);
 }
 
-/* Everything that happens in the transaction. */
+/* Seen before (its deduplication key): nothing new, the event only. */
 static vulnid_status
-intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
+record_duplicate(intake_ctx *c, const message_spool *sp, gint64 seen, gboolean *duplicate, GError **err)
 {
-	g_autofree char *key = message_dedup_key(c->m);
-	g_autofree char *replay = NULL;
-	g_autoptr(audit_event) ev = NULL;
-	intake_plan p = { 0 };
-	store_message sm = { 0 };
+	g_autoptr(audit_event) ev = audit_event_new("duplicate", NULL, c->m->message_id);
+
+	audit_event_int(ev, "message", seen);
+	audit_event_str(ev, "sha256", sp->raw_sha256);
+	*duplicate = TRUE;
+	c->msg_row = seen;
+	c->res->outcome = INTAKE_DUPLICATE;
+	return audit_append(c->st, ev, err);
+}
+
+/* The raw bytes (sealed when the plan says so) and the messages row. */
+static vulnid_status
+record_archive(intake_ctx *c, message_spool *sp, const intake_plan *p, store_message *sm, GError **err)
+{
 	g_autofree char *sender_domain = NULL;
 	vulnid_status s;
-	gint64 seen;
 
 	if (c->envelope_sender != NULL && strrchr(c->envelope_sender, '@') != NULL)
 		sender_domain = g_ascii_strdown(strrchr(c->envelope_sender, '@') + 1, -1);
-
-	s = store_message_find(c->st, key, &seen, err);
-	if (s != VULNID_OK)
-		return s;
-	if (seen > 0) {
-		ev = audit_event_new("duplicate", NULL, c->m->message_id);
-		audit_event_int(ev, "message", seen);
-		audit_event_str(ev, "sha256", sp->raw_sha256);
-		*duplicate = TRUE;
-		c->msg_row = seen;
-		c->res->outcome = INTAKE_DUPLICATE;
-		return audit_append(c->st, ev, err);
-	}
-
-	s = intake_classify(c, &p, &sm.disposition, err);
-	if (s == VULNID_OK)
-		s = intake_sealed(c, sp, &p, sm.disposition, &p.sealed, err);
-	if (s != VULNID_OK)
-		goto out;
-	c->sealed = p.sealed;
-	if (p.sealed) {
+	if (p->sealed) {
 		/* Embargoed content is kept only encrypted to the robot: the
 		 * text if it came in clear, its header (the Subject) anyway. */
 		g_autofree char *robot = NULL;
@@ -1339,62 +1160,76 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		s = crypto_robot_fingerprint(&robot, err);
 		if (s == VULNID_OK)
 			s = store_blob_put_sealed(c->st, sp->fd, sp->size, sp->raw_sha256, robot, err);
-		sm.subject = NULL;
+		sm->subject = NULL;
 	} else {
 		s = store_blob_put_fd(c->st, sp->fd, sp->size, sp->raw_sha256, err);
-		sm.subject = c->m->subject;
+		sm->subject = c->m->subject;
 	}
 	if (s != VULNID_OK)
-		goto out;
-	sm.received = c->now;
-	sm.raw_sha256 = sp->raw_sha256;
-	sm.dedup_key = key;
-	sm.message_id = c->m->message_id;
-	sm.envelope_from = c->envelope_sender;
-	sm.envelope_to = c->recipient;
-	sm.from_addr = c->m->from_addr;
-	sm.client_address = c->client_address;
-	sm.client_net = c->client_net;
-	sm.sender_domain = sender_domain;
-	sm.from_verified = c->from_verified;
-	s = store_message_insert(c->st, &sm, &c->msg_row, err);
+		return s;
+	sm->received = c->now;
+	sm->raw_sha256 = sp->raw_sha256;
+	sm->message_id = c->m->message_id;
+	sm->envelope_from = c->envelope_sender;
+	sm->envelope_to = c->recipient;
+	sm->from_addr = c->m->from_addr;
+	sm->client_address = c->client_address;
+	sm->client_net = c->client_net;
+	sm->sender_domain = sender_domain;
+	sm->from_verified = c->from_verified;
+	s = store_message_insert(c->st, sm, &c->msg_row, err);
+	sm->sender_domain = NULL;	/* freed here */
+	return s;
+}
+
+/* What the outgoing-mail policy needs to know of this mail. */
+static vulnid_status
+record_policy(intake_ctx *c, const message_spool *sp, GError **err)
+{
+	policy_mail pm = { 0 };
+	const char *loop_why = NULL;
+	vulnid_status s = loop_suspect(c, config_key_int(c->cfg, "policy", "loop_hours"), &loop_why, err);
+
 	if (s != VULNID_OK)
-		goto out;
+		return s;
+	pm.cause = c->msg_row;
+	pm.size = sp->size;
+	pm.signed_mail = c->signer != NULL;
+	pm.from = c->m->from_addr;
+	pm.envelope_sender = c->envelope_sender;
+	pm.suspect = loop_why != NULL;
+	pm.suspect_why = loop_why;
+	policy_mail_begin(&pm);
+	return VULNID_OK;
+}
 
-	{
-		/* What the outgoing-mail policy needs to know of this mail. */
-		policy_mail pm = { 0 };
-		const char *loop_why = NULL;
+static vulnid_status
+record_received_event(intake_ctx *c, const message_spool *sp, const store_message *sm, GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("received", NULL, c->m->message_id);
 
-		s = loop_suspect(c, config_key_int(c->cfg, "policy", "loop_hours"), &loop_why, err);
-		if (s != VULNID_OK)
-			goto out;
-		pm.cause = c->msg_row;
-		pm.size = sp->size;
-		pm.signed_mail = c->signer != NULL;
-		pm.from = c->m->from_addr;
-		pm.envelope_sender = c->envelope_sender;
-		pm.suspect = loop_why != NULL;
-		pm.suspect_why = loop_why;
-		policy_mail_begin(&pm);
-	}
-	ev = audit_event_new("received", NULL, c->m->message_id);
 	audit_event_int(ev, "message", c->msg_row);
 	audit_event_str(ev, "from", c->m->from_addr);
 	audit_event_str(ev, "sender", c->envelope_sender);
 	audit_event_str(ev, "client", c->client_address);
-	audit_event_str(ev, "recipient", sm.envelope_to);
+	audit_event_str(ev, "recipient", sm->envelope_to);
 	audit_event_int(ev, "size", sp->size);
 	audit_event_str(ev, "sha256", sp->raw_sha256);
-	audit_event_str(ev, "disposition", sm.disposition);
-	s = audit_append(c->st, ev, err);
-	if (s != VULNID_OK)
-		goto out;
+	audit_event_str(ev, "disposition", sm->disposition);
+	return audit_append(c->st, ev, err);
+}
+
+/* The raw signature, and its replay key where it acts. */
+static vulnid_status
+record_signature(intake_ctx *c, const intake_plan *p, GError **err)
+{
+	g_autofree char *replay = NULL;
+	vulnid_status s = VULNID_OK;
 
 	if (c->m->sig->present && c->m->sig->raw != NULL && !c->replay) {
 		/* The raw signature is kept; for an embargoed request it may
 		 * be the whole clearsigned text, so it is sealed like it. */
-		if (p.sealed) {
+		if (p->sealed) {
 			g_autofree char *robot = NULL;
 
 			s = crypto_robot_fingerprint(&robot, err);
@@ -1408,28 +1243,48 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 					       g_bytes_get_size(c->m->sig->raw), sha, err);
 		}
 		if (s != VULNID_OK)
-			goto out;
+			return s;
 	}
 	replay = replay_key(c->m);
-	if (replay != NULL && !c->replay && c->unbound == NULL) {
+	if (replay != NULL && !c->replay && c->unbound == NULL)
 		/* Remembered only where it acts: a copy sent to an entry its
 		 * text does not name acts nowhere, and must not make the
 		 * original a replay. */
-		sqlite3_stmt *ins;
+		s = store_intake_signature_insert(c->st, replay, c->m->sig->fpr, c->msg_row, c->now, err);
+	return s;
+}
 
-		ins = store_prepare(c->st, "INSERT INTO signatures (sha256, fingerprint, message, created)"
-				    " VALUES (?, ?, ?, ?)", &s, err);
-		if (ins == NULL)
-			goto out;
-		sqlite3_bind_text(ins, 1, replay, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(ins, 2, c->m->sig->fpr, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(ins, 3, c->msg_row);
-		sqlite3_bind_text(ins, 4, c->now, -1, SQLITE_TRANSIENT);
-		s = store_step_done(c->st, ins, "signatures", err);
-		if (s != VULNID_OK)
-			goto out;
-	}
-	s = audit_tofu(c, err);
+/* Everything that happens in the transaction. */
+static vulnid_status
+intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **err)
+{
+	g_autofree char *key = message_dedup_key(c->m);
+	intake_plan p = { 0 };
+	store_message sm = { 0 };
+	vulnid_status s;
+	gint64 seen;
+
+	s = store_message_find(c->st, key, &seen, err);
+	if (s != VULNID_OK)
+		return s;
+	if (seen > 0)
+		return record_duplicate(c, sp, seen, duplicate, err);
+	s = intake_classify(c, &p, &sm.disposition, err);
+	if (s == VULNID_OK)
+		s = intake_sealed(c, sp, &p, sm.disposition, &p.sealed, err);
+	if (s != VULNID_OK)
+		goto out;
+	c->sealed = p.sealed;
+	sm.dedup_key = key;
+	s = record_archive(c, sp, &p, &sm, err);
+	if (s == VULNID_OK)
+		s = record_policy(c, sp, err);
+	if (s == VULNID_OK)
+		s = record_received_event(c, sp, &sm, err);
+	if (s == VULNID_OK)
+		s = record_signature(c, &p, err);
+	if (s == VULNID_OK)
+		s = audit_tofu(c, err);
 	if (s == VULNID_OK)
 		s = intake_act(c, &p, err);
 	if (s == VULNID_OK && c->m->decrypted && !c->replay && !p.bounce)

@@ -63,9 +63,4 @@ vulnid_status lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const cha
 gboolean lifecycle_confirm_unsigned(const vulnid_config *cfg);
 vulnid_status lifecycle_defer_notify(mail_ctx *c, const char *entry_id, GError **err);
 
-/* Mail record seq of entry_id to the entry's subscribers (what the public
- * view shows of it), in the caller's transaction. */
-vulnid_status lifecycle_tell_subscribers(store *st, const vulnid_config *cfg, GDateTime *now,
-					 gint64 cause, const char *entry_id, gint64 seq, GError **err);
-
 #endif

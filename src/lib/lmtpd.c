@@ -29,6 +29,7 @@
 #include "notify.h"
 #include "outbox.h"
 #include "store.h"
+#include "store-lmtpd.h"
 #include "text.h"
 
 /* A configuration shared by the sessions and mails that started under it;
@@ -186,7 +187,7 @@ engine_store(server *srv, const vulnid_config *cfg, GError **err)
 		return VULNID_OK;
 	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_EXISTING, &srv->st, err);
 	if (s == VULNID_OK)
-		s = store_exec(srv->st, "PRAGMA synchronous = NORMAL", err);
+		s = store_lmtpd_synchronous_normal(srv->st, err);
 	if (s != VULNID_OK) {
 		g_clear_pointer(&srv->st, store_close);
 		return s;
@@ -195,7 +196,7 @@ engine_store(server *srv, const vulnid_config *cfg, GError **err)
 	/* Checkpoints are left to the delivery agent, whose commits run
 	 * them when the WAL is past 1000 pages (and to the filters and
 	 * vulnid): not in the engine's thread, between two groups. */
-	sqlite3_wal_autocheckpoint(store_db(srv->st), 0);
+	store_lmtpd_no_autocheckpoint(srv->st);
 	return s;
 }
 
@@ -311,14 +312,14 @@ engine_apply(server *srv, GPtrArray *group)
 						"the transaction of the group was rolled back");
 			continue;
 		}
-		store_exec(srv->st, "SAVEPOINT mail", NULL);
+		store_lmtpd_mail_begin(srv->st);
 		j->status = intake_apply(j->im, srv->st, &j->err);
 		if (j->status == VULNID_OK) {
-			store_exec(srv->st, "RELEASE mail", NULL);
+			store_lmtpd_mail_release(srv->st);
 			j->applied = TRUE;
 			continue;
 		}
-		if (sqlite3_get_autocommit(store_db(srv->st))) {
+		if (!store_lmtpd_in_transaction(srv->st)) {
 			/* SQLite rolled the whole transaction back (I/O error,
 			 * full disk): the mails before this one are gone too. */
 			lost = TRUE;
@@ -333,9 +334,9 @@ engine_apply(server *srv, GPtrArray *group)
 			}
 			continue;
 		}
-		store_exec(srv->st, "ROLLBACK TO mail", NULL);
+		store_lmtpd_mail_rollback(srv->st);
 		intake_apply_failed(j->im, srv->st, j->status, NULL);
-		store_exec(srv->st, "RELEASE mail", NULL);
+		store_lmtpd_mail_release(srv->st);
 	}
 	if (s != VULNID_OK || lost) {
 		if (srv->st != NULL)

@@ -2,7 +2,9 @@
  *
  * intake.c owns the flow (spool, parse, one transaction); the steps that
  * act on entries (lifecycle.c) get this context and the helpers below,
- * and run inside the same transaction. */
+ * and run inside the same transaction.  The envelope and the result are
+ * defined here, below both, so that neither includes the other's header
+ * (doc/ARCHITECTURE.md, the layers). */
 #ifndef VULNID_MAILCTX_H
 #define VULNID_MAILCTX_H
 
@@ -10,11 +12,42 @@
 
 #include "config.h"
 #include "crypto.h"
-#include "intake.h"
 #include "message.h"
 #include "outbox.h"
 #include "status.h"
 #include "store.h"
+
+typedef struct {
+	const char *sender;	/* envelope sender (-f), or NULL */
+	const char *recipient;	/* envelope recipient (-r), or NULL */
+	const char *client_address;	/* the SMTP client's IP address (-a, or an
+					 * LMTP server's XFORWARD ADDR), or NULL;
+					 * "received": from the topmost Received field */
+} intake_envelope;
+
+typedef enum {
+	INTAKE_ASSIGNED,	/* new entries, ack queued */
+	INTAKE_DUPLICATE,	/* seen before: nothing new */
+	INTAKE_REJECTED,	/* request with errors: error reply, nothing assigned */
+	INTAKE_HELP,		/* help reply */
+	INTAKE_KEY,		/* the robot's key sent back */
+	INTAKE_QUARANTINED,	/* malformed or automatic: archived, set aside */
+	INTAKE_BOUNCE,		/* a bounce of our own mail, recorded */
+	INTAKE_ENTRY,		/* mail to an entry: records appended, replies queued */
+	INTAKE_COMMANDS,	/* commands only */
+} intake_outcome;
+
+typedef struct {
+	intake_outcome outcome;
+	GPtrArray *ids;		/* assigned identifiers */
+	char *reason;		/* quarantine or rejection reason */
+	char *warning;		/* post-commit trouble (delivery, audit file) */
+} intake_result;
+
+void intake_result_free(intake_result *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(intake_result, intake_result_free)
+
+const char *intake_outcome_str(intake_outcome o);
 
 typedef struct {
 	const vulnid_config *cfg;

@@ -6,10 +6,10 @@
 #include "audit.h"
 #include "crypto.h"
 #include "disclosure.h"
-#include "lifecycle.h"
 #include "notify.h"
 #include "policy.h"
 #include "render.h"
+#include "store-notify.h"
 #include "template.h"
 #include "text.h"
 #include "tokens.h"
@@ -44,6 +44,95 @@ put(GHashTable *v, const char *key, char *value)
 	g_hash_table_insert(v, (gpointer) key, value != NULL ? value : g_strdup(""));
 }
 
+/* Whom to tell of the entry in view: the vendor's contacts as the
+ * vendors directory, the Vendor-Contact line or the Vendor domain say,
+ * less those the policy refuses, holds or already told (an empty *to:
+ * nobody, and note says why). */
+static vulnid_status
+vendor_recipients(store *st, const vulnid_config *cfg, gint64 cause, const entry_view *view, GString *note,
+		  GPtrArray **to, const char **how, GError **err)
+{
+	const entry *e = view->e;
+	const char *id = e->id;
+	const char *vfield = view->facts->vendor != NULL ? view->facts->vendor->value : NULL;
+	const char *contact = view->facts->vendor_contact != NULL ? view->facts->vendor_contact->value : NULL;
+	vulnid_status s;
+
+	*to = g_ptr_array_new_with_free_func(g_free);
+	if (vfield == NULL && contact == NULL) {
+		if (view->facts->state != ENTRY_RESERVED)
+			g_string_append_printf(note, "%s: no vendor was named, so nobody was notified. Reply with\n"
+					       "  \"Vendor:\" and \"Vendor-Contact:\" lines to have the vendor told.\n",
+					       id);
+		return VULNID_OK;
+	}
+	g_clear_pointer(to, g_ptr_array_unref);
+	s = vendor_contacts_for(st, vfield, contact, to, how, err);
+	if (s != VULNID_OK)
+		return s;
+	if ((*to)->len == 0) {
+		g_autofree char *clean = text_clean_line(vfield != NULL ? vfield : "", 200);
+
+		g_string_append_printf(note, "%s: no security contact is known for \"%s\", so the vendor was\n"
+				       "  not notified. Reply with a line \"Vendor-Contact: address\" (the vendor's\n"
+				       "  security contact), or name the vendor's domain as \"Vendor: Name <domain>\".\n",
+				       id, clean);
+		return VULNID_OK;
+	}
+	/* Who may be told now (policy.h): refused, held, already told. */
+	return policy_vendor_contacts(st, cfg, cause, e, *how, *to, note, err);
+}
+
+/* Embargoed details go out only encrypted to the vendor's key: the key of
+ * the vendors directory's entry for the Vendor field, if it can encrypt;
+ * else NULL.  *dir keeps the entry (the key's fingerprint). */
+static const char *
+vendor_encryption_key(store *st, const char *vfield, vendor **dir)
+{
+	g_autofree char *vname = NULL;
+	g_autofree char *vdom = NULL;
+	g_autoptr(crypto_key) key = NULL;
+
+	vendor_field_split(vfield, &vname, &vdom);
+	if ((*vname != '\0' && vendor_find(st, vname, dir, NULL) == VULNID_OK) ||
+	    (vdom != NULL && vendor_find_by_domain(st, vdom, dir, NULL) == VULNID_OK))
+		if ((*dir)->key_fpr != NULL && crypto_get_key((*dir)->key_fpr, &key, NULL) == VULNID_OK &&
+		    key->can_encrypt && !key->revoked && !key->expired)
+			return (*dir)->key_fpr;
+	return NULL;
+}
+
+/* Held back by the policy: no token, no mail; the contacts wait. */
+static vulnid_status
+vendor_held(store *st, const char *entry_id, const char *list, GString *note, GError **err)
+{
+	vulnid_status s = store_rollback_to(st, "notify", err);
+
+	if (s == VULNID_OK)
+		s = policy_hold_contacts(st, entry_id, list, err);
+	if (s == VULNID_OK)
+		g_string_append_printf(note, "%s: the vendor contact %s is held: this mail may not make the\n"
+				       "  robot send more to others now; it is told once you confirm the request\n"
+				       "  with the entry's token.\n", entry_id, list);
+	return s;
+}
+
+static vulnid_status
+vendor_notified(store *st, const char *entry_id, const char *list, const char *how, GString *note,
+		GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("notified", entry_id, NULL);
+
+	g_string_append_printf(note, "%s: the vendor's security contact was notified: %s\n  (%s).\n",
+			       entry_id, list,
+			       strcmp(how, "directory") == 0 ? "from the vendors directory"
+			       : strcmp(how, "vendor-contact") == 0 ? "from your Vendor-Contact line"
+			       : "the security@ address of the domain you named");
+	audit_event_str(ev, "to", list);
+	audit_event_str(ev, "how", how);
+	return audit_append(st, ev, err);
+}
+
 vulnid_status
 notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *entry_id,
 	      GString *note, GError **err)
@@ -52,7 +141,7 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	g_autoptr(entry_view) view = NULL;
 	g_autoptr(GPtrArray) to = NULL;
 	g_autoptr(GHashTable) vars = NULL;
-	const char *vfield, *contact;
+	const char *vfield;
 	g_autofree char *list = NULL;
 	g_autofree char *reply_to = NULL;
 	const char *how = "none";
@@ -83,28 +172,7 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	}
 	embargoed = view->facts->state == ENTRY_EMBARGOED;
 	vfield = view->facts->vendor != NULL ? view->facts->vendor->value : NULL;
-	contact = view->facts->vendor_contact != NULL ? view->facts->vendor_contact->value : NULL;
-	if (vfield == NULL && contact == NULL) {
-		if (view->facts->state != ENTRY_RESERVED)
-			g_string_append_printf(note, "%s: no vendor was named, so nobody was notified. Reply with\n"
-					       "  \"Vendor:\" and \"Vendor-Contact:\" lines to have the vendor told.\n",
-					       entry_id);
-		return VULNID_OK;
-	}
-	s = vendor_contacts_for(st, vfield, contact, &to, &how, err);
-	if (s != VULNID_OK)
-		return s;
-	if (to->len == 0) {
-		g_autofree char *clean = text_clean_line(vfield != NULL ? vfield : "", 200);
-
-		g_string_append_printf(note, "%s: no security contact is known for \"%s\", so the vendor was\n"
-				       "  not notified. Reply with a line \"Vendor-Contact: address\" (the vendor's\n"
-				       "  security contact), or name the vendor's domain as \"Vendor: Name <domain>\".\n",
-				       entry_id, clean);
-		return VULNID_OK;
-	}
-	/* Who may be told now (policy.h): refused, held, already told. */
-	s = policy_vendor_contacts(st, cfg, cause, e, how, to, note, err);
+	s = vendor_recipients(st, cfg, cause, view, note, &to, &how, err);
 	if (s != VULNID_OK || to->len == 0)
 		return s;
 	g_ptr_array_add(to, NULL);
@@ -132,19 +200,8 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 		/* a Subject travels in clear even in an encrypted mail */
 		g_hash_table_insert(vars, "headline", g_strdup("embargoed report"));
 	}
-	if (embargoed && strcmp(how, "directory") == 0) {
-		/* Embargoed details go out only encrypted to the vendor's key. */
-		g_autofree char *vname = NULL;
-		g_autofree char *vdom = NULL;
-		g_autoptr(crypto_key) key = NULL;
-
-		vendor_field_split(vfield, &vname, &vdom);
-		if ((*vname != '\0' && vendor_find(st, vname, &dir, NULL) == VULNID_OK) ||
-		    (vdom != NULL && vendor_find_by_domain(st, vdom, &dir, NULL) == VULNID_OK))
-			if (dir->key_fpr != NULL && crypto_get_key(dir->key_fpr, &key, NULL) == VULNID_OK &&
-			    key->can_encrypt && !key->revoked && !key->expired)
-				vendor_key = dir->key_fpr;
-	}
+	if (embargoed && strcmp(how, "directory") == 0)
+		vendor_key = vendor_encryption_key(st, vfield, &dir);
 	mail.kind = "vendor-notify";
 	mail.entry = entry_id;
 	mail.to_list = (const char *const *) to->pdata;
@@ -161,31 +218,12 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	}
 	if (s != VULNID_OK)
 		return s;
-	if (queued == 0) {
-		s = store_rollback_to(st, "notify", err);
-		if (s == VULNID_OK)
-			s = policy_hold_contacts(st, entry_id, list, err);
-		if (s == VULNID_OK)
-			g_string_append_printf(note, "%s: the vendor contact %s is held: this mail may not make the\n"
-					       "  robot send more to others now; it is told once you confirm the request\n"
-					       "  with the entry's token.\n", entry_id, list);
-		return s;
-	}
+	if (queued == 0)
+		return vendor_held(st, entry_id, list, note, err);
 	s = store_release(st, "notify", err);
 	if (s != VULNID_OK)
 		return s;
-	g_string_append_printf(note, "%s: the vendor's security contact was notified: %s\n  (%s).\n",
-			       entry_id, list,
-			       strcmp(how, "directory") == 0 ? "from the vendors directory"
-			       : strcmp(how, "vendor-contact") == 0 ? "from your Vendor-Contact line"
-			       : "the security@ address of the domain you named");
-	{
-		g_autoptr(audit_event) ev = audit_event_new("notified", entry_id, NULL);
-
-		audit_event_str(ev, "to", list);
-		audit_event_str(ev, "how", how);
-		return audit_append(st, ev, err);
-	}
+	return vendor_notified(st, entry_id, list, how, note, err);
 }
 
 vulnid_status
@@ -212,17 +250,8 @@ notify_announce(store *st, const vulnid_config *cfg, gint64 cause, const char *e
 		return VULNID_OK;
 	if (strcmp(cfg->announce_digest, "daily") == 0) {
 		g_autofree char *now = store_now();
-		sqlite3_stmt *stmt = store_prepare(st, "INSERT OR IGNORE INTO announce_pending (entry, created)"
-						   " VALUES (?, ?)", &s, err);
-		int rc;
 
-		if (stmt == NULL)
-			return s;
-		sqlite3_bind_text(stmt, 1, entry_id, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(stmt);
-		sqlite3_finalize(stmt);
-		return rc == SQLITE_DONE ? VULNID_OK : store_fail(st, rc, "announce_pending", err);
+		return store_notify_pending_add(st, entry_id, now, err);
 	}
 	vars = render_template_vars(cfg, view);
 	/* Stable, so that an archive that gets it twice keeps one copy. */
@@ -243,14 +272,12 @@ notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err
 	g_autoptr(GDateTime) now = store_now_datetime();
 	g_autofree char *today = g_date_time_format(now, "%Y-%m-%d");
 	g_autofree char *msgid = g_strdup_printf("vulnid.digest.%s@%s", today, cfg->domain);
-	g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) ids = NULL;
 	g_autoptr(GString) list = g_string_new(NULL);
 	g_autoptr(GHashTable) vars = NULL;
 	outbox_mail mail = { 0 };
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 	gint64 id;
-	int rc;
 
 	*sent = 0;
 	if (cfg->announce_to == NULL || cfg->announce_to[0] == NULL)
@@ -258,18 +285,9 @@ notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
 		return s;
-	stmt = store_prepare(st, "SELECT entry FROM announce_pending WHERE outbox IS NULL"
-			     " AND created < ? ORDER BY created, entry", &s, err);
-	if (stmt == NULL)
+	s = store_notify_pending_list(st, today, &ids, err);
+	if (s != VULNID_OK)
 		goto fail;
-	sqlite3_bind_text(stmt, 1, today, -1, SQLITE_TRANSIENT);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(ids, g_strdup((const char *) sqlite3_column_text(stmt, 0)));
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		s = store_fail(st, rc, "announce_pending", err);
-		goto fail;
-	}
 	if (ids->len == 0) {
 		store_rollback(st);
 		return VULNID_OK;
@@ -304,13 +322,7 @@ notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err
 	s = notify_queue_template(st, cfg, 0, "announce-digest.txt", vars, &mail, &id, err);
 	if (s != VULNID_OK)
 		goto fail;
-	stmt = store_prepare(st, "UPDATE announce_pending SET outbox = ? WHERE outbox IS NULL AND created < ?",
-			     &s, err);
-	if (stmt == NULL)
-		goto fail;
-	sqlite3_bind_int64(stmt, 1, id);
-	sqlite3_bind_text(stmt, 2, today, -1, SQLITE_TRANSIENT);
-	s = store_step_done(st, stmt, "announce_pending", err);
+	s = store_notify_pending_sent(st, today, id, err);
 	if (s != VULNID_OK)
 		goto fail;
 	s = store_commit(st, err);
@@ -400,4 +412,84 @@ notify_delivery_failed(store *st, const vulnid_config *cfg, const outbox_failure
 		audit_event_str(ev, "to", first->author);
 		return audit_append(st, ev, err);
 	}
+}
+
+/* ---- subscribers ---------------------------------------------------------- */
+
+#define MAX_SUBSCRIBERS 200	/* mails queued per record */
+#define MAX_SUBSCRIPTION_ROWS 5000
+
+/* Subscribers of an entry: the latest subscribe or unsubscribe of each
+ * address counts. */
+vulnid_status
+notify_subscribers(store *st, const char *entry_id, GPtrArray **out, GError **err)
+{
+	g_autoptr(GHashTable) state = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) rows = NULL;
+	vulnid_status s = store_notify_subscriptions(st, entry_id, MAX_SUBSCRIPTION_ROWS, &rows, err);
+
+	if (s != VULNID_OK)
+		return s;
+	for (guint i = 0; i < rows->len; i++) {
+		const store_subscription *x = g_ptr_array_index(rows, i);
+		char *a = g_ascii_strdown(x->address, -1);
+
+		if (!g_hash_table_contains(state, a))
+			g_ptr_array_add(order, g_strdup(a));
+		g_hash_table_insert(state, a, g_strdup(x->role));
+	}
+	*out = g_ptr_array_new_with_free_func(g_free);
+	for (guint i = 0; i < order->len && (*out)->len < MAX_SUBSCRIBERS; i++) {
+		const char *a = g_ptr_array_index(order, i);
+
+		if (strcmp(g_hash_table_lookup(state, a), "subscriber") == 0)
+			g_ptr_array_add(*out, g_strdup(a));
+	}
+	return VULNID_OK;
+}
+
+vulnid_status
+notify_tell_subscribers(store *st, const vulnid_config *cfg, GDateTime *now, gint64 cause,
+			const char *entry_id, gint64 seq, GError **err)
+{
+	g_autoptr(entry) e = NULL;
+	g_autoptr(entry_view) v = NULL;
+	g_autoptr(GPtrArray) subs = NULL;
+	g_autofree char *addr = g_strdup_printf("%s+%s@%s", cfg->request_local, entry_id, cfg->domain);
+	const view_record *vr;
+	vulnid_status s;
+
+	s = notify_subscribers(st, entry_id, &subs, err);
+	if (s != VULNID_OK || subs->len == 0)
+		return s;
+	s = entry_load(st, entry_id, &e, err);
+	if (s != VULNID_OK)
+		return s;
+	/* subscribers get what the public may see, and only that */
+	v = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, now);
+	vr = render_find_record(v, seq);
+	if (v->stub || v->withheld || vr == NULL || !vr->content)
+		return VULNID_OK;
+	for (guint i = 0; i < subs->len; i++) {
+		const char *to = g_ptr_array_index(subs, i);
+		g_autoptr(GHashTable) vars = NULL;
+		outbox_mail mail = { 0 };
+
+		if ((vr->r->author != NULL && g_ascii_strcasecmp(to, vr->r->author) == 0) || !config_address_valid(to))
+			continue;	/* they know what they wrote */
+		vars = render_template_vars(cfg, v);
+		g_hash_table_insert(vars, "seq", g_strdup_printf("%" G_GINT64_FORMAT, seq));
+		g_hash_table_insert(vars, "record", render_record_text(v, vr, TRUE));
+		mail.kind = "subscription";
+		mail.entry = entry_id;
+		mail.to_addr = to;
+		mail.reply_to = addr;
+		mail.bulk = TRUE;
+		mail.auto_submitted = "auto-generated";
+		s = notify_queue_template(st, cfg, cause, "subscription.txt", vars, &mail, NULL, err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	return VULNID_OK;
 }

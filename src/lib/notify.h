@@ -38,4 +38,13 @@ vulnid_status notify_digest_run(store *st, const vulnid_config *cfg, guint *sent
 vulnid_status notify_delivery_failed(store *st, const vulnid_config *cfg, const outbox_failure *f,
 				     GError **err);
 
+/* Subscribers of an entry: the latest subscribe or unsubscribe of each
+ * address counts (at most 200, in the order they first subscribed). */
+vulnid_status notify_subscribers(store *st, const char *entry_id, GPtrArray **out, GError **err);
+
+/* Mail record seq of entry_id to the entry's subscribers (what the public
+ * view shows of it), in the caller's transaction. */
+vulnid_status notify_tell_subscribers(store *st, const vulnid_config *cfg, GDateTime *now,
+				      gint64 cause, const char *entry_id, gint64 seq, GError **err);
+
 #endif

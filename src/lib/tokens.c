@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "random.h"
+#include "store-tokens.h"
 #include "tokens.h"
 
 void
@@ -23,18 +24,8 @@ static vulnid_status
 insert(store *st, const char *sha, const char *entry_id, const char *role, const char *address, GError **err)
 {
 	g_autofree char *now = store_now();
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"INSERT INTO tokens (sha256, entry, role, address, created) VALUES (?, ?, ?, ?, ?)", &s, err);
 
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, sha);
-	store_bind_text(stmt, 2, entry_id);
-	store_bind_text(stmt, 3, role);
-	store_bind_text(stmt, 4, address);
-	store_bind_text(stmt, 5, now);
-	return store_step_done(st, stmt, "tokens", err);
+	return store_tokens_insert(st, sha, entry_id, role, address, now, err);
 }
 
 vulnid_status
@@ -72,28 +63,17 @@ tokens_find(store *st, const char *token, token_row **out, GError **err)
 {
 	g_autofree char *low = g_ascii_strdown(token, -1);
 	g_autofree char *sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, low, -1);
+	gboolean found;
+	token_row t = { 0 };
 	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare_cached(st, "SELECT entry, role, address FROM tokens WHERE sha256 = ?",
-						  &s, err);
-	int rc;
 
 	*out = NULL;
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, sha);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		token_row *t = g_new0(token_row, 1);
-
-		t->entry = store_col_text(stmt, 0);
-		t->role = store_col_text(stmt, 1);
-		t->address = store_col_text(stmt, 2);
-		*out = t;
+	s = store_tokens_find(st, sha, &found, &t.entry, &t.role, &t.address, err);
+	if (s == VULNID_OK && found) {
+		*out = g_new(token_row, 1);
+		**out = t;
 	}
-	sqlite3_reset(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "tokens", err);
-	return VULNID_OK;
+	return s;
 }
 
 /* Whether s[at..at+TOKENS_HEX) is a token; one lookup from the budget. */

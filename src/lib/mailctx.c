@@ -1,0 +1,194 @@
+/* mailctx.c - what every step of handling one incoming mail shares: the
+ * template values of a reply, queueing a reply to the sender, the auth
+ * object of a record, setting a mail aside.  Both intake.c and lifecycle.c
+ * use it; it calls only modules below them (notify, outbox, audit, store). */
+#include "autoconfig.h"
+
+#include <string.h>
+
+#include "audit.h"
+#include "canonjson.h"
+#include "crypto.h"
+#include "mailctx.h"
+#include "notify.h"
+
+/* The sentence about authentication in replies. */
+static char *
+auth_sentence(const message *m)
+{
+	if (m->sig->valid)
+		return g_strdup_printf("Your mail was signed by the OpenPGP key %s%s; it is recorded\n"
+				       "as written by that key.\n\n", m->sig->fpr,
+				       m->decrypted ? " and arrived encrypted" : "");
+	if (m->sig->present)
+		return g_strdup_printf("Your mail carried an OpenPGP signature that was not accepted:\n"
+				       "%s.\nIt is recorded as unauthenticated.\n\n",
+				       m->sig->reason != NULL ? m->sig->reason : "unknown reason");
+	if (m->partial_signature)
+		return g_strdup("A signature in your mail covers only part of it (a signed part inside\n"
+				"another part, or a forwarded message), so it is recorded as\n"
+				"unauthenticated. Sign the whole mail.\n\n");
+	return g_strdup("");
+}
+
+const char *
+intake_outcome_str(intake_outcome o)
+{
+	switch (o) {
+	case INTAKE_ASSIGNED: return "assigned";
+	case INTAKE_DUPLICATE: return "duplicate";
+	case INTAKE_REJECTED: return "rejected";
+	case INTAKE_HELP: return "help";
+	case INTAKE_KEY: return "key";
+	case INTAKE_QUARANTINED: return "quarantined";
+	case INTAKE_BOUNCE: return "bounce";
+	case INTAKE_ENTRY: return "entry";
+	case INTAKE_COMMANDS: return "commands";
+	}
+	return "unknown";
+}
+
+void
+intake_result_free(intake_result *r)
+{
+	if (r == NULL)
+		return;
+	g_ptr_array_unref(r->ids);
+	g_free(r->reason);
+	g_free(r->warning);
+	g_free(r);
+}
+
+GHashTable *
+mail_template_vars(const mail_ctx *c)
+{
+	GHashTable *v = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+
+	g_hash_table_insert(v, "request_address", g_strdup(c->cfg->request_address));
+	g_hash_table_insert(v, "domain", g_strdup(c->cfg->domain));
+	g_hash_table_insert(v, "prefix", g_strdup(c->cfg->prefix));
+	g_hash_table_insert(v, "date", g_strdup(c->now));
+	/* The Subject of sealed mail is sealed with it: not repeated in a
+	 * reply, which is kept in the outbox and travels in clear. */
+	g_hash_table_insert(v, "subject", g_strdup(c->sealed ? "your embargoed mail"
+						   : c->m->subject != NULL ? c->m->subject : ""));
+	g_hash_table_insert(v, "message_id", g_strdup(c->m->message_id != NULL ? c->m->message_id : "(none)"));
+	g_hash_table_insert(v, "auth", auth_sentence(c->m));
+	g_hash_table_insert(v, "robot_fpr", crypto_robot_label());
+	return v;
+}
+
+/* Render a template and queue it to the sender of the mail. */
+vulnid_status
+mail_reply(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
+	     const char *entry_id, const char *reply_to, GError **err)
+{
+	return mail_reply_encrypted(c, kind, tmpl, vars, entry_id, reply_to, NULL, err);
+}
+
+vulnid_status
+mail_reply_encrypted(mail_ctx *c, const char *kind, const char *tmpl, GHashTable *vars,
+		     const char *entry_id, const char *reply_to, const char *const *encrypt_to,
+		     GError **err)
+{
+	outbox_mail mail = { 0 };
+
+	mail.kind = kind;
+	mail.entry = entry_id;
+	mail.reply_to = reply_to;
+	mail.encrypt_to = encrypt_to;
+	return mail_queue_reply(c, tmpl, vars, &mail, err);
+}
+
+const char *
+mail_reply_address(const mail_ctx *c)
+{
+	const char *to = c->m->reply_addr != NULL ? c->m->reply_addr : c->envelope_sender;
+
+	return to != NULL && *to != '\0' && config_address_valid(to) ? to : NULL;
+}
+
+vulnid_status
+mail_queue_reply(mail_ctx *c, const char *tmpl, GHashTable *vars, outbox_mail *mail, GError **err)
+{
+	const char *to = mail_reply_address(c);
+	vulnid_status s;
+	gint64 id;
+
+	if (to == NULL)
+		return VULNID_OK;	/* nobody to answer */
+	mail->to_addr = to;
+	mail->to_name = c->m->reply_addr != NULL && c->m->from_addr != NULL &&
+			strcmp(c->m->reply_addr, c->m->from_addr) == 0 ? c->m->from_name : NULL;
+	mail->in_reply_to = c->m->message_id;
+	mail->references = c->m->references;
+	mail->bulk = TRUE;
+	s = notify_queue_template(c->st, c->cfg, c->msg_row, tmpl, vars, mail, &id, err);
+	if (s != VULNID_OK || id == 0)
+		return s;	/* 0: held back by the policy (audited there) */
+	{
+		g_autoptr(audit_event) ev = audit_event_new("replied", mail->entry, c->m->message_id);
+
+		audit_event_str(ev, "kind", mail->kind);
+		audit_event_str(ev, "to", to);
+		audit_event_int(ev, "outbox", id);
+		return audit_append(c->st, ev, err);
+	}
+}
+
+vulnid_status
+mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("quarantined", NULL, c->m->message_id);
+	vulnid_status s;
+	gint64 qid;
+
+	s = store_quarantine_insert(c->st, c->msg_row, c->now, reason, detail, &qid, err);
+	if (s != VULNID_OK)
+		return s;
+	audit_event_int(ev, "quarantine", qid);
+	audit_event_str(ev, "reason", reason);
+	audit_event_str(ev, "detail", detail);
+	c->res->outcome = INTAKE_QUARANTINED;
+	c->res->reason = g_strdup(reason);
+	return audit_append(c->st, ev, err);
+}
+
+char *
+mail_record_auth(const mail_ctx *c, gboolean withhold_key, const char *role, const char *how)
+{
+	const char *a = withhold_key && c->auth_json_withheld != NULL ? c->auth_json_withheld : c->auth_json;
+	gsize n = a != NULL ? strlen(a) : 0;
+	gboolean first;
+	GString *s;
+
+	if (n < 2 || a[0] != '{' || a[n - 1] != '}') {
+		a = "{\"method\":\"none\"}";
+		n = strlen(a);
+	}
+	if (role == NULL)
+		return g_strdup(a);
+	/* why a signature grants nothing here, then the role and how it was
+	 * established, are hashed with the rest */
+	s = g_string_new_len(a, (gssize) n - 1);
+	first = n == 2;
+	if (c->unbound != NULL && c->signer != NULL) {
+		g_autofree char *ignored = g_strdup_printf("the signed text does not name %s, so the signature "
+							   "grants no role for it", c->unbound);
+
+		canonjson_member_str(s, &first, "ignored", ignored);
+	}
+	canonjson_member_str(s, &first, "role", role);
+	canonjson_member_str(s, &first, "how", how);
+	g_string_append_c(s, '}');
+	return g_string_free(s, FALSE);
+}
+
+vulnid_status
+mail_record_signer(mail_ctx *c, gint64 row, const char *auth, GError **err)
+{
+	if (c->auth_json_withheld == NULL || c->signer == NULL ||
+	    strncmp(auth, c->auth_json_withheld, strlen(c->auth_json_withheld) - 1) != 0)
+		return VULNID_OK;
+	return store_record_signer_insert(c->st, row, c->signer, c->key_salt, err);
+}

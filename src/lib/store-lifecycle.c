@@ -1,0 +1,105 @@
+/* store-lifecycle.c - the database accessors of the lifecycle (see
+ * store-lifecycle.h): the SQL of mail about entries, named and prepared
+ * once per connection. */
+#include "autoconfig.h"
+
+#include "store-lifecycle.h"
+
+static const char SQL_ENTRY_EXISTS[] = "SELECT 1 FROM entries WHERE id = ?";
+static const char SQL_TOKEN_UNCONFIRMED[] = "SELECT 1 FROM tokens WHERE entry = ? AND role = 'unconfirmed'";
+static const char SQL_RECORD_NEXT_SEQ[] = "SELECT coalesce(max(seq), 0) + 1 FROM records WHERE entry = ?";
+static const char SQL_VENDOR_TOKEN_ADDRESSES[] =
+	"SELECT address FROM tokens WHERE entry = ? AND role = 'vendor'"
+	" AND address IS NOT NULL ORDER BY rowid LIMIT 50";
+/* One notice an hour at most: a flood must not become one back. */
+static const char SQL_RATE_NOTICES_SINCE[] =
+	"SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
+	" WHERE o.kind = 'rate-limited' AND r.address = ?1 COLLATE NOCASE AND o.created >= ?2";
+
+/* Whether the statement sql with text parameter a has a row. */
+static vulnid_status
+exists_row(store *st, const char *sql, const char *a, gboolean *found, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare_cached(st, sql, &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	store_bind_text(stmt, 1, a);
+	rc = sqlite3_step(stmt);
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(st, rc, "database", err);
+	*found = rc == SQLITE_ROW;
+	return VULNID_OK;
+}
+
+vulnid_status
+store_lifecycle_entry_exists(store *st, const char *id, gboolean *found, GError **err)
+{
+	return exists_row(st, SQL_ENTRY_EXISTS, id, found, err);
+}
+
+vulnid_status
+store_lifecycle_unconfirmed(store *st, const char *entry_id, gboolean *found, GError **err)
+{
+	return exists_row(st, SQL_TOKEN_UNCONFIRMED, entry_id, found, err);
+}
+
+vulnid_status
+store_lifecycle_next_seq(store *st, const char *entry_id, gint64 *seq, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_RECORD_NEXT_SEQ, &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	store_bind_text(stmt, 1, entry_id);
+	rc = sqlite3_step(stmt);
+	*seq = sqlite3_column_int64(stmt, 0);
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_ROW)
+		return store_fail(st, rc, "records", err);
+	return VULNID_OK;
+}
+
+vulnid_status
+store_lifecycle_vendor_token_addresses(store *st, const char *entry_id, GPtrArray **out, GError **err)
+{
+	g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_VENDOR_TOKEN_ADDRESSES, &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	store_bind_text(stmt, 1, entry_id);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		g_ptr_array_add(a, g_strdup((const char *) sqlite3_column_text(stmt, 0)));
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, rc, "tokens", err);
+	*out = g_steal_pointer(&a);
+	return VULNID_OK;
+}
+
+vulnid_status
+store_lifecycle_rate_notices(store *st, const char *address, const char *since, gint64 *n, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_RATE_NOTICES_SINCE, &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	store_bind_text(stmt, 1, address);
+	store_bind_text(stmt, 2, since);
+	rc = sqlite3_step(stmt);
+	*n = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_ROW)
+		return store_fail(st, rc, "messages", err);
+	return VULNID_OK;
+}
