@@ -17,6 +17,7 @@
 #include "random.h"
 #include "store-outbox.h"
 #include "smtp.h"
+#include "transport.h"
 #include "text.h"
 
 /* Retry schedule for a failed delivery: 1 min doubling, capped at 4 h. */
@@ -991,7 +992,7 @@ deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, const outbox
 	 * machine is; Debian's MTA comes with a self-signed certificate */
 	ss.tls = cfg->tls_fingerprints != NULL ? SMTP_TLS_PIN
 	       : strcmp(cfg->tls_verify, "no") == 0 ? SMTP_TLS_ENCRYPT
-	       : strcmp(cfg->tls_verify, "remote") == 0 && smtp_host_is_loopback(cfg->smtp_host) ? SMTP_TLS_ENCRYPT
+	       : strcmp(cfg->tls_verify, "remote") == 0 && transport_host_is_loopback(cfg->smtp_host) ? SMTP_TLS_ENCRYPT
 	       : SMTP_TLS_VERIFY;
 	ss.ca_file = cfg->tls_ca_file;
 	ss.fingerprints = cfg->tls_fingerprints;

@@ -26,6 +26,8 @@
 
 #include "smtp.h"
 #include "text.h"
+#include "timelimit.h"
+#include "transport.h"
 
 /* libESMTP is loaded when mail is first sent over SMTP, not at start-up:
  * with the OpenSSL libraries it brings, it took as long in the dynamic
@@ -148,79 +150,6 @@ smtp_message_free(smtp_message *m)
 	g_bytes_unref(m->data);
 	g_free(m->envelope_from);
 	g_free(m);
-}
-
-gboolean
-smtp_parse_url(const char *url, char **host, int *port, GError **err)
-{
-	const char *h, *colon;
-	gint64 p = 25;
-
-	if (!g_str_has_prefix(url, "smtp://")) {
-		g_set_error(err, VULNID_ERROR, VULNID_ERR_CONFIG, "'%s' is not smtp://HOST[:PORT]", url);
-		return FALSE;
-	}
-	h = url + strlen("smtp://");
-	colon = strrchr(h, ':');
-	if (colon != NULL && !g_ascii_string_to_signed(colon + 1, 10, 1, 65535, &p, NULL)) {
-		g_set_error(err, VULNID_ERROR, VULNID_ERR_CONFIG, "bad port in '%s'", url);
-		return FALSE;
-	}
-	*host = colon != NULL ? g_strndup(h, (gsize) (colon - h)) : g_strdup(h);
-	if (**host == '\0' || strpbrk(*host, "/@ \t") != NULL) {
-		g_clear_pointer(host, g_free);
-		g_set_error(err, VULNID_ERROR, VULNID_ERR_CONFIG, "bad host in '%s'", url);
-		return FALSE;
-	}
-	*port = (int) p;
-	return TRUE;
-}
-
-gboolean
-smtp_host_is_loopback(const char *host)
-{
-	g_autofree char *h = g_strdup(host);
-	gsize n = strlen(h);
-	struct in_addr a4;
-	struct in6_addr a6;
-
-	if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
-		memmove(h, h + 1, n - 2);
-		h[n - 2] = '\0';
-	}
-	if (g_ascii_strcasecmp(h, "localhost") == 0 || g_ascii_strcasecmp(h, "localhost.") == 0)
-		return TRUE;
-	if (inet_pton(AF_INET, h, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, h, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6) ||
-		       (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
-	return FALSE;
-}
-
-char *
-smtp_fingerprint_normalize(const char *text)
-{
-	g_autofree char *t = g_strstrip(g_strdup(text));
-	GString *out = g_string_new(NULL);
-	const char *p = t;
-
-	if (g_ascii_strncasecmp(p, "sha256:", 7) == 0)
-		p += 7;
-	for (; *p; p++) {
-		if (*p == ':')
-			continue;
-		if (!g_ascii_isxdigit(*p) || out->len >= 64) {
-			g_string_free(out, TRUE);
-			return NULL;
-		}
-		g_string_append_c(out, g_ascii_tolower(*p));
-	}
-	if (out->len != 64) {
-		g_string_free(out, TRUE);
-		return NULL;
-	}
-	return g_string_free(out, FALSE);
 }
 
 static gboolean
@@ -376,19 +305,6 @@ array_has(const GArray *a, int v)
 	return FALSE;
 }
 
-/* What is left of the caller's alarm, in ms (0: none). */
-static guint64
-outer_alarm_ms(void)
-{
-	struct itimerval it;
-
-	if (getitimer(ITIMER_REAL, &it) < 0)
-		return 0;
-	if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
-		return 0;
-	return MAX((guint64) it.it_value.tv_sec * 1000 + (guint64) it.it_value.tv_usec / 1000, 1);
-}
-
 typedef struct {
 	const smtp_settings *cfg;
 	char *problem;		/* why the session stopped, if we know */
@@ -460,7 +376,7 @@ verify_cb(int preverify_ok, X509_STORE_CTX *x)
 			ss->problem = g_strdup_printf(
 				"the relay's TLS certificate does not verify: %s (depth %d); %s",
 				esmtp.X509_verify_cert_error_string(e), depth,
-				smtp_host_is_loopback(ss->cfg->host)
+				transport_host_is_loopback(ss->cfg->host)
 				? "for a relay on this machine set [delivery] tls_verify = remote,"
 				  " or trust it with tls_ca_file or tls_fingerprint"
 				: "trust its CA with [delivery] tls_ca_file, or pin it with tls_fingerprint");
@@ -726,7 +642,7 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 	 * caller's alarm (the filter's time limit) comes first; that alarm
 	 * keeps running and still ends the process if it fires. */
 	budget_ms = (guint64) deadline * 1000;
-	outer_ms = outer_alarm_ms();
+	outer_ms = time_limit_left_ms();
 	if (outer_ms > 0) {
 		guint64 cap = outer_ms - MIN(outer_ms / 2, SESSION_RESERVE_MS);
 
@@ -839,20 +755,4 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 	}
 	g_free(ss.problem);
 	return VULNID_OK;
-}
-
-/* ---- the filter's time limit ---------------------------------------------- */
-
-static volatile sig_atomic_t committed;
-
-void
-time_limit_mark_committed(void)
-{
-	committed = 1;
-}
-
-gboolean
-time_limit_committed(void)
-{
-	return committed != 0;
 }
