@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -428,17 +427,41 @@ mkdir_maildir(const char *root, GError **err)
 	return VULNID_OK;
 }
 
+/* A GLib file error as the status its errno would have given. */
+static vulnid_status
+status_from_file_error(const GError *e)
+{
+	switch (e->domain == G_FILE_ERROR ? e->code : G_FILE_ERROR_FAILED) {
+	case G_FILE_ERROR_NOSPC:
+		return VULNID_ERR_NOSPACE;
+	case G_FILE_ERROR_ROFS:
+	case G_FILE_ERROR_ACCES:
+	case G_FILE_ERROR_PERM:
+		return VULNID_ERR_READONLY;
+	case G_FILE_ERROR_NOMEM:
+		return VULNID_ERR_NOMEM;
+	case G_FILE_ERROR_NOENT:
+		return VULNID_ERR_NOTFOUND;
+	case G_FILE_ERROR_EXIST:
+		return VULNID_ERR_EXISTS;
+	default:
+		return VULNID_ERR_IO;
+	}
+}
+
 /* Deliver into a Maildir under a name fixed by the outbox item, so that a
  * second attempt after a crash finds the first one instead of delivering
- * twice. */
+ * twice.  The file is written durably in tmp/ (GLib writes it beside and
+ * renames it, so a link planted there is replaced, never followed), then
+ * linked into new/. */
 static vulnid_status
 maildir_deliver(const char *root, const char *name, const guint8 *data, gsize len, GError **err)
 {
 	g_autofree char *tmp = NULL;
 	g_autofree char *dst = NULL;
 	g_autoptr(GString) lf = g_string_sized_new(len);
+	g_autoptr(GError) fe = NULL;
 	vulnid_status s;
-	int fd;
 
 	s = mkdir_maildir(root, err);
 	if (s != VULNID_OK)
@@ -451,41 +474,21 @@ maildir_deliver(const char *root, const char *name, const guint8 *data, gsize le
 		if (!(data[i] == '\r' && i + 1 < len && data[i + 1] == '\n'))
 			g_string_append_c(lf, (char) data[i]);
 	tmp = g_strdup_printf("%s/tmp/%s.%d", root, name, (int) getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return vulnid_fail(err, vulnid_status_from_errno(errno),
-				   "cannot create '%s': %s", tmp, g_strerror(errno));
-	for (gsize off = 0; off < lf->len;) {
-		ssize_t n = write(fd, lf->str + off, lf->len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			s = vulnid_fail(err, vulnid_status_from_errno(errno),
-					"cannot write '%s': %s", tmp, g_strerror(errno));
-			goto fail;
-		}
-		off += (gsize) n;
+	if (!g_file_set_contents_full(tmp, lf->str, (gssize) lf->len,
+				      G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+				      0600, &fe)) {
+		unlink(tmp);
+		return vulnid_fail(err, status_from_file_error(fe), "cannot write '%s': %s", tmp,
+				   fe->message);
 	}
-	if (fsync(fd) < 0) {
-		s = vulnid_fail(err, vulnid_status_from_errno(errno),
-				"cannot sync '%s': %s", tmp, g_strerror(errno));
-		goto fail;
-	}
-	close(fd);
-	fd = -1;
 	if (link(tmp, dst) < 0 && errno != EEXIST) {
 		s = vulnid_fail(err, vulnid_status_from_errno(errno),
 				"cannot deliver to '%s': %s", dst, g_strerror(errno));
-		goto fail;
+		unlink(tmp);
+		return s;
 	}
 	unlink(tmp);
 	return VULNID_OK;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return s;
 }
 
 static char *
