@@ -184,6 +184,49 @@ header_text(const char *s, gsize max, gboolean *literal)
 	return text_clean_line(v, max);
 }
 
+/* The text, in 7 bits where it can, with the attachment if there is one
+ * (multipart/mixed). */
+static GMimeObject *
+outbox_body(const outbox_mail *mail)
+{
+	GMimeTextPart *part;
+	GMimeObject *body;
+
+	part = g_mime_text_part_new_with_subtype("plain");
+	g_mime_text_part_set_text(part, mail->body);	/* sets charset=utf-8 */
+	g_mime_part_set_content_encoding(GMIME_PART(part),
+		g_mime_part_get_best_content_encoding(GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
+	body = GMIME_OBJECT(part);
+	if (mail->attachment != NULL) {
+		GMimeMultipart *mixed = g_mime_multipart_new_with_subtype("mixed");
+		GMimePart *att = g_mime_part_new_with_type("application", "octet-stream");
+		g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
+		GMimeDataWrapper *w;
+		GMimeContentType *ct;
+
+		g_mime_stream_write(mem, g_bytes_get_data(mail->attachment, NULL),
+				    g_bytes_get_size(mail->attachment));
+		g_mime_stream_reset(mem);
+		w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
+		g_mime_part_set_content(att, w);
+		g_object_unref(w);
+		ct = g_mime_content_type_parse(NULL, mail->attachment_type != NULL ? mail->attachment_type
+							: "application/octet-stream");
+		g_mime_object_set_content_type(GMIME_OBJECT(att), ct);
+		g_object_unref(ct);
+		if (mail->attachment_name != NULL)
+			g_mime_part_set_filename(att, mail->attachment_name);
+		g_mime_part_set_content_encoding(att,
+			g_mime_part_get_best_content_encoding(att, GMIME_ENCODING_CONSTRAINT_7BIT));
+		g_mime_multipart_add(mixed, body);
+		g_mime_multipart_add(mixed, GMIME_OBJECT(att));
+		g_object_unref(body);
+		g_object_unref(att);
+		body = GMIME_OBJECT(mixed);
+	}
+	return body;
+}
+
 static GMimeMessage *
 outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgid)
 {
@@ -193,7 +236,6 @@ outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgi
 	gboolean subject_literal = FALSE, name_literal = FALSE;
 	g_autofree char *subject = header_text(mail->subject, 900, &subject_literal);
 	g_autoptr(GString) refs = g_string_new(NULL);
-	GMimeTextPart *part;
 	GMimeObject *body;
 
 	g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_FROM, "vulnid", cfg->request_address);
@@ -249,38 +291,7 @@ outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgi
 	if (mail->bulk)
 		g_mime_object_set_header(o, "Precedence", "bulk", NULL);
 
-	part = g_mime_text_part_new_with_subtype("plain");
-	g_mime_text_part_set_text(part, mail->body);	/* sets charset=utf-8 */
-	g_mime_part_set_content_encoding(GMIME_PART(part),
-		g_mime_part_get_best_content_encoding(GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
-	body = GMIME_OBJECT(part);
-	if (mail->attachment != NULL) {
-		GMimeMultipart *mixed = g_mime_multipart_new_with_subtype("mixed");
-		GMimePart *att = g_mime_part_new_with_type("application", "octet-stream");
-		g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
-		GMimeDataWrapper *w;
-		GMimeContentType *ct;
-
-		g_mime_stream_write(mem, g_bytes_get_data(mail->attachment, NULL),
-				    g_bytes_get_size(mail->attachment));
-		g_mime_stream_reset(mem);
-		w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
-		g_mime_part_set_content(att, w);
-		g_object_unref(w);
-		ct = g_mime_content_type_parse(NULL, mail->attachment_type != NULL ? mail->attachment_type
-							: "application/octet-stream");
-		g_mime_object_set_content_type(GMIME_OBJECT(att), ct);
-		g_object_unref(ct);
-		if (mail->attachment_name != NULL)
-			g_mime_part_set_filename(att, mail->attachment_name);
-		g_mime_part_set_content_encoding(att,
-			g_mime_part_get_best_content_encoding(att, GMIME_ENCODING_CONSTRAINT_7BIT));
-		g_mime_multipart_add(mixed, body);
-		g_mime_multipart_add(mixed, GMIME_OBJECT(att));
-		g_object_unref(body);
-		g_object_unref(att);
-		body = GMIME_OBJECT(mixed);
-	}
+	body = outbox_body(mail);
 	g_mime_message_set_mime_part(msg, body);
 	g_object_unref(body);
 	return msg;
