@@ -9,64 +9,76 @@
 #include "cli.h"
 #include "notify.h"
 #include "outbox.h"
+#include "store-outbox.h"
 #include "text.h"
+
+static void
+json_add_text(JsonBuilder *b, const char *name, const char *v)
+{
+	json_builder_set_member_name(b, name);
+	if (v != NULL)
+		json_builder_add_string_value(b, v);
+	else
+		json_builder_add_null_value(b);
+}
+
+static void
+queue_row_json(JsonBuilder *b, const store_outbox_row *r)
+{
+	g_autoptr(JsonParser) p = json_parser_new();
+
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "id");
+	json_builder_add_int_value(b, r->id);
+	json_add_text(b, "created", r->created);
+	json_add_text(b, "kind", r->kind);
+	json_add_text(b, "entry", r->entry);
+	json_add_text(b, "message_id", r->message_id);
+	json_builder_set_member_name(b, "recipients");
+	if (r->recipients != NULL && json_parser_load_from_data(p, r->recipients, -1, NULL))
+		json_builder_add_value(b, json_node_copy(json_parser_get_root(p)));
+	else
+		json_builder_add_null_value(b);
+	json_add_text(b, "status", r->status);
+	json_builder_set_member_name(b, "attempts");
+	json_builder_add_int_value(b, r->attempts);
+	json_add_text(b, "next_attempt", r->next_attempt);
+	json_add_text(b, "last_error", r->last_error);
+	json_add_text(b, "claimed_until", r->claimed_until);
+	json_builder_end_object(b);
+}
+
+static void
+queue_row_print(const store_outbox_row *r)
+{
+	g_autofree char *why = text_mask_controls(r->last_error);
+	g_autofree char *to = text_mask_controls(r->recipients);
+	g_autofree char *claimed = r->claimed_until == NULL ? g_strdup("")
+		: g_strdup_printf(" sending (claimed until %s)", r->claimed_until);
+
+	printf("%" G_GINT64_FORMAT "  %s  %-8s  %-6s  %s  attempts=%d next=%s%s %s\n",
+	       r->id, r->created, r->status, r->kind, to, (int) r->attempts,
+	       r->next_attempt != NULL ? r->next_attempt : "(null)", claimed, why);
+}
 
 static int
 queue_list(store *st, gboolean json)
 {
 	g_autoptr(GError) err = NULL;
 	g_autoptr(JsonBuilder) b = json_builder_new();
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"SELECT id, created, kind, coalesce(entry, ''), message_id, recipients, status,"
-		" attempts, next_attempt, coalesce(last_error, ''),"
-		" CASE WHEN claim_until > ?1 THEN claim_until END FROM outbox"
-		" WHERE status <> 'delivered' ORDER BY id", &s, &err);
+	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify) store_outbox_row_free);
 	g_autofree char *now = store_now();
-	int rc;
+	vulnid_status s = store_outbox_list(st, now, FALSE, rows, &err);
 
-	if (stmt == NULL)
+	if (s != VULNID_OK)
 		return cli_fail(s, err);
-	sqlite3_bind_text(stmt, 1, now, -1, SQLITE_TRANSIENT);
 	json_builder_begin_array(b);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		const char *cols[] = { "id", "created", "kind", "entry", "message_id", "recipients",
-				       "status", "attempts", "next_attempt", "last_error", "claimed_until" };
-
-		if (json) {
-			json_builder_begin_object(b);
-			for (int i = 0; i < 11; i++) {
-				json_builder_set_member_name(b, cols[i]);
-				if (i == 0 || i == 7)
-					json_builder_add_int_value(b, sqlite3_column_int64(stmt, i));
-				else if (i == 5) {
-					g_autoptr(JsonParser) p = json_parser_new();
-
-					if (json_parser_load_from_data(p, (const char *) sqlite3_column_text(stmt, i), -1, NULL))
-						json_builder_add_value(b, json_node_copy(json_parser_get_root(p)));
-					else
-						json_builder_add_null_value(b);
-				} else if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
-					json_builder_add_null_value(b);
-				else
-					json_builder_add_string_value(b, (const char *) sqlite3_column_text(stmt, i));
-			}
-			json_builder_end_object(b);
-		} else {
-			g_autofree char *why = text_mask_controls((const char *) sqlite3_column_text(stmt, 9));
-			g_autofree char *to = text_mask_controls((const char *) sqlite3_column_text(stmt, 5));
-			g_autofree char *claimed = sqlite3_column_type(stmt, 10) == SQLITE_NULL ? g_strdup("")
-				: g_strdup_printf(" sending (claimed until %s)", sqlite3_column_text(stmt, 10));
-
-			printf("%" G_GINT64_FORMAT "  %s  %-8s  %-6s  %s  attempts=%d next=%s%s %s\n",
-			       (gint64) sqlite3_column_int64(stmt, 0), sqlite3_column_text(stmt, 1),
-			       sqlite3_column_text(stmt, 6), sqlite3_column_text(stmt, 2), to,
-			       sqlite3_column_int(stmt, 7), sqlite3_column_text(stmt, 8), claimed, why);
-		}
+	for (guint i = 0; i < rows->len; i++) {
+		if (json)
+			queue_row_json(b, g_ptr_array_index(rows, i));
+		else
+			queue_row_print(g_ptr_array_index(rows, i));
 	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return cli_fail(store_fail(st, rc, "outbox", &err), err);
 	json_builder_end_array(b);
 	if (json) {
 		g_autoptr(JsonNode) root = json_builder_get_root(b);
@@ -82,29 +94,23 @@ queue_list(store *st, gboolean json)
 static guint
 report_deferred(store *st)
 {
-	g_autoptr(GError) err = NULL;
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"SELECT id, kind, recipients, attempts, next_attempt, coalesce(last_error, ''), created"
-		" FROM outbox WHERE status = 'deferred' ORDER BY id", &s, &err);
-	guint n = 0;
+	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify) store_outbox_row_free);
+	g_autofree char *now = store_now();
 
-	if (stmt == NULL)
+	if (store_outbox_list(st, now, TRUE, rows, NULL) != VULNID_OK)
 		return 0;
-	while (sqlite3_step(stmt) == SQLITE_ROW) {
-		g_autofree char *why = text_mask_controls((const char *) sqlite3_column_text(stmt, 5));
-		g_autofree char *to = text_mask_controls((const char *) sqlite3_column_text(stmt, 2));
+	for (guint i = 0; i < rows->len && i < 50; i++) {
+		const store_outbox_row *r = g_ptr_array_index(rows, i);
+		g_autofree char *why = text_mask_controls(r->last_error);
+		g_autofree char *to = text_mask_controls(r->recipients);
 
-		if (n++ < 50)
-			fprintf(stderr, "vulnid: deferred: item %" G_GINT64_FORMAT " (%s to %s, queued %s,"
-				" %d attempts, next %s): %s\n", (gint64) sqlite3_column_int64(stmt, 0),
-				sqlite3_column_text(stmt, 1), to, sqlite3_column_text(stmt, 6),
-				sqlite3_column_int(stmt, 3), sqlite3_column_text(stmt, 4), why);
+		fprintf(stderr, "vulnid: deferred: item %" G_GINT64_FORMAT " (%s to %s, queued %s,"
+			" %d attempts, next %s): %s\n", r->id, r->kind, to, r->created,
+			(int) r->attempts, r->next_attempt != NULL ? r->next_attempt : "(null)", why);
 	}
-	sqlite3_finalize(stmt);
-	if (n > 50)
-		fprintf(stderr, "vulnid: deferred: %u more (vulnid queue list)\n", n - 50);
-	return n;
+	if (rows->len > 50)
+		fprintf(stderr, "vulnid: deferred: %u more (vulnid queue list)\n", rows->len - 50);
+	return rows->len;
 }
 
 int

@@ -8,7 +8,7 @@
 #include "config.h"
 #include "ids.h"
 #include "owner.h"
-#include "smtp.h"
+#include "transport.h"
 
 /* The one table of configuration keys: defaults for loading, and the text
  * of the file `vulnid init` writes. */
@@ -366,7 +366,7 @@ config_tls(GKeyFile *kf, vulnid_config *cfg, GError **err)
 
 		if (*g_strstrip(*p) == '\0')
 			continue;
-		f = smtp_fingerprint_normalize(*p);
+		f = transport_fingerprint_normalize(*p);
 		if (f == NULL) {
 			g_ptr_array_foreach(list, (GFunc) (void (*)(void)) g_free, NULL);
 			return vulnid_fail(err, VULNID_ERR_CONFIG,
@@ -749,7 +749,7 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	} else if (g_str_has_prefix(cfg->transport, "smtp://")) {
 		g_autoptr(GError) ue = NULL;
 
-		if (!smtp_parse_url(cfg->transport, &cfg->smtp_host, &cfg->smtp_port, &ue))
+		if (!transport_parse_url(cfg->transport, &cfg->smtp_host, &cfg->smtp_port, &ue))
 			return vulnid_fail(err, VULNID_ERR_CONFIG, "[delivery] transport: %s", ue->message);
 	} else
 		return vulnid_fail(err, VULNID_ERR_CONFIG,

@@ -27,7 +27,7 @@
 #include "render.h"
 #include "policy.h"
 #include "ratelimit.h"
-#include "smtp.h"
+#include "timelimit.h"
 #include "request.h"
 #include "store.h"
 #include "store-intake.h"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "loop.h"
+#include "store-policy.h"
 
 static gboolean
 robot_msgid(const vulnid_config *cfg, const char *id)
@@ -60,18 +61,11 @@ quotes_token(store *st, const char *text, gboolean *found, GError **err)
 		if (n == 32 && !g_ascii_isalnum(p[n])) {
 			g_autofree char *lower = g_ascii_strdown(p, 32);
 			g_autofree char *sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, lower, -1);
-			sqlite3_stmt *q = store_prepare(st, "SELECT 1 FROM tokens WHERE sha256 = ?", &s, err);
-			int rc;
 
-			if (q == NULL)
-				return s;
 			lookups++;
-			store_bind_text(q, 1, sha);
-			rc = sqlite3_step(q);
-			sqlite3_finalize(q);
-			if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-				return store_fail(st, rc, "tokens", err);
-			*found = rc == SQLITE_ROW;
+			s = store_policy_token_known(st, sha, found, err);
+			if (s != VULNID_OK)
+				return s;
 		}
 		p += n;
 	}
@@ -85,29 +79,12 @@ repeats(mail_ctx *c, gint64 hours, gboolean *found, GError **err)
 	const char *who = c->m->from_addr != NULL ? c->m->from_addr : c->envelope_sender;
 	g_autoptr(GDateTime) t = g_date_time_add_hours(c->now_dt, (gint) -hours);
 	g_autofree char *since = g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ");
-	g_autofree char *like = NULL;
-	vulnid_status s;
-	sqlite3_stmt *q;
-	int rc;
 
 	*found = FALSE;
 	if (who == NULL || c->m->spool == NULL)
 		return VULNID_OK;
-	like = g_strdup_printf("%%:%s", c->m->spool->body_sha256);
-	q = store_prepare(c->st, "SELECT 1 FROM messages WHERE from_addr = ? COLLATE NOCASE AND received >= ?"
-			  " AND dedup_key LIKE ? AND id <> ? LIMIT 1", &s, err);
-	if (q == NULL)
-		return s;
-	store_bind_text(q, 1, who);
-	store_bind_text(q, 2, since);
-	store_bind_text(q, 3, like);
-	sqlite3_bind_int64(q, 4, c->msg_row);
-	rc = sqlite3_step(q);
-	sqlite3_finalize(q);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(c->st, rc, "messages", err);
-	*found = rc == SQLITE_ROW;
-	return VULNID_OK;
+	return store_policy_body_repeated(c->st, who, since, c->m->spool->body_sha256, c->msg_row,
+					  found, err);
 }
 
 vulnid_status

@@ -3,11 +3,9 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <sys/random.h>
 #include <gmime/gmime.h>
 
 #include "audit.h"
@@ -15,7 +13,10 @@
 #include "canonjson.h"
 #include "crypto.h"
 #include "outbox.h"
+#include "random.h"
+#include "store-outbox.h"
 #include "smtp.h"
+#include "transport.h"
 #include "text.h"
 
 /* Retry schedule for a failed delivery: 1 min doubling, capped at 4 h. */
@@ -33,18 +34,11 @@ outbox_new_message_id(const vulnid_config *cfg, const char *kind)
 
 /* A VERP token: random, so that bounces cannot be forged for items an
  * outsider did not receive. */
-static char *
-outbox_new_token(void)
+static vulnid_status
+outbox_new_token(char **out, GError **err)
 {
-	guint8 b[12];
-	GString *s = g_string_new(NULL);
-
-	if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
-		for (gsize i = 0; i < sizeof b; i++)
-			b[i] = (guint8) g_random_int();
-	for (gsize i = 0; i < sizeof b; i++)
-		g_string_append_printf(s, "%02x", b[i]);
-	return g_string_free(s, FALSE);
+	*out = random_hex(12, err);
+	return *out != NULL ? VULNID_OK : VULNID_ERR_TEMP;
 }
 
 /* ---- claims ---------------------------------------------------------------
@@ -96,22 +90,32 @@ proc_state(pid_t pid, char *state, char **start)
 
 /* A new token of this process: "PID.START.RANDOM", START being its start
  * time, so that a dead claimer is recognised even when its PID is reused. */
-static char *
-new_claim_token(void)
+static vulnid_status
+new_claim_token(char **out, GError **err)
 {
-	g_autofree char *r = outbox_new_token();
+	g_autofree char *r = NULL;
 	g_autofree char *start = NULL;
+	vulnid_status s = outbox_new_token(&r, err);
 	char state;
 
+	if (s != VULNID_OK)
+		return s;
 	proc_state(getpid(), &state, &start);
-	return g_strdup_printf("%d.%s.%s", (int) getpid(), start != NULL ? start : "0", r);
+	*out = g_strdup_printf("%d.%s.%s", (int) getpid(), start != NULL ? start : "0", r);
+	return VULNID_OK;
+}
+
+/* The process's token, made once: before outbox_claim_token() is used. */
+static vulnid_status
+claim_token_ready(GError **err)
+{
+	return claim_token != NULL ? VULNID_OK : new_claim_token(&claim_token, err);
 }
 
 static const char *
 outbox_claim_token(void)
 {
-	if (claim_token == NULL)
-		claim_token = new_claim_token();
+	g_assert(claim_token != NULL);
 	return claim_token;
 }
 
@@ -180,6 +184,49 @@ header_text(const char *s, gsize max, gboolean *literal)
 	return text_clean_line(v, max);
 }
 
+/* The text, in 7 bits where it can, with the attachment if there is one
+ * (multipart/mixed). */
+static GMimeObject *
+outbox_body(const outbox_mail *mail)
+{
+	GMimeTextPart *part;
+	GMimeObject *body;
+
+	part = g_mime_text_part_new_with_subtype("plain");
+	g_mime_text_part_set_text(part, mail->body);	/* sets charset=utf-8 */
+	g_mime_part_set_content_encoding(GMIME_PART(part),
+		g_mime_part_get_best_content_encoding(GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
+	body = GMIME_OBJECT(part);
+	if (mail->attachment != NULL) {
+		GMimeMultipart *mixed = g_mime_multipart_new_with_subtype("mixed");
+		GMimePart *att = g_mime_part_new_with_type("application", "octet-stream");
+		g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
+		GMimeDataWrapper *w;
+		GMimeContentType *ct;
+
+		g_mime_stream_write(mem, g_bytes_get_data(mail->attachment, NULL),
+				    g_bytes_get_size(mail->attachment));
+		g_mime_stream_reset(mem);
+		w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
+		g_mime_part_set_content(att, w);
+		g_object_unref(w);
+		ct = g_mime_content_type_parse(NULL, mail->attachment_type != NULL ? mail->attachment_type
+							: "application/octet-stream");
+		g_mime_object_set_content_type(GMIME_OBJECT(att), ct);
+		g_object_unref(ct);
+		if (mail->attachment_name != NULL)
+			g_mime_part_set_filename(att, mail->attachment_name);
+		g_mime_part_set_content_encoding(att,
+			g_mime_part_get_best_content_encoding(att, GMIME_ENCODING_CONSTRAINT_7BIT));
+		g_mime_multipart_add(mixed, body);
+		g_mime_multipart_add(mixed, GMIME_OBJECT(att));
+		g_object_unref(body);
+		g_object_unref(att);
+		body = GMIME_OBJECT(mixed);
+	}
+	return body;
+}
+
 static GMimeMessage *
 outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgid)
 {
@@ -189,7 +236,6 @@ outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgi
 	gboolean subject_literal = FALSE, name_literal = FALSE;
 	g_autofree char *subject = header_text(mail->subject, 900, &subject_literal);
 	g_autoptr(GString) refs = g_string_new(NULL);
-	GMimeTextPart *part;
 	GMimeObject *body;
 
 	g_mime_message_add_mailbox(msg, GMIME_ADDRESS_TYPE_FROM, "vulnid", cfg->request_address);
@@ -245,38 +291,7 @@ outbox_build(const vulnid_config *cfg, const outbox_mail *mail, const char *msgi
 	if (mail->bulk)
 		g_mime_object_set_header(o, "Precedence", "bulk", NULL);
 
-	part = g_mime_text_part_new_with_subtype("plain");
-	g_mime_text_part_set_text(part, mail->body);	/* sets charset=utf-8 */
-	g_mime_part_set_content_encoding(GMIME_PART(part),
-		g_mime_part_get_best_content_encoding(GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
-	body = GMIME_OBJECT(part);
-	if (mail->attachment != NULL) {
-		GMimeMultipart *mixed = g_mime_multipart_new_with_subtype("mixed");
-		GMimePart *att = g_mime_part_new_with_type("application", "octet-stream");
-		g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
-		GMimeDataWrapper *w;
-		GMimeContentType *ct;
-
-		g_mime_stream_write(mem, g_bytes_get_data(mail->attachment, NULL),
-				    g_bytes_get_size(mail->attachment));
-		g_mime_stream_reset(mem);
-		w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
-		g_mime_part_set_content(att, w);
-		g_object_unref(w);
-		ct = g_mime_content_type_parse(NULL, mail->attachment_type != NULL ? mail->attachment_type
-							: "application/octet-stream");
-		g_mime_object_set_content_type(GMIME_OBJECT(att), ct);
-		g_object_unref(ct);
-		if (mail->attachment_name != NULL)
-			g_mime_part_set_filename(att, mail->attachment_name);
-		g_mime_part_set_content_encoding(att,
-			g_mime_part_get_best_content_encoding(att, GMIME_ENCODING_CONSTRAINT_7BIT));
-		g_mime_multipart_add(mixed, body);
-		g_mime_multipart_add(mixed, GMIME_OBJECT(att));
-		g_object_unref(body);
-		g_object_unref(att);
-		body = GMIME_OBJECT(mixed);
-	}
+	body = outbox_body(mail);
 	g_mime_message_set_mime_part(msg, body);
 	g_object_unref(body);
 	return msg;
@@ -320,6 +335,44 @@ outbox_serialize(GMimeMessage *msg)
 	return out;
 }
 
+/* The recipients, each cleaned to one line, and as a JSON array. */
+static GPtrArray *
+outbox_recipients(const outbox_mail *mail, GString *json)
+{
+	GPtrArray *to = g_ptr_array_new_with_free_func(g_free);
+
+	if (mail->to_list != NULL)
+		for (const char *const *t = mail->to_list; *t; t++)
+			g_ptr_array_add(to, text_clean_line(*t, 320));
+	else
+		g_ptr_array_add(to, text_clean_line(mail->to_addr, 320));
+	g_string_append_c(json, '[');
+	for (guint i = 0; i < to->len; i++) {
+		if (i > 0)
+			g_string_append_c(json, ',');
+		canonjson_string(json, g_ptr_array_index(to, i));
+	}
+	g_string_append_c(json, ']');
+	return to;
+}
+
+static vulnid_status
+audit_queued(store *st, const outbox_mail *mail, const char *msgid, gint64 id, GPtrArray *to,
+	     const char *envelope, GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("queued", mail->entry, msgid);
+	g_autoptr(GString) joined = g_string_new(NULL);
+
+	for (guint i = 0; i < to->len; i++)
+		g_string_append_printf(joined, "%s%s", i > 0 ? ", " : "",
+				       (const char *) g_ptr_array_index(to, i));
+	audit_event_int(ev, "outbox", id);
+	audit_event_str(ev, "kind", mail->kind);
+	audit_event_str(ev, "to", joined->str);
+	audit_event_str(ev, "envelope_from", envelope);
+	return audit_append(st, ev, err);
+}
+
 vulnid_status
 outbox_queue(store *st, const vulnid_config *cfg, gint64 cause, const outbox_mail *mail,
 	     gint64 *id_out, GError **err)
@@ -327,98 +380,44 @@ outbox_queue(store *st, const vulnid_config *cfg, gint64 cause, const outbox_mai
 	g_autofree char *msgid = mail->message_id != NULL ? g_strdup(mail->message_id)
 							   : outbox_new_message_id(cfg, mail->kind);
 	g_autofree char *now = store_now();
-	g_autofree char *token = outbox_new_token();
-	g_autofree char *envelope = g_strdup_printf("%s+%s@%s", cfg->bounce_local, token, cfg->domain);
+	g_autofree char *token = NULL;
+	g_autofree char *envelope = NULL;
+	g_autofree char *until = claim_queued_seconds > 0 ? time_after(claim_queued_seconds) : NULL;
 	g_autoptr(GMimeMessage) msg = outbox_build(cfg, mail, msgid);
 	g_autoptr(GByteArray) data = NULL;
-	g_autoptr(GString) rcpts = g_string_new("[");
-	g_autoptr(GPtrArray) to = g_ptr_array_new_with_free_func(g_free);
-	sqlite3_stmt *stmt;
+	g_autoptr(GString) rcpts = g_string_new(NULL);
+	g_autoptr(GPtrArray) to = outbox_recipients(mail, rcpts);
 	vulnid_status s;
 	gint64 id;
-	int rc;
 
+	s = outbox_new_token(&token, err);
+	if (s == VULNID_OK && until != NULL)
+		s = claim_token_ready(err);
+	if (s != VULNID_OK)
+		return s;
+	envelope = g_strdup_printf("%s+%s@%s", cfg->bounce_local, token, cfg->domain);
 	if (mail->encrypt_to != NULL && mail->encrypt_to[0] != NULL) {
 		s = outbox_encrypt(msg, mail->encrypt_to, err);
 		if (s != VULNID_OK)
 			return s;
 	}
 	data = outbox_serialize(msg);
-	if (mail->to_list != NULL)
-		for (const char *const *t = mail->to_list; *t; t++)
-			g_ptr_array_add(to, text_clean_line(*t, 320));
-	else
-		g_ptr_array_add(to, text_clean_line(mail->to_addr, 320));
-	for (guint i = 0; i < to->len; i++) {
-		if (i > 0)
-			g_string_append_c(rcpts, ',');
-		canonjson_string(rcpts, g_ptr_array_index(to, i));
-	}
-	g_string_append_c(rcpts, ']');
-	stmt = store_prepare(st,
-		"INSERT INTO outbox (created, kind, entry, cause, message_id, envelope_from,"
-		" recipients, data, next_attempt, updated, claim, claim_until)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		&s, err);
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 2, mail->kind, -1, SQLITE_TRANSIENT);
-	if (mail->entry != NULL)
-		sqlite3_bind_text(stmt, 3, mail->entry, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(stmt, 3);
-	if (cause > 0)
-		sqlite3_bind_int64(stmt, 4, cause);
-	else
-		sqlite3_bind_null(stmt, 4);
-	sqlite3_bind_text(stmt, 5, msgid, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 6, envelope, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 7, rcpts->str, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_blob(stmt, 8, data->data, (int) data->len, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 9, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 10, now, -1, SQLITE_TRANSIENT);
-	if (claim_queued_seconds > 0) {
-		sqlite3_bind_text(stmt, 11, outbox_claim_token(), -1, SQLITE_STATIC);
-		sqlite3_bind_text(stmt, 12, time_after(claim_queued_seconds), -1, g_free);
-	}
-	s = store_step_done(st, stmt, "outbox", err);
-	if (s != VULNID_OK)
-		return s;
-	id = sqlite3_last_insert_rowid(store_db(st));
-	stmt = store_prepare(st, "INSERT OR IGNORE INTO outbox_recipients (outbox, address, updated)"
-			     " VALUES (?, ?, ?)", &s, err);
-	if (stmt == NULL)
-		return s;
-	for (guint i = 0; i < to->len; i++) {
-		sqlite3_reset(stmt);
-		sqlite3_bind_int64(stmt, 1, id);
-		sqlite3_bind_text(stmt, 2, g_ptr_array_index(to, i), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(stmt);
-		if (rc != SQLITE_DONE) {
-			sqlite3_finalize(stmt);
-			return store_fail(st, rc, "outbox", err);
-		}
-	}
-	sqlite3_finalize(stmt);
 	{
-		g_autoptr(audit_event) ev = audit_event_new("queued", mail->entry, msgid);
-		g_autofree char *joined = NULL;
+		store_outbox_new n = {
+			now, mail->kind, mail->entry, cause > 0 ? cause : 0, msgid, envelope,
+			rcpts->str, data->data, data->len,
+			until != NULL ? outbox_claim_token() : NULL, until,
+		};
 
-		g_ptr_array_add(to, NULL);
-		joined = g_strjoinv(", ", (char **) to->pdata);
-		audit_event_int(ev, "outbox", id);
-		audit_event_str(ev, "kind", mail->kind);
-		audit_event_str(ev, "to", joined);
-		audit_event_str(ev, "envelope_from", envelope);
-		s = audit_append(st, ev, err);
-		if (s != VULNID_OK)
-			return s;
+		s = store_outbox_insert(st, &n, &id, err);
 	}
-	if (id_out != NULL)
+	for (guint i = 0; s == VULNID_OK && i < to->len; i++)
+		s = store_outbox_add_recipient(st, id, g_ptr_array_index(to, i), now, err);
+	if (s == VULNID_OK)
+		s = audit_queued(st, mail, msgid, id, to, envelope, err);
+	if (s == VULNID_OK && id_out != NULL)
 		*id_out = id;
-	return VULNID_OK;
+	return s;
 }
 
 static vulnid_status
@@ -439,17 +438,41 @@ mkdir_maildir(const char *root, GError **err)
 	return VULNID_OK;
 }
 
+/* A GLib file error as the status its errno would have given. */
+static vulnid_status
+status_from_file_error(const GError *e)
+{
+	switch (e->domain == G_FILE_ERROR ? e->code : G_FILE_ERROR_FAILED) {
+	case G_FILE_ERROR_NOSPC:
+		return VULNID_ERR_NOSPACE;
+	case G_FILE_ERROR_ROFS:
+	case G_FILE_ERROR_ACCES:
+	case G_FILE_ERROR_PERM:
+		return VULNID_ERR_READONLY;
+	case G_FILE_ERROR_NOMEM:
+		return VULNID_ERR_NOMEM;
+	case G_FILE_ERROR_NOENT:
+		return VULNID_ERR_NOTFOUND;
+	case G_FILE_ERROR_EXIST:
+		return VULNID_ERR_EXISTS;
+	default:
+		return VULNID_ERR_IO;
+	}
+}
+
 /* Deliver into a Maildir under a name fixed by the outbox item, so that a
  * second attempt after a crash finds the first one instead of delivering
- * twice. */
+ * twice.  The file is written durably in tmp/ (GLib writes it beside and
+ * renames it, so a link planted there is replaced, never followed), then
+ * linked into new/. */
 static vulnid_status
 maildir_deliver(const char *root, const char *name, const guint8 *data, gsize len, GError **err)
 {
 	g_autofree char *tmp = NULL;
 	g_autofree char *dst = NULL;
 	g_autoptr(GString) lf = g_string_sized_new(len);
+	g_autoptr(GError) fe = NULL;
 	vulnid_status s;
-	int fd;
 
 	s = mkdir_maildir(root, err);
 	if (s != VULNID_OK)
@@ -462,41 +485,21 @@ maildir_deliver(const char *root, const char *name, const guint8 *data, gsize le
 		if (!(data[i] == '\r' && i + 1 < len && data[i + 1] == '\n'))
 			g_string_append_c(lf, (char) data[i]);
 	tmp = g_strdup_printf("%s/tmp/%s.%d", root, name, (int) getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return vulnid_fail(err, vulnid_status_from_errno(errno),
-				   "cannot create '%s': %s", tmp, g_strerror(errno));
-	for (gsize off = 0; off < lf->len;) {
-		ssize_t n = write(fd, lf->str + off, lf->len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			s = vulnid_fail(err, vulnid_status_from_errno(errno),
-					"cannot write '%s': %s", tmp, g_strerror(errno));
-			goto fail;
-		}
-		off += (gsize) n;
+	if (!g_file_set_contents_full(tmp, lf->str, (gssize) lf->len,
+				      G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+				      0600, &fe)) {
+		unlink(tmp);
+		return vulnid_fail(err, status_from_file_error(fe), "cannot write '%s': %s", tmp,
+				   fe->message);
 	}
-	if (fsync(fd) < 0) {
-		s = vulnid_fail(err, vulnid_status_from_errno(errno),
-				"cannot sync '%s': %s", tmp, g_strerror(errno));
-		goto fail;
-	}
-	close(fd);
-	fd = -1;
 	if (link(tmp, dst) < 0 && errno != EEXIST) {
 		s = vulnid_fail(err, vulnid_status_from_errno(errno),
 				"cannot deliver to '%s': %s", dst, g_strerror(errno));
-		goto fail;
+		unlink(tmp);
+		return s;
 	}
 	unlink(tmp);
 	return VULNID_OK;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return s;
 }
 
 static char *
@@ -570,30 +573,6 @@ item_result(outbox_item *it, const char *address, smtp_result result, const char
 	g_ptr_array_add(it->results, r);
 }
 
-/* Count recipients of item id by state. */
-static vulnid_status
-outbox_tally(store *st, gint64 id, int *pending, int *failed, int *delivered, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare_cached(st,
-		"SELECT coalesce(sum(status IN ('queued', 'deferred')), 0),"
-		" coalesce(sum(status = 'failed'), 0), coalesce(sum(status = 'delivered'), 0)"
-		" FROM outbox_recipients WHERE outbox = ?", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	*pending = sqlite3_column_int(stmt, 0);
-	*failed = sqlite3_column_int(stmt, 1);
-	*delivered = sqlite3_column_int(stmt, 2);
-	sqlite3_reset(stmt);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "outbox", err);
-	return VULNID_OK;
-}
-
 static vulnid_status outbox_keep_signed(store *st, const vulnid_config *cfg, outbox_item *it,
 				       const char *now, GError **err);
 
@@ -603,6 +582,92 @@ verdict_state(smtp_result result, gboolean expired)
 {
 	return result == SMTP_RESULT_DELIVERED ? "delivered"
 	     : result == SMTP_RESULT_PERMANENT || expired ? "failed" : "deferred";
+}
+
+/* What recording one item's verdicts found. */
+typedef struct {
+	gboolean expired;	/* past the lifetime: a temporary failure is final */
+	const char *reply;	/* the first reply that was not a delivery */
+	GPtrArray *failed_now;	/* const char*: recipients that failed now */
+	GPtrArray *failed_why;	/* char*: why, one for each */
+	GString *late;		/* recipients settled before (a fast bounce) */
+} item_verdicts;
+
+/* Apply the transport's verdict for each recipient still pending. */
+static vulnid_status
+record_verdicts(store *st, const vulnid_config *cfg, outbox_item *it, const char *now,
+		item_verdicts *v, GError **err)
+{
+	for (guint i = 0; i < it->results->len; i++) {
+		rcpt_result *r = g_ptr_array_index(it->results, i);
+		const char *rs = verdict_state(r->result, v->expired);
+		gboolean changed;
+		vulnid_status s;
+
+		if (r->result != SMTP_RESULT_DELIVERED && v->reply == NULL)
+			v->reply = r->reply;
+		s = store_outbox_recipient_verdict(st, it->id, r->address, rs, r->reply, now, &changed, err);
+		if (s != VULNID_OK)
+			return s;
+		if (!changed) {
+			/* settled meanwhile (a bounce came first) */
+			g_string_append_printf(v->late, "%s%s", v->late->len ? ", " : "", r->address);
+		} else if (strcmp(rs, "failed") == 0) {
+			g_ptr_array_add(v->failed_now, r->address);
+			g_ptr_array_add(v->failed_why, r->result == SMTP_RESULT_PERMANENT ? g_strdup(r->reply)
+				: g_strdup_printf("gave up after %" G_GINT64_FORMAT " s: %s", cfg->lifetime, r->reply));
+		}
+	}
+	return VULNID_OK;
+}
+
+/* When a deferred item is due again: 1 min doubling per attempt, capped. */
+static char *
+next_attempt_after(GDateTime *t, gint64 attempts)
+{
+	gint64 delay = OUTBOX_BACKOFF_FIRST;
+	g_autoptr(GDateTime) next = NULL;
+
+	for (gint64 i = 0; i < attempts && delay < OUTBOX_BACKOFF_MAX; i++)
+		delay *= 2;
+	delay = MIN(delay, OUTBOX_BACKOFF_MAX);
+	next = g_date_time_add_seconds(t, (gdouble) delay);
+	return g_date_time_format(next, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+/* The audit event of the outcome: "failed" with the lifetime as its
+ * reason when the item gave up now, else named after the state. */
+static audit_event *
+outcome_event(const vulnid_config *cfg, outbox_item *it, const char *state, item_verdicts *v,
+	      const char *next_s)
+{
+	g_autoptr(GString) to = g_string_new(NULL);
+	audit_event *ev;
+
+	if (strcmp(state, "failed") == 0 && v->expired && v->reply != NULL && v->failed_now->len > 0) {
+		g_autofree char *why = g_strdup_printf("gave up after %" G_GINT64_FORMAT " s: %s",
+						       cfg->lifetime, v->reply);
+
+		ev = audit_event_new("failed", it->entry, it->msgid);
+		audit_event_str(ev, "reason", why);
+	} else {
+		ev = audit_event_new(state, it->entry, it->msgid);
+		if (v->reply != NULL && strcmp(state, "delivered") != 0)
+			audit_event_str(ev, "reason", v->reply);
+	}
+	audit_event_int(ev, "outbox", it->id);
+	audit_event_str(ev, "kind", it->kind);
+	for (guint i = 0; i < it->results->len; i++) {
+		rcpt_result *r = g_ptr_array_index(it->results, i);
+
+		g_string_append_printf(to, "%s%s", to->len ? ", " : "", r->address);
+	}
+	audit_event_str(ev, "to", to->str);
+	if (v->late->len > 0)
+		audit_event_str(ev, "settled_before", v->late->str);
+	if (next_s != NULL)
+		audit_event_str(ev, "next_attempt", next_s);
+	return ev;
 }
 
 /* Store the transport's verdicts for one item and its new overall state,
@@ -618,174 +683,65 @@ outbox_record(store *st, const vulnid_config *cfg, const outbox_run_opts *o, out
 	g_autoptr(GDateTime) t = store_now_datetime();
 	g_autoptr(GDateTime) created = g_date_time_new_from_iso8601(it->created, NULL);
 	g_autoptr(audit_event) ev = NULL;
-	g_autoptr(GPtrArray) failed_now = g_ptr_array_new();	/* const char* */
+	g_autoptr(GPtrArray) failed_now = g_ptr_array_new();
 	g_autoptr(GPtrArray) failed_why = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GString) late = g_string_new(NULL);
 	g_autofree char *next_s = NULL;
-	const char *state, *reply = NULL;
-	gboolean expired;
-	sqlite3_stmt *stmt;
+	item_verdicts v = { FALSE, NULL, failed_now, failed_why, late };
+	store_outbox_outcome out = { it->id, NULL, now, NULL, NULL, run_token, outbox_claim_token() };
 	vulnid_status s;
-	int pending, failed, delivered, rc;
+	int pending, failed, delivered;
 
-	expired = created != NULL && g_date_time_difference(t, created) / G_TIME_SPAN_SECOND > cfg->lifetime;
-	stmt = store_prepare_cached(st, "UPDATE outbox_recipients SET status = ?, reply = ?, updated = ?"
-			     " WHERE outbox = ? AND address = ? AND status IN ('queued', 'deferred')", &s, err);
-	if (stmt == NULL)
-		goto fail;
-	for (guint i = 0; i < it->results->len; i++) {
-		rcpt_result *r = g_ptr_array_index(it->results, i);
-		const char *rs = verdict_state(r->result, expired);
-
-		if (r->result != SMTP_RESULT_DELIVERED && reply == NULL)
-			reply = r->reply;
-		sqlite3_reset(stmt);
-		sqlite3_bind_text(stmt, 1, rs, -1, SQLITE_STATIC);
-		sqlite3_bind_text(stmt, 2, r->reply, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(stmt, 4, it->id);
-		sqlite3_bind_text(stmt, 5, r->address, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(stmt);
-		if (rc != SQLITE_DONE) {
-			sqlite3_reset(stmt);
-			s = store_fail(st, rc, "outbox", err);
-			goto fail;
-		}
-		if (sqlite3_changes(store_db(st)) == 0) {
-			/* settled meanwhile (a bounce came first) */
-			g_string_append_printf(late, "%s%s", late->len ? ", " : "", r->address);
-		} else if (strcmp(rs, "failed") == 0) {
-			g_ptr_array_add(failed_now, r->address);
-			g_ptr_array_add(failed_why, r->result == SMTP_RESULT_PERMANENT ? g_strdup(r->reply)
-				: g_strdup_printf("gave up after %" G_GINT64_FORMAT " s: %s", cfg->lifetime, r->reply));
-		}
-	}
-	sqlite3_reset(stmt);
-	s = outbox_tally(st, it->id, &pending, &failed, &delivered, err);
+	v.expired = created != NULL &&
+		    g_date_time_difference(t, created) / G_TIME_SPAN_SECOND > cfg->lifetime;
+	s = record_verdicts(st, cfg, it, now, &v, err);
+	if (s == VULNID_OK)
+		s = store_outbox_tally(st, it->id, &pending, &failed, &delivered, err);
 	if (s != VULNID_OK)
-		goto fail;
+		return s;
 	if (pending > 0) {
-		gint64 delay = OUTBOX_BACKOFF_FIRST;
-		g_autoptr(GDateTime) next = NULL;
-
 		if (it->signed_now != NULL) {
 			s = outbox_keep_signed(st, cfg, it, now, err);
 			if (s != VULNID_OK)
-				goto fail;
+				return s;
 		}
-
-		for (gint64 i = 0; i < it->attempts && delay < OUTBOX_BACKOFF_MAX; i++)
-			delay *= 2;
-		delay = MIN(delay, OUTBOX_BACKOFF_MAX);
-		next = g_date_time_add_seconds(t, (gdouble) delay);
-		next_s = g_date_time_format(next, "%Y-%m-%dT%H:%M:%SZ");
-		state = "deferred";
+		next_s = next_attempt_after(t, it->attempts);
+		out.state = "deferred";
 		res->deferred++;
 	} else if (failed > 0) {
-		state = "failed";
+		out.state = "failed";
 		res->failed++;
-		if (expired && reply != NULL && failed_now->len > 0) {
-			g_autofree char *why = g_strdup_printf("gave up after %" G_GINT64_FORMAT " s: %s",
-							       cfg->lifetime, reply);
-
-			reply = NULL;
-			ev = audit_event_new("failed", it->entry, it->msgid);
-			audit_event_str(ev, "reason", why);
-		}
 	} else {
-		state = "delivered";
+		out.state = "delivered";
 		res->delivered++;
 	}
+	ev = outcome_event(cfg, it, out.state, &v, next_s);
 	/* The claim ends with the outcome (its token stays: this run does not
 	 * claim the item again).  If it lapsed and another run holds the item
-	 * now, only the state derived from the recipients changes. */
-	stmt = store_prepare_cached(st, "UPDATE outbox SET status = ?1, updated = ?2,"
-			     " last_error = CASE WHEN ?1 = 'delivered' THEN NULL ELSE coalesce(?3, last_error) END,"
-			     " attempts = attempts + (claim IN (?6, ?7)), next_attempt = coalesce(?4, next_attempt),"
-			     " claim_until = CASE WHEN claim IN (?6, ?7) THEN NULL ELSE claim_until END,"
-			     " claim = CASE WHEN claim IN (?6, ?7) THEN ?6 ELSE claim END"
-			     " WHERE id = ?5", &s, err);
-	if (stmt == NULL)
-		goto fail;
-	sqlite3_bind_text(stmt, 1, state, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
-	if (reply != NULL && strcmp(state, "delivered") != 0)
-		sqlite3_bind_text(stmt, 3, reply, -1, SQLITE_TRANSIENT);
-	else if (ev != NULL)
-		sqlite3_bind_text(stmt, 3, "lifetime exceeded", -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(stmt, 3);
-	if (next_s != NULL)
-		sqlite3_bind_text(stmt, 4, next_s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(stmt, 4);
-	sqlite3_bind_int64(stmt, 5, it->id);
-	sqlite3_bind_text(stmt, 6, run_token, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 7, outbox_claim_token(), -1, SQLITE_STATIC);
-	s = store_step_reset(st, stmt, "outbox", err);
-	if (s != VULNID_OK)
-		goto fail;
-	if (ev == NULL) {
-		ev = audit_event_new(state, it->entry, it->msgid);
-		if (reply != NULL && strcmp(state, "delivered") != 0)
-			audit_event_str(ev, "reason", reply);
-	}
-	audit_event_int(ev, "outbox", it->id);
-	audit_event_str(ev, "kind", it->kind);
-	{
-		g_autoptr(GString) to = g_string_new(NULL);
-
-		for (guint i = 0; i < it->results->len; i++) {
-			rcpt_result *r = g_ptr_array_index(it->results, i);
-
-			g_string_append_printf(to, "%s%s", to->len ? ", " : "", r->address);
-		}
-		audit_event_str(ev, "to", to->str);
-	}
-	if (late->len > 0)
-		audit_event_str(ev, "settled_before", late->str);
-	if (next_s != NULL)
-		audit_event_str(ev, "next_attempt", next_s);
-	s = audit_append(st, ev, err);
+	 * now, only the state derived from the recipients changes.  An item
+	 * that gave up now names the lifetime as its last error. */
+	if (strcmp(out.state, "failed") == 0 && v.expired && v.reply != NULL && failed_now->len > 0)
+		out.error = "lifetime exceeded";
+	else if (v.reply != NULL && strcmp(out.state, "delivered") != 0)
+		out.error = v.reply;
+	out.next_attempt = next_s;
+	s = store_outbox_set_outcome(st, &out, err);
+	if (s == VULNID_OK)
+		s = audit_append(st, ev, err);
 	if (s == VULNID_OK && failed_now->len > 0 && o->on_failure != NULL) {
 		outbox_failure f = { it->id, it->kind, it->entry, it->cause, failed_now, failed_why };
 
 		s = o->on_failure(st, cfg, &f, err);
 	}
-fail:
 	return s;
 }
 
 vulnid_status
 outbox_get_data(store *st, gint64 id, GBytes **out, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare_cached(st, "SELECT data FROM outbox WHERE id = ?", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		*out = g_bytes_new(sqlite3_column_blob(stmt, 0), (gsize) sqlite3_column_bytes(stmt, 0));
-	sqlite3_reset(stmt);
-	if (rc == SQLITE_DONE)
-		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no outbox item %" G_GINT64_FORMAT, id);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "outbox", err);
-	return VULNID_OK;
+	return store_outbox_data(st, id, out, err);
 }
 
-/* Due, and nobody holds it; never one this run claimed before (a run
- * tries each item once, --force or not). */
-#define OUTBOX_DUE \
-	" status IN ('queued', 'deferred') AND (?1 = 0 OR cause = ?1)" \
-	" AND (?2 OR next_attempt <= ?3) AND (claim_until IS NULL OR claim_until <= ?3)" \
-	" AND claim IS NOT ?4"
-
-/* Claim the due items nobody holds, in one transaction; nothing to do (no
- * transaction, no sync) when there are none. */
 /* Claims of runs that died (killed, crashed) before recording what they
  * sent: released at once instead of when they lapse.  This is the crash
  * window of vulnid-filter(8): what such a run sent and did not record is
@@ -793,21 +749,13 @@ outbox_get_data(store *st, gint64 id, GBytes **out, GError **err)
 static vulnid_status
 dead_claims(store *st, const char *now, GPtrArray *dead, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT DISTINCT claim FROM outbox"
-		" WHERE status IN ('queued', 'deferred') AND claim NOT IN (?1, ?3) AND claim_until > ?2", &s, err);
-	int rc;
+	g_autoptr(GPtrArray) live = g_ptr_array_new_with_free_func(g_free);
+	vulnid_status s = store_outbox_live_claims(st, outbox_claim_token(), run_token, now, live, err);
 
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, outbox_claim_token(), -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 3, run_token, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		if (!claimer_alive((const char *) sqlite3_column_text(stmt, 0)))
-			g_ptr_array_add(dead, store_col_text(stmt, 0));
-	sqlite3_finalize(stmt);
-	return rc == SQLITE_DONE ? VULNID_OK : store_fail(st, rc, "outbox", err);
+	for (guint i = 0; s == VULNID_OK && i < live->len; i++)
+		if (!claimer_alive(g_ptr_array_index(live, i)))
+			g_ptr_array_add(dead, g_strdup(g_ptr_array_index(live, i)));
+	return s;
 }
 
 static vulnid_status
@@ -815,18 +763,11 @@ release_dead(store *st, GPtrArray *dead, GError **err)
 {
 	for (guint i = 0; i < dead->len; i++) {
 		g_autoptr(audit_event) ev = NULL;
-		vulnid_status s;
-		sqlite3_stmt *stmt = store_prepare(st, "UPDATE outbox SET claim_until = NULL"
-						   " WHERE claim = ? AND claim_until IS NOT NULL", &s, err);
-		int n;
+		gint64 n = 0;
+		vulnid_status s = store_outbox_release_claim(st, g_ptr_array_index(dead, i), &n, err);
 
-		if (stmt == NULL)
-			return s;
-		sqlite3_bind_text(stmt, 1, g_ptr_array_index(dead, i), -1, SQLITE_TRANSIENT);
-		s = store_step_done(st, stmt, "outbox", err);
 		if (s != VULNID_OK)
 			return s;
-		n = sqlite3_changes(store_db(st));
 		if (n == 0)
 			continue;
 		ev = audit_event_new("claim-released", NULL, NULL);
@@ -840,55 +781,34 @@ release_dead(store *st, GPtrArray *dead, GError **err)
 	return VULNID_OK;
 }
 
+/* Claim the due items nobody holds, in one transaction; nothing to do (no
+ * transaction, no sync) when there are none. */
 static vulnid_status
 outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *until, GError **err)
 {
 	g_autoptr(GPtrArray) dead = g_ptr_array_new_with_free_func(g_free);
+	store_outbox_due due = { o->cause, o->force, now, run_token };
 	vulnid_status s;
-	sqlite3_stmt *stmt;
 	gboolean any;
-	int rc;
 
 	s = dead_claims(st, now, dead, err);
+	if (s == VULNID_OK)
+		s = store_outbox_any_due(st, &due, &any, err);
 	if (s != VULNID_OK)
 		return s;
-	stmt = store_prepare(st, "SELECT EXISTS (SELECT 1 FROM outbox WHERE" OUTBOX_DUE ")", &s, err);
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, o->cause);
-	sqlite3_bind_int(stmt, 2, o->force);
-	sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 4, run_token, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	any = rc == SQLITE_ROW && sqlite3_column_int(stmt, 0) != 0;
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "outbox", err);
 	if (!any && dead->len == 0)
 		return VULNID_OK;
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
 		return s;
 	s = release_dead(st, dead, err);
-	if (s != VULNID_OK)
-		goto fail;
-	stmt = store_prepare(st, "UPDATE outbox SET claim = ?4, claim_until = ?5 WHERE id IN"
-			     " (SELECT id FROM outbox WHERE" OUTBOX_DUE " ORDER BY id LIMIT ?6)", &s, err);
-	if (stmt == NULL)
-		goto fail;
-	sqlite3_bind_int64(stmt, 1, o->cause);
-	sqlite3_bind_int(stmt, 2, o->force);
-	sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 4, run_token, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 5, until, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(stmt, 6, OUTBOX_CLAIM_BATCH);
-	s = store_step_done(st, stmt, "outbox", err);
-	if (s != VULNID_OK)
-		goto fail;
+	if (s == VULNID_OK)
+		s = store_outbox_claim_due(st, &due, until, OUTBOX_CLAIM_BATCH, err);
+	if (s != VULNID_OK) {
+		store_rollback(st);
+		return s;
+	}
 	return store_commit(st, err);
-fail:
-	store_rollback(st);
-	return s;
 }
 
 /* Claim what is due, then load every pending item this process holds a
@@ -899,59 +819,34 @@ outbox_load_claimed(store *st, const outbox_run_opts *o, guint claim_seconds, GP
 {
 	g_autofree char *now = store_now();
 	g_autofree char *until = time_after(claim_seconds);
-	sqlite3_stmt *stmt, *rs;
+	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify) store_outbox_item_free);
 	vulnid_status s;
-	int rc;
 
 	s = outbox_claim(st, o, now, until, err);
+	if (s == VULNID_OK)
+		s = store_outbox_claimed(st, outbox_claim_token(), run_token, now, rows, err);
 	if (s != VULNID_OK)
 		return s;
-	stmt = store_prepare(st,
-		"SELECT id, created, message_id, entry, kind, envelope_from, attempts, coalesce(cause, 0),"
-		" CAST(strftime('%s', claim_until) AS INTEGER) FROM outbox"
-		" WHERE claim IN (?1, ?3) AND claim_until > ?2 AND status IN ('queued', 'deferred')"
-		" ORDER BY id", &s, err);
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, outbox_claim_token(), -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 3, run_token, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	for (guint i = 0; i < rows->len; i++) {
+		store_outbox_item *row = g_ptr_array_index(rows, i);
 		outbox_item *it = g_new0(outbox_item, 1);
 
-		it->id = sqlite3_column_int64(stmt, 0);
-		it->created = store_col_text(stmt, 1);
-		it->msgid = store_col_text(stmt, 2);
-		it->entry = store_col_text(stmt, 3);
-		it->kind = store_col_text(stmt, 4);
-		it->envelope_from = store_col_text(stmt, 5);
-		it->attempts = sqlite3_column_int64(stmt, 6);
-		it->cause = sqlite3_column_int64(stmt, 7);
-		it->claim_until = sqlite3_column_int64(stmt, 8);
+		it->id = row->id;
+		it->created = g_steal_pointer(&row->created);
+		it->msgid = g_steal_pointer(&row->message_id);
+		it->entry = g_steal_pointer(&row->entry);
+		it->kind = g_steal_pointer(&row->kind);
+		it->envelope_from = g_steal_pointer(&row->envelope_from);
+		it->attempts = row->attempts;
+		it->cause = row->cause;
+		it->claim_until = row->claim_until;
 		it->pending = g_ptr_array_new_with_free_func(g_free);
 		it->results = g_ptr_array_new_with_free_func(rcpt_result_free);
 		g_ptr_array_add(items, it);
+		s = store_outbox_pending_recipients(st, it->id, it->pending, err);
+		if (s != VULNID_OK)
+			return s;
 	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "outbox", err);
-	rs = store_prepare(st, "SELECT address FROM outbox_recipients WHERE outbox = ?"
-			   " AND status IN ('queued', 'deferred') ORDER BY rowid", &s, err);
-	if (rs == NULL)
-		return s;
-	for (guint i = 0; i < items->len; i++) {
-		outbox_item *it = g_ptr_array_index(items, i);
-
-		sqlite3_reset(rs);
-		sqlite3_bind_int64(rs, 1, it->id);
-		while ((rc = sqlite3_step(rs)) == SQLITE_ROW)
-			g_ptr_array_add(it->pending, store_col_text(rs, 0));
-		if (rc != SQLITE_DONE) {
-			sqlite3_finalize(rs);
-			return store_fail(st, rc, "outbox", err);
-		}
-	}
-	sqlite3_finalize(rs);
 	return VULNID_OK;
 }
 
@@ -1056,23 +951,11 @@ static vulnid_status
 outbox_get_signed(store *st, const vulnid_config *cfg, outbox_item *it, GBytes **out, GError **err)
 {
 	g_autoptr(GBytes) data = NULL;
-	sqlite3_stmt *stmt;
 	vulnid_status s;
-	int rc;
 
-	stmt = store_prepare_cached(st, "SELECT data FROM outbox_signed WHERE outbox = ? AND mode = ?", &s, err);
-	if (stmt == NULL)
+	s = store_outbox_signed_get(st, it->id, cfg->sign, out, err);
+	if (s != VULNID_OK || *out != NULL)
 		return s;
-	sqlite3_bind_int64(stmt, 1, it->id);
-	sqlite3_bind_text(stmt, 2, cfg->sign, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		*out = g_bytes_new(sqlite3_column_blob(stmt, 0), (gsize) sqlite3_column_bytes(stmt, 0));
-	sqlite3_reset(stmt);
-	if (rc == SQLITE_ROW)
-		return VULNID_OK;
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "outbox", err);
 	s = outbox_get_data(st, it->id, &data, err);
 	if (s == VULNID_OK)
 		s = outbox_sign(cfg, data, out, err);
@@ -1088,20 +971,7 @@ outbox_get_signed(store *st, const vulnid_config *cfg, outbox_item *it, GBytes *
 static vulnid_status
 outbox_keep_signed(store *st, const vulnid_config *cfg, outbox_item *it, const char *now, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare_cached(st,
-		"INSERT INTO outbox_signed (outbox, mode, created, data)"
-		" SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM outbox_signed WHERE outbox = ?1)",
-		&s, err);
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, it->id);
-	sqlite3_bind_text(stmt, 2, cfg->sign, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_blob(stmt, 4, g_bytes_get_data(it->signed_now, NULL),
-			  (int) g_bytes_get_size(it->signed_now), SQLITE_STATIC);
-	return store_step_reset(st, stmt, "outbox", err);
+	return store_outbox_signed_keep(st, it->id, cfg->sign, now, it->signed_now, err);
 }
 
 /* Seconds the session may take: the run's deadline, and never past the
@@ -1137,7 +1007,7 @@ deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, const outbox
 	 * machine is; Debian's MTA comes with a self-signed certificate */
 	ss.tls = cfg->tls_fingerprints != NULL ? SMTP_TLS_PIN
 	       : strcmp(cfg->tls_verify, "no") == 0 ? SMTP_TLS_ENCRYPT
-	       : strcmp(cfg->tls_verify, "remote") == 0 && smtp_host_is_loopback(cfg->smtp_host) ? SMTP_TLS_ENCRYPT
+	       : strcmp(cfg->tls_verify, "remote") == 0 && transport_host_is_loopback(cfg->smtp_host) ? SMTP_TLS_ENCRYPT
 	       : SMTP_TLS_VERIFY;
 	ss.ca_file = cfg->tls_ca_file;
 	ss.fingerprints = cfg->tls_fingerprints;
@@ -1293,8 +1163,12 @@ outbox_run(store *st, const vulnid_config *cfg, const outbox_run_opts *opts, out
 	vulnid_status s;
 
 	memset(res, 0, sizeof *res);
-	g_free(run_token);
-	run_token = new_claim_token();
+	g_clear_pointer(&run_token, g_free);
+	s = claim_token_ready(err);
+	if (s == VULNID_OK)
+		s = new_claim_token(&run_token, err);
+	if (s != VULNID_OK)
+		return s;
 	/* Round after round, so that concurrent runs share the work; what
 	 * on_failure queues (the researcher's notice) is due at once and goes
 	 * out in the next round. */
@@ -1317,46 +1191,27 @@ vulnid_status
 outbox_retry(store *st, gint64 id, GError **err)
 {
 	g_autofree char *now = store_now();
-	g_autoptr(outbox_ref) ref = NULL;
 	g_autoptr(audit_event) ev = NULL;
-	sqlite3_stmt *stmt;
+	gboolean found;
 	vulnid_status s;
 
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
 		return s;
-	stmt = store_prepare(st, "UPDATE outbox SET status = 'queued', next_attempt = ?1, updated = ?1"
-			     " WHERE id = ?2 AND status <> 'delivered'", &s, err);
-	if (stmt == NULL)
-		goto fail;
-	sqlite3_bind_text(stmt, 1, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(stmt, 2, id);
-	s = store_step_done(st, stmt, "outbox", err);
-	if (s != VULNID_OK)
-		goto fail;
-	if (sqlite3_changes(store_db(st)) != 1) {
+	s = store_outbox_requeue(st, id, now, &found, err);
+	if (s == VULNID_OK && !found)
 		s = vulnid_fail(err, VULNID_ERR_NOTFOUND,
 				"no undelivered outbox item %" G_GINT64_FORMAT, id);
-		goto fail;
+	if (s == VULNID_OK) {
+		ev = audit_event_new("retry", NULL, NULL);
+		audit_event_int(ev, "outbox", id);
+		s = audit_append(st, ev, err);
 	}
-	stmt = store_prepare(st, "UPDATE outbox_recipients SET status = 'queued', updated = ?"
-			     " WHERE outbox = ? AND status IN ('failed', 'deferred')", &s, err);
-	if (stmt == NULL)
-		goto fail;
-	sqlite3_bind_text(stmt, 1, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(stmt, 2, id);
-	s = store_step_done(st, stmt, "outbox", err);
-	if (s != VULNID_OK)
-		goto fail;
-	ev = audit_event_new("retry", NULL, NULL);
-	audit_event_int(ev, "outbox", id);
-	s = audit_append(st, ev, err);
-	if (s != VULNID_OK)
-		goto fail;
+	if (s != VULNID_OK) {
+		store_rollback(st);
+		return s;
+	}
 	return store_commit(st, err);
-fail:
-	store_rollback(st);
-	return s;
 }
 
 void
@@ -1370,47 +1225,16 @@ outbox_ref_free(outbox_ref *r)
 	g_free(r);
 }
 
-static vulnid_status
-outbox_find(store *st, const char *column, const char *value, outbox_ref **out, GError **err)
-{
-	g_autofree char *sql = g_strdup_printf("SELECT id, kind, entry, message_id, coalesce(cause, 0)"
-					       " FROM outbox WHERE %s = ? COLLATE NOCASE", column);
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, sql, &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, value, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		outbox_ref *r = g_new0(outbox_ref, 1);
-
-		r->id = sqlite3_column_int64(stmt, 0);
-		r->kind = store_col_text(stmt, 1);
-		r->entry = store_col_text(stmt, 2);
-		r->message_id = store_col_text(stmt, 3);
-		r->cause = sqlite3_column_int64(stmt, 4);
-		*out = r;
-	}
-	sqlite3_finalize(stmt);
-	if (rc == SQLITE_DONE)
-		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no outbox item for '%s'", value);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "outbox", err);
-	return VULNID_OK;
-}
-
 vulnid_status
 outbox_find_by_envelope(store *st, const char *address, outbox_ref **out, GError **err)
 {
-	return outbox_find(st, "envelope_from", address, out, err);
+	return store_outbox_find_by_envelope(st, address, out, err);
 }
 
 vulnid_status
 outbox_find_by_message_id(store *st, const char *msgid, outbox_ref **out, GError **err)
 {
-	return outbox_find(st, "message_id", msgid, out, err);
+	return store_outbox_find_by_message_id(st, msgid, out, err);
 }
 
 /* The item's own address for what a DSN names: its Original-Recipient,
@@ -1420,35 +1244,15 @@ bounced_address(store *st, gint64 id, const char *original, const char *final, c
 		GError **err)
 {
 	const char *cands[] = { original, final };
-	vulnid_status s;
-	sqlite3_stmt *stmt;
-	int rc;
+	vulnid_status s = VULNID_OK;
 
-	stmt = store_prepare(st, "SELECT address FROM outbox_recipients WHERE outbox = ?1"
-			     " AND (address = ?2 COLLATE NOCASE OR"
-			     " (?2 IS NULL AND (SELECT count(*) FROM outbox_recipients WHERE outbox = ?1) = 1))"
-			     " ORDER BY rowid LIMIT 1", &s, err);
-	if (stmt == NULL)
-		return s;
-	for (gsize i = 0; i <= G_N_ELEMENTS(cands) && *out == NULL; i++) {
+	for (gsize i = 0; i <= G_N_ELEMENTS(cands) && *out == NULL && s == VULNID_OK; i++) {
 		if (i < G_N_ELEMENTS(cands) && (cands[i] == NULL || *cands[i] == '\0'))
 			continue;
-		sqlite3_reset(stmt);
-		sqlite3_bind_int64(stmt, 1, id);
-		if (i < G_N_ELEMENTS(cands))
-			sqlite3_bind_text(stmt, 2, cands[i], -1, SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(stmt, 2);
-		rc = sqlite3_step(stmt);
-		if (rc == SQLITE_ROW)
-			*out = store_col_text(stmt, 0);
-		else if (rc != SQLITE_DONE) {
-			sqlite3_finalize(stmt);
-			return store_fail(st, rc, "outbox", err);
-		}
+		s = store_outbox_recipient_match(st, id, i < G_N_ELEMENTS(cands) ? cands[i] : NULL,
+						 out, err);
 	}
-	sqlite3_finalize(stmt);
-	return VULNID_OK;
+	return s;
 }
 
 vulnid_status
@@ -1457,7 +1261,7 @@ outbox_mark_bounced(store *st, gint64 id, const char *original, const char *fina
 {
 	g_autofree char *now = store_now();
 	g_autofree char *address = NULL;
-	sqlite3_stmt *stmt;
+	gboolean changed;
 	vulnid_status s;
 	int pending, nfailed, delivered;
 
@@ -1467,27 +1271,12 @@ outbox_mark_bounced(store *st, gint64 id, const char *original, const char *fina
 		return s;
 	/* Forward only: a recipient already failed stays as it was (a second
 	 * DSN for it is recorded, but fails nothing and tells nobody again). */
-	stmt = store_prepare(st, "UPDATE outbox_recipients SET status = 'failed', reply = ?1, updated = ?2"
-			     " WHERE outbox = ?3 AND address = ?4 AND status <> 'failed'", &s, err);
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, reason, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(stmt, 3, id);
-	sqlite3_bind_text(stmt, 4, address, -1, SQLITE_TRANSIENT);
-	s = store_step_done(st, stmt, "outbox", err);
-	if (s != VULNID_OK || sqlite3_changes(store_db(st)) == 0)
+	s = store_outbox_recipient_bounce(st, id, address, reason, now, &changed, err);
+	if (s != VULNID_OK || !changed)
 		return s;
 	*failed = g_steal_pointer(&address);
-	s = outbox_tally(st, id, &pending, &nfailed, &delivered, err);
+	s = store_outbox_tally(st, id, &pending, &nfailed, &delivered, err);
 	if (s != VULNID_OK || pending > 0)
 		return s;
-	stmt = store_prepare(st, "UPDATE outbox SET status = 'failed', last_error = ?, updated = ?"
-			     " WHERE id = ?", &s, err);
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, reason, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(stmt, 3, id);
-	return store_step_done(st, stmt, "outbox", err);
+	return store_outbox_fail(st, id, reason, now, err);
 }

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "status.h"
 #include "store.h"
+#include "store-outbox.h"
 
 typedef struct {
 	const char *kind;	/* ack, error, help, vendor-notify, announce, ... */
@@ -96,13 +97,8 @@ vulnid_status outbox_retry(store *st, gint64 id, GError **err);
 /* Bytes of an outbox item's mail (CRLF line ends, as for SMTP). */
 vulnid_status outbox_get_data(store *st, gint64 id, GBytes **out, GError **err);
 
-typedef struct {
-	gint64 id;
-	char *kind;
-	char *entry;
-	char *message_id;
-	gint64 cause;
-} outbox_ref;
+/* id, kind, entry, message_id, cause of an item (store-outbox.h) */
+typedef store_outbox_ref outbox_ref;
 
 void outbox_ref_free(outbox_ref *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(outbox_ref, outbox_ref_free)

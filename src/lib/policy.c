@@ -2,12 +2,13 @@
 #include "autoconfig.h"
 
 #include <string.h>
-#include <sys/random.h>
 #include <gio/gio.h>
 
 #include "audit.h"
 #include "lifecycle.h"
 #include "policy.h"
+#include "random.h"
+#include "store-policy.h"
 #include "text.h"
 
 /* Top-level and special-use names that never take mail from this robot
@@ -180,24 +181,6 @@ third_party(const policy_mail *pm, const char *to)
 
 /* ---- the ledger ------------------------------------------------------------------- */
 
-static vulnid_status
-ledger_count(store *st, const char *sql, const char *a, const char *b, gint64 num, gint64 *n, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, sql, &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, a);
-	store_bind_text(stmt, 2, b);
-	sqlite3_bind_int64(stmt, 3, num);
-	rc = sqlite3_step(stmt);
-	*n = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_finalize(stmt);
-	return rc == SQLITE_ROW ? VULNID_OK : store_fail(st, rc, "mail_ledger", err);
-}
-
 static char *
 since(gint64 hours)
 {
@@ -213,25 +196,10 @@ ledger_add(store *st, gint64 cause, gint64 outbox, const char *kind, mail_class 
 {
 	g_autofree char *now = store_now();
 	g_autofree char *domain = domain_of(address);
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"INSERT INTO mail_ledger (created, cause, outbox, kind, class, third_party, suspect,"
-		" address, domain, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", &s, err);
+	store_ledger_row r = { now, cause, outbox, kind, class_name(cls), third, suspect,
+			       address, domain, bytes };
 
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, now);
-	if (cause > 0)
-		sqlite3_bind_int64(stmt, 2, cause);
-	sqlite3_bind_int64(stmt, 3, outbox);
-	store_bind_text(stmt, 4, kind);
-	store_bind_text(stmt, 5, class_name(cls));
-	sqlite3_bind_int(stmt, 6, third);
-	sqlite3_bind_int(stmt, 7, suspect);
-	store_bind_text(stmt, 8, address);
-	store_bind_text(stmt, 9, domain);
-	sqlite3_bind_int64(stmt, 10, bytes);
-	return store_step_done(st, stmt, "mail_ledger", err);
+	return store_policy_ledger_add(st, &r, err);
 }
 
 static vulnid_status
@@ -281,18 +249,14 @@ third_party_refusal(store *st, const vulnid_config *cfg, const policy_mail *pm, 
 	vulnid_status s;
 
 	*why = NULL;
-	s = ledger_count(st, "SELECT count(*) FROM mail_ledger WHERE address = ?1 AND created >= ?2"
-			 " AND third_party = 1 AND class IN ('unsolicited', 'answer')",
-			 address, day, 0, &n, err);
+	s = store_policy_unasked_to_address(st, address, day, &n, err);
 	if (s != VULNID_OK)
 		return s;
 	if (n >= cap_a) {
 		*why = "the address has had [policy] per_address_per_day mails nobody asked for today";
 		return VULNID_OK;
 	}
-	s = ledger_count(st, "SELECT count(*) FROM mail_ledger WHERE domain = ?1 AND created >= ?2"
-			 " AND third_party = 1 AND class IN ('unsolicited', 'answer')",
-			 domain, day, 0, &n, err);
+	s = store_policy_unasked_to_domain(st, domain, day, &n, err);
 	if (s != VULNID_OK)
 		return s;
 	if (n + batch_in_domain(b, domain) >= cap_d) {
@@ -301,9 +265,7 @@ third_party_refusal(store *st, const vulnid_config *cfg, const policy_mail *pm, 
 	}
 	if (pm == NULL || pm->signed_mail)
 		return VULNID_OK;
-	s = ledger_count(st, "SELECT count(DISTINCT address) FROM mail_ledger WHERE cause = ?3"
-			 " AND third_party = 1 AND address <> ?1 COLLATE NOCASE",
-			 address, NULL, pm->cause, &n, err);
+	s = store_policy_third_parties_of(st, pm->cause, address, &n, err);
 	if (s == VULNID_OK && n + (b != NULL ? b->addresses->len : 0) >= per_mail)
 		*why = "one mail not signed by a known key makes the robot write to at most "
 		       "[policy] third_party_per_mail addresses that did not write to it";
@@ -322,8 +284,7 @@ budget_left(store *st, const vulnid_config *cfg, const policy_mail *pm, gint64 *
 	*left = G_MAXINT64;
 	if (pm == NULL || pm->signed_mail)
 		return VULNID_OK;
-	s = ledger_count(st, "SELECT coalesce(sum(bytes), 0) FROM mail_ledger WHERE cause = ?3"
-			 " AND third_party = 1", NULL, NULL, pm->cause, &used, err);
+	s = store_policy_third_party_bytes(st, pm->cause, &used, err);
 	*left = factor * MAX(pm->size, floor) - used;
 	return s;
 }
@@ -341,8 +302,7 @@ loop_brake(store *st, const vulnid_config *cfg, const policy_mail *pm, const cha
 	*braked = FALSE;
 	if (pm == NULL || !pm->suspect || pm->signed_mail)
 		return VULNID_OK;
-	s = ledger_count(st, "SELECT count(*) FROM mail_ledger WHERE address = ?1 AND created >= ?2"
-			 " AND class = 'answer' AND suspect = 1", to, period, 0, &n, err);
+	s = store_policy_suspect_answers(st, to, period, &n, err);
 	*braked = s == VULNID_OK && n >= config_key_int(cfg, "policy", "loop_answers");
 	return s;
 }
@@ -365,8 +325,7 @@ queue_measured(store *st, const vulnid_config *cfg, gint64 cause, const policy_m
 	if (s == VULNID_OK)
 		s = outbox_queue(st, cfg, cause, mail, id, err);
 	if (s == VULNID_OK)
-		s = ledger_count(st, "SELECT length(data) FROM outbox WHERE id = ?3",
-				 NULL, NULL, *id, &bytes, err);
+		s = store_policy_outbox_size(st, *id, &bytes, err);
 	if (s != VULNID_OK)
 		return s;
 	if (strcmp(cfg->sign, "none") != 0)
@@ -521,54 +480,38 @@ creator_verified(const entry *e)
 static vulnid_status
 already_told(store *st, const char *entry_id, GPtrArray *out, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT address FROM tokens WHERE entry = ?1 AND role = 'vendor'"
-					   " AND address IS NOT NULL AND created >= coalesce((SELECT max(created)"
-					   " FROM records WHERE entry = ?1 AND kind = 'release'), '')", &s, err);
-	int rc;
+	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func(g_free);
+	vulnid_status s = store_policy_vendor_told(st, entry_id, rows, err);
 
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, entry_id);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		g_auto(GStrv) parts = g_strsplit((const char *) sqlite3_column_text(stmt, 0), ",", -1);
+	for (guint i = 0; s == VULNID_OK && i < rows->len; i++) {
+		g_auto(GStrv) parts = g_strsplit(g_ptr_array_index(rows, i), ",", -1);
 
 		for (char **p = parts; *p != NULL; p++)
 			g_ptr_array_add(out, g_strstrip(g_strdup(*p)));
 	}
-	sqlite3_finalize(stmt);
-	return rc == SQLITE_DONE ? VULNID_OK : store_fail(st, rc, "tokens", err);
+	return s;
 }
 
+/* The token is the SHA-256 of a secret nobody keeps: held addresses are
+ * never reachable by a token. */
 vulnid_status
 policy_hold_contacts(store *st, const char *entry_id, const char *addresses, GError **err)
 {
 	g_autofree char *now = store_now();
-	guint8 b[16];
+	g_autofree char *secret = random_hex(16, err);
 	g_autofree char *sha = NULL;
-	vulnid_status s;
-	sqlite3_stmt *stmt;
 
-	if (getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
-		return vulnid_fail(err, VULNID_ERR_TEMP, "no random bytes");
-	sha = g_compute_checksum_for_data(G_CHECKSUM_SHA256, b, sizeof b);
-	stmt = store_prepare(st, "INSERT INTO tokens (sha256, entry, role, address, created)"
-			     " VALUES (?, ?, 'held', ?, ?)", &s, err);
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, sha);
-	store_bind_text(stmt, 2, entry_id);
-	store_bind_text(stmt, 3, addresses);
-	store_bind_text(stmt, 4, now);
-	return store_step_done(st, stmt, "tokens", err);
+	if (secret == NULL)
+		return VULNID_ERR_TEMP;
+	sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, secret, -1);
+	return store_policy_hold(st, sha, entry_id, addresses, now, err);
 }
 
 vulnid_status
 policy_entry_held(store *st, const char *entry_id, gboolean *held, GError **err)
 {
 	gint64 n = 0;
-	vulnid_status s = ledger_count(st, "SELECT count(*) FROM tokens WHERE entry = ?1 AND role = 'held'"
-				       "", entry_id, NULL, 0, &n, err);
+	vulnid_status s = store_policy_held_count(st, entry_id, &n, err);
 
 	*held = n > 0;
 	return s;

@@ -5,6 +5,7 @@
 #include <gio/gio.h>
 
 #include "ratelimit.h"
+#include "store-policy.h"
 
 char *
 ratelimit_client_address(const char *s)
@@ -61,20 +62,7 @@ ratelimit_since(GDateTime *now, gint64 seconds)
 vulnid_status
 ratelimit_count(store *st, const char *sql, const char *a, const char *since, gint64 *n, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, sql, &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, a);
-	store_bind_text(stmt, 2, since);
-	rc = sqlite3_step(stmt);
-	*n = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "messages", err);
-	return VULNID_OK;
+	return store_policy_count_sql(st, sql, a, since, n, err);
 }
 
 /* A fingerprint without spaces, upper case. */
@@ -107,8 +95,7 @@ key_exempt(mail_ctx *c, gboolean *exempt, GError **err)
 			return VULNID_OK;
 		}
 	}
-	s = ratelimit_count(c->st, "SELECT count(*) FROM vendors WHERE replace(upper(key_fpr), ' ', '') = ?1",
-			    f, NULL, &n, err);
+	s = store_policy_vendor_keys(c->st, f, &n, err);
 	*exempt = n > 0;
 	return s;
 }
@@ -116,34 +103,21 @@ key_exempt(mail_ctx *c, gboolean *exempt, GError **err)
 typedef struct {
 	const char *what;	/* for the audit log */
 	const char *limit_group, *limit_key;	/* NULL: the requests/additions limit */
-	const char *sql;	/* ?1 the key, ?2 since; @IN@ the dispositions */
+	store_rate_key key;
 } rate_key;
 
 vulnid_status
 ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, const char **which, GError **err)
 {
-	const char *in = requests ? "('request', 'rejected', 'help')" : "('entry', 'commands')";
 	const char *who = c->m->from_addr != NULL ? c->m->from_addr : c->envelope_sender;
 	const char *domain = c->envelope_sender != NULL ? strrchr(c->envelope_sender, '@') : NULL;
-	const rate_key keys[] = {
-		{ "key", NULL, NULL,
-		  "SELECT count(*) FROM signatures s JOIN messages m ON m.id = s.message"
-		  " WHERE s.fingerprint = ?1 COLLATE NOCASE AND m.received >= ?2 AND m.disposition IN @IN@" },
-		{ "authenticated From", NULL, NULL,
-		  "SELECT count(*) FROM messages WHERE from_addr = ?1 COLLATE NOCASE"
-		  " AND from_verified IS NOT NULL AND received >= ?2 AND disposition IN @IN@" },
-		{ "From or envelope sender", NULL, NULL,
-		  "SELECT count(*) FROM messages WHERE (from_addr = ?1 COLLATE NOCASE OR"
-		  " envelope_from = ?1 COLLATE NOCASE) AND received >= ?2 AND disposition IN @IN@" },
-		{ "client network", "lifecycle", "rate_network_per_hour",
-		  "SELECT count(*) FROM messages WHERE client_net = ?1 AND received >= ?2"
-		  " AND disposition IN ('request', 'rejected', 'help', 'entry', 'commands')" },
-		{ "envelope sender domain", "lifecycle", "rate_domain_per_hour",
-		  "SELECT count(*) FROM messages WHERE sender_domain = ?1 COLLATE NOCASE AND received >= ?2"
-		  " AND disposition IN ('request', 'rejected', 'help', 'entry', 'commands')" },
-		{ "everyone", "lifecycle", "rate_global_per_hour",
-		  "SELECT count(*) FROM messages WHERE ?1 IS NULL AND received >= ?2"
-		  " AND disposition IN ('request', 'rejected', 'help', 'entry', 'commands')" },
+	static const rate_key keys[] = {
+		{ "key", NULL, NULL, STORE_RATE_KEY },
+		{ "authenticated From", NULL, NULL, STORE_RATE_FROM_VERIFIED },
+		{ "From or envelope sender", NULL, NULL, STORE_RATE_SENDER },
+		{ "client network", "lifecycle", "rate_network_per_hour", STORE_RATE_NETWORK },
+		{ "envelope sender domain", "lifecycle", "rate_domain_per_hour", STORE_RATE_DOMAIN },
+		{ "everyone", "lifecycle", "rate_global_per_hour", STORE_RATE_EVERYONE },
 	};
 	const char *values[G_N_ELEMENTS(keys)];
 	g_autofree char *since = ratelimit_since(c->now_dt, 3600);
@@ -169,15 +143,11 @@ ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, const char **whi
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
 		gint64 limit = keys[i].limit_key != NULL ? config_key_int(c->cfg, keys[i].limit_group,
 									  keys[i].limit_key) : per_sender;
-		g_auto(GStrv) parts = NULL;
-		g_autofree char *sql = NULL;
 		gint64 n = 0;
 
 		if (values[i] == NULL || limit == 0)
 			continue;
-		parts = g_strsplit(keys[i].sql, "@IN@", -1);
-		sql = g_strjoinv(in, parts);
-		s = ratelimit_count(c->st, sql, i == 5 ? NULL : values[i], since, &n, err);
+		s = store_policy_rate_count(c->st, keys[i].key, requests, values[i], since, &n, err);
 		if (s != VULNID_OK)
 			return s;
 		if (n >= limit) {

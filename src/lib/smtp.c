@@ -26,6 +26,8 @@
 
 #include "smtp.h"
 #include "text.h"
+#include "timelimit.h"
+#include "transport.h"
 
 /* libESMTP is loaded when mail is first sent over SMTP, not at start-up:
  * with the OpenSSL libraries it brings, it took as long in the dynamic
@@ -148,79 +150,6 @@ smtp_message_free(smtp_message *m)
 	g_bytes_unref(m->data);
 	g_free(m->envelope_from);
 	g_free(m);
-}
-
-gboolean
-smtp_parse_url(const char *url, char **host, int *port, GError **err)
-{
-	const char *h, *colon;
-	gint64 p = 25;
-
-	if (!g_str_has_prefix(url, "smtp://")) {
-		g_set_error(err, VULNID_ERROR, VULNID_ERR_CONFIG, "'%s' is not smtp://HOST[:PORT]", url);
-		return FALSE;
-	}
-	h = url + strlen("smtp://");
-	colon = strrchr(h, ':');
-	if (colon != NULL && !g_ascii_string_to_signed(colon + 1, 10, 1, 65535, &p, NULL)) {
-		g_set_error(err, VULNID_ERROR, VULNID_ERR_CONFIG, "bad port in '%s'", url);
-		return FALSE;
-	}
-	*host = colon != NULL ? g_strndup(h, (gsize) (colon - h)) : g_strdup(h);
-	if (**host == '\0' || strpbrk(*host, "/@ \t") != NULL) {
-		g_clear_pointer(host, g_free);
-		g_set_error(err, VULNID_ERROR, VULNID_ERR_CONFIG, "bad host in '%s'", url);
-		return FALSE;
-	}
-	*port = (int) p;
-	return TRUE;
-}
-
-gboolean
-smtp_host_is_loopback(const char *host)
-{
-	g_autofree char *h = g_strdup(host);
-	gsize n = strlen(h);
-	struct in_addr a4;
-	struct in6_addr a6;
-
-	if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
-		memmove(h, h + 1, n - 2);
-		h[n - 2] = '\0';
-	}
-	if (g_ascii_strcasecmp(h, "localhost") == 0 || g_ascii_strcasecmp(h, "localhost.") == 0)
-		return TRUE;
-	if (inet_pton(AF_INET, h, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, h, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6) ||
-		       (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
-	return FALSE;
-}
-
-char *
-smtp_fingerprint_normalize(const char *text)
-{
-	g_autofree char *t = g_strstrip(g_strdup(text));
-	GString *out = g_string_new(NULL);
-	const char *p = t;
-
-	if (g_ascii_strncasecmp(p, "sha256:", 7) == 0)
-		p += 7;
-	for (; *p; p++) {
-		if (*p == ':')
-			continue;
-		if (!g_ascii_isxdigit(*p) || out->len >= 64) {
-			g_string_free(out, TRUE);
-			return NULL;
-		}
-		g_string_append_c(out, g_ascii_tolower(*p));
-	}
-	if (out->len != 64) {
-		g_string_free(out, TRUE);
-		return NULL;
-	}
-	return g_string_free(out, FALSE);
 }
 
 static gboolean
@@ -376,19 +305,6 @@ array_has(const GArray *a, int v)
 	return FALSE;
 }
 
-/* What is left of the caller's alarm, in ms (0: none). */
-static guint64
-outer_alarm_ms(void)
-{
-	struct itimerval it;
-
-	if (getitimer(ITIMER_REAL, &it) < 0)
-		return 0;
-	if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
-		return 0;
-	return MAX((guint64) it.it_value.tv_sec * 1000 + (guint64) it.it_value.tv_usec / 1000, 1);
-}
-
 typedef struct {
 	const smtp_settings *cfg;
 	char *problem;		/* why the session stopped, if we know */
@@ -460,7 +376,7 @@ verify_cb(int preverify_ok, X509_STORE_CTX *x)
 			ss->problem = g_strdup_printf(
 				"the relay's TLS certificate does not verify: %s (depth %d); %s",
 				esmtp.X509_verify_cert_error_string(e), depth,
-				smtp_host_is_loopback(ss->cfg->host)
+				transport_host_is_loopback(ss->cfg->host)
 				? "for a relay on this machine set [delivery] tls_verify = remote,"
 				  " or trust it with tls_ca_file or tls_fingerprint"
 				: "trust its CA with [delivery] tls_ca_file, or pin it with tls_fingerprint");
@@ -644,52 +560,23 @@ smtp_fail_all(GPtrArray *messages, const char *why)
 	}
 }
 
-vulnid_status
-smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError **err)
+/* Server, EHLO name, timeouts, STARTTLS with our context, AUTH.  FALSE
+ * (ss->problem set) when the TLS context cannot be made: the session
+ * never falls back to plain text, nor to libESMTP's checks. */
+static gboolean
+session_setup(smtp_session_t s, const smtp_settings *cfg, session_state *ss, const char *server,
+	      SSL_CTX **tls_ctx, auth_context_t *auth)
 {
-	SSL_CTX *tls_ctx = NULL;
-	smtp_session_t s;
-	auth_context_t auth = NULL;
-	session_state ss = { cfg, NULL };
-	g_autofree message_source *srcs = NULL;
-	g_autofree char *server = NULL;
-	g_autoptr(GPtrArray) handles = g_ptr_array_new();	/* smtp_message_t per message */
-	g_autoptr(GPtrArray) rhandles = g_ptr_array_new();	/* smtp_recipient_t, flat */
-	g_autofree char *expired_text = NULL;
-	struct sigaction old_sa, pipe_sa, old_pipe_sa;
-	guint64 budget_ms, outer_ms;
-	gboolean have_timer = FALSE, expired;
-	timer_t timer;
-	char ebuf[256];
-	g_autofree char *why = NULL;
-	int ok, serr;
-
-	if (messages->len == 0)
-		return VULNID_OK;
-	if (!esmtp_load(&why)) {
-		/* as if the server could not be reached: the mail waits */
-		smtp_fail_all(messages, why);
-		return VULNID_OK;
-	}
-	s = esmtp.smtp_create_session();
-	if (s == NULL)
-		return vulnid_fail(err, VULNID_ERR_NOMEM, "cannot create an SMTP session");
-	server = g_strdup_printf(strchr(cfg->host, ':') != NULL ? "[%s]:%d" : "%s:%d", cfg->host, cfg->port);
 	esmtp.smtp_set_server(s, server);
 	esmtp.smtp_set_hostname(s, cfg->helo);
-	esmtp.smtp_set_eventcb(s, event_cb, &ss);
+	esmtp.smtp_set_eventcb(s, event_cb, ss);
 	for (int t = Timeout_GREETING; t <= Timeout_DATA2; t++)
 		esmtp.smtp_set_timeout(s, t | Timeout_OVERRIDE_RFC2822_MINIMUM, (long) cfg->timeout * 1000);
 	if (cfg->starttls != SMTP_STARTTLS_NO) {
-		tls_ctx = tls_context(&ss);
-		if (tls_ctx == NULL) {
-			/* never fall back to plain text, nor to libESMTP's checks */
-			esmtp.smtp_destroy_session(s);
-			smtp_fail_all(messages, ss.problem);
-			g_free(ss.problem);
-			return VULNID_OK;
-		}
-		esmtp.smtp_starttls_set_ctx(s, tls_ctx);
+		*tls_ctx = tls_context(ss);
+		if (*tls_ctx == NULL)
+			return FALSE;
+		esmtp.smtp_starttls_set_ctx(s, *tls_ctx);
 		esmtp.smtp_starttls_enable(s, cfg->starttls == SMTP_STARTTLS_REQUIRED ? Starttls_REQUIRED
 										  : Starttls_ENABLED);
 		/* libESMTP still looks for a client certificate, under
@@ -700,12 +587,21 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 	}
 	if (cfg->user != NULL) {
 		esmtp.auth_client_init();
-		auth = esmtp.auth_create_context();
-		esmtp.auth_set_mechanism_flags(auth, AUTH_PLUGIN_PLAIN, 0);
-		esmtp.auth_set_interact_cb(auth, auth_interact, (void *) cfg);
-		esmtp.smtp_auth_set_context(s, auth);
+		*auth = esmtp.auth_create_context();
+		esmtp.auth_set_mechanism_flags(*auth, AUTH_PLUGIN_PLAIN, 0);
+		esmtp.auth_set_interact_cb(*auth, auth_interact, (void *) cfg);
+		esmtp.smtp_auth_set_context(s, *auth);
 	}
-	srcs = g_new0(message_source, messages->len);
+	return TRUE;
+}
+
+/* Every message and recipient into the session: a handle per message
+ * (handles) and per recipient (rhandles, flat, in order). */
+static message_source *
+session_add_messages(smtp_session_t s, GPtrArray *messages, GPtrArray *handles, GPtrArray *rhandles)
+{
+	message_source *srcs = g_new0(message_source, messages->len);
+
 	for (guint i = 0; i < messages->len; i++) {
 		smtp_message *m = g_ptr_array_index(messages, i);
 		smtp_message_t h = esmtp.smtp_add_message(s);
@@ -720,26 +616,49 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 		}
 		g_ptr_array_add(handles, h);
 	}
+	return srcs;
+}
 
-	/* The session ends by the deadline (see session_deadline above), and
-	 * early enough to leave time for recording its outcome when the
-	 * caller's alarm (the filter's time limit) comes first; that alarm
-	 * keeps running and still ends the process if it fires. */
-	budget_ms = (guint64) deadline * 1000;
-	outer_ms = outer_alarm_ms();
+/* The session ends by the deadline (see session_deadline above), and
+ * early enough to leave time for recording its outcome when the caller's
+ * alarm (the filter's time limit) comes first; that alarm keeps running
+ * and still ends the process if it fires.  0: no limit. */
+static guint64
+session_budget_ms(guint deadline)
+{
+	guint64 budget_ms = (guint64) deadline * 1000;
+	guint64 outer_ms = time_limit_left_ms();
+
 	if (outer_ms > 0) {
 		guint64 cap = outer_ms - MIN(outer_ms / 2, SESSION_RESERVE_MS);
 
 		if (budget_ms == 0 || cap < budget_ms)
 			budget_ms = cap;
 	}
-	ss.old_sockets = session_sockets(cfg->port);
+	return budget_ms;
+}
+
+/* The signals a session changes, and its deadline timer. */
+typedef struct {
+	struct sigaction old_sa, old_pipe_sa;
+	gboolean have_timer;
+	timer_t timer;
+} session_signals;
+
+/* SIGPIPE ignored (a server that hangs up is a reply, not the end of the
+ * process); SESSION_SIGNAL after budget_ms, then every SESSION_REPEAT_MS. */
+static void
+session_signals_start(session_signals *sg, guint64 budget_ms)
+{
+	struct sigaction pipe_sa;
+
 	session_fd = -1;
 	session_expired = 0;
 	memset(&pipe_sa, 0, sizeof pipe_sa);
 	pipe_sa.sa_handler = SIG_IGN;
 	sigemptyset(&pipe_sa.sa_mask);
-	sigaction(SIGPIPE, &pipe_sa, &old_pipe_sa);
+	sigaction(SIGPIPE, &pipe_sa, &sg->old_pipe_sa);
+	sg->have_timer = FALSE;
 	if (budget_ms > 0) {
 		struct sigaction sa;
 		struct sigevent sev;
@@ -747,89 +666,163 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 		memset(&sa, 0, sizeof sa);
 		sa.sa_handler = session_deadline;	/* no SA_RESTART: connect() returns EINTR */
 		sigemptyset(&sa.sa_mask);
-		sigaction(SESSION_SIGNAL, &sa, &old_sa);
+		sigaction(SESSION_SIGNAL, &sa, &sg->old_sa);
 		memset(&sev, 0, sizeof sev);
 		sev.sigev_notify = SIGEV_SIGNAL;
 		sev.sigev_signo = SESSION_SIGNAL;
-		if (timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0) {
+		if (timer_create(CLOCK_MONOTONIC, &sev, &sg->timer) == 0) {
 			struct itimerspec its = {
 				.it_value = { (time_t) (budget_ms / 1000), (long) (budget_ms % 1000) * 1000000 },
 				.it_interval = { 0, SESSION_REPEAT_MS * 1000000L },
 			};
 
-			have_timer = timer_settime(timer, 0, &its, NULL) == 0;
-			if (!have_timer)
-				timer_delete(timer);
+			sg->have_timer = timer_settime(sg->timer, 0, &its, NULL) == 0;
+			if (!sg->have_timer)
+				timer_delete(sg->timer);
 		}
-		if (!have_timer)
-			sigaction(SESSION_SIGNAL, &old_sa, NULL);
+		if (!sg->have_timer)
+			sigaction(SESSION_SIGNAL, &sg->old_sa, NULL);
 	}
-	tls_session = &ss;
-	ok = esmtp.smtp_start_session(s);
-	serr = esmtp.smtp_errno();
-	tls_session = NULL;
-	if (have_timer) {
+}
+
+/* Back as before the session; TRUE if its deadline passed. */
+static gboolean
+session_signals_stop(session_signals *sg)
+{
+	gboolean expired;
+
+	if (sg->have_timer) {
 		struct sigaction ign;
 
-		timer_delete(timer);
+		timer_delete(sg->timer);
 		/* Ignoring the signal drops one that is still pending. */
 		memset(&ign, 0, sizeof ign);
 		ign.sa_handler = SIG_IGN;
 		sigemptyset(&ign.sa_mask);
 		sigaction(SESSION_SIGNAL, &ign, NULL);
-		sigaction(SESSION_SIGNAL, &old_sa, NULL);
+		sigaction(SESSION_SIGNAL, &sg->old_sa, NULL);
 	}
-	sigaction(SIGPIPE, &old_pipe_sa, NULL);
+	sigaction(SIGPIPE, &sg->old_pipe_sa, NULL);
 	expired = session_expired != 0;
 	session_fd = -1;
 	session_expired = 0;
-	g_array_unref(ss.old_sockets);
-	ss.old_sockets = NULL;
-	if (expired && ss.problem == NULL)
+	return expired;
+}
+
+/* How a session ended, for the recipients without a reply of their own. */
+typedef struct {
+	const session_state *ss;
+	const char *server;
+	const char *expired_text;	/* the deadline ran out, or NULL */
+	int ok, serr;			/* smtp_start_session(), smtp_errno() */
+} session_end;
+
+/* The reply recorded for a recipient: the first that was not a success
+ * (MAIL, RCPT, end of DATA), else why the session had none. */
+static char *
+rcpt_reply(const session_end *e, smtp_result result, const smtp_status_t *ms, const smtp_status_t *rs,
+	   const smtp_status_t *ds)
+{
+	char ebuf[256];
+	char *reply;
+
+	if (ms != NULL && (ms->code < 200 || ms->code >= 300))
+		reply = status_text(ms);
+	else if (rs != NULL && (rs->code < 200 || rs->code >= 300))
+		reply = status_text(rs);
+	else
+		reply = status_text(ds);
+	if (reply != NULL && !(result == SMTP_RESULT_TEMPORARY && e->ss->problem != NULL))
+		return reply;
+	g_free(reply);
+	if (e->ss->problem != NULL)
+		return g_strdup(e->ss->problem);
+	if (e->expired_text != NULL)
+		return g_strdup(e->expired_text);
+	if (!e->ok || e->serr != 0)
+		return g_strdup_printf("%s: %s", e->server, e->serr < 0 ? g_strerror(-e->serr)
+				       : esmtp.smtp_strerror(e->serr, ebuf, sizeof ebuf));
+	return g_strdup("no reply from the server");
+}
+
+/* Every recipient's result and reply from the session's statuses. */
+static void
+session_results(const session_end *e, GPtrArray *messages, GPtrArray *handles, GPtrArray *rhandles)
+{
+	guint k = 0;
+
+	for (guint i = 0; i < messages->len; i++) {
+		smtp_message *m = g_ptr_array_index(messages, i);
+		smtp_message_t h = g_ptr_array_index(handles, i);
+		const smtp_status_t *ms = esmtp.smtp_reverse_path_status(h);
+		const smtp_status_t *ds = esmtp.smtp_message_transfer_status(h);
+
+		for (guint j = 0; j < m->rcpts->len; j++, k++) {
+			smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
+			const smtp_status_t *rs = esmtp.smtp_recipient_status(g_ptr_array_index(rhandles, k));
+			g_autofree char *reply = NULL;
+
+			r->result = smtp_classify(ms != NULL ? ms->code : 0, rs != NULL ? rs->code : 0,
+						  ds != NULL ? ds->code : 0);
+			reply = rcpt_reply(e, r->result, ms, rs, ds);
+			g_free(r->reply);
+			r->reply = text_clean_line(reply, 500);
+		}
+	}
+}
+
+vulnid_status
+smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError **err)
+{
+	SSL_CTX *tls_ctx = NULL;
+	smtp_session_t s;
+	auth_context_t auth = NULL;
+	session_state ss = { cfg, NULL };
+	session_signals sg;
+	g_autofree message_source *srcs = NULL;
+	g_autofree char *server = NULL;
+	g_autoptr(GPtrArray) handles = g_ptr_array_new();	/* smtp_message_t per message */
+	g_autoptr(GPtrArray) rhandles = g_ptr_array_new();	/* smtp_recipient_t, flat */
+	g_autofree char *expired_text = NULL;
+	g_autofree char *why = NULL;
+	guint64 budget_ms;
+	session_end end;
+
+	if (messages->len == 0)
+		return VULNID_OK;
+	if (!esmtp_load(&why)) {
+		/* as if the server could not be reached: the mail waits */
+		smtp_fail_all(messages, why);
+		return VULNID_OK;
+	}
+	s = esmtp.smtp_create_session();
+	if (s == NULL)
+		return vulnid_fail(err, VULNID_ERR_NOMEM, "cannot create an SMTP session");
+	server = g_strdup_printf(strchr(cfg->host, ':') != NULL ? "[%s]:%d" : "%s:%d", cfg->host, cfg->port);
+	if (!session_setup(s, cfg, &ss, server, &tls_ctx, &auth)) {
+		esmtp.smtp_destroy_session(s);
+		smtp_fail_all(messages, ss.problem);
+		g_free(ss.problem);
+		return VULNID_OK;
+	}
+	srcs = session_add_messages(s, messages, handles, rhandles);
+	budget_ms = session_budget_ms(deadline);
+	ss.old_sockets = session_sockets(cfg->port);
+	session_signals_start(&sg, budget_ms);
+	tls_session = &ss;
+	end.ok = esmtp.smtp_start_session(s);
+	end.serr = esmtp.smtp_errno();
+	tls_session = NULL;
+	if (session_signals_stop(&sg) && ss.problem == NULL)
 		expired_text = g_strdup_printf("%s: no answer in time (the delivery deadline of %" G_GUINT64_FORMAT
 					       ".%" G_GUINT64_FORMAT " s ran out)", server,
 					       budget_ms / 1000, budget_ms % 1000 / 100);
-
-	{
-		guint k = 0;
-
-		for (guint i = 0; i < messages->len; i++) {
-			smtp_message *m = g_ptr_array_index(messages, i);
-			smtp_message_t h = g_ptr_array_index(handles, i);
-			const smtp_status_t *ms = esmtp.smtp_reverse_path_status(h);
-			const smtp_status_t *ds = esmtp.smtp_message_transfer_status(h);
-
-			for (guint j = 0; j < m->rcpts->len; j++, k++) {
-				smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
-				const smtp_status_t *rs = esmtp.smtp_recipient_status(g_ptr_array_index(rhandles, k));
-				g_autofree char *reply = NULL;
-
-				r->result = smtp_classify(ms != NULL ? ms->code : 0, rs != NULL ? rs->code : 0,
-							  ds != NULL ? ds->code : 0);
-				if (ms != NULL && (ms->code < 200 || ms->code >= 300))
-					reply = status_text(ms);
-				else if (rs != NULL && (rs->code < 200 || rs->code >= 300))
-					reply = status_text(rs);
-				else
-					reply = status_text(ds);
-				if (reply == NULL || (r->result == SMTP_RESULT_TEMPORARY && ss.problem != NULL)) {
-					g_free(reply);
-					if (ss.problem != NULL)
-						reply = g_strdup(ss.problem);
-					else if (expired_text != NULL)
-						reply = g_strdup(expired_text);
-					else if (!ok || serr != 0)
-						reply = g_strdup_printf("%s: %s", server,
-									serr < 0 ? g_strerror(-serr)
-										 : esmtp.smtp_strerror(serr, ebuf, sizeof ebuf));
-					else
-						reply = g_strdup("no reply from the server");
-				}
-				g_free(r->reply);
-				r->reply = text_clean_line(reply, 500);
-			}
-		}
-	}
+	g_array_unref(ss.old_sockets);
+	ss.old_sockets = NULL;
+	end.ss = &ss;
+	end.server = server;
+	end.expired_text = expired_text;
+	session_results(&end, messages, handles, rhandles);
 	esmtp.smtp_destroy_session(s);
 	if (tls_ctx != NULL)
 		esmtp.SSL_CTX_free(tls_ctx);	/* the session held a reference of its own */
@@ -839,20 +832,4 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 	}
 	g_free(ss.problem);
 	return VULNID_OK;
-}
-
-/* ---- the filter's time limit ---------------------------------------------- */
-
-static volatile sig_atomic_t committed;
-
-void
-time_limit_mark_committed(void)
-{
-	committed = 1;
-}
-
-gboolean
-time_limit_committed(void)
-{
-	return committed != 0;
 }

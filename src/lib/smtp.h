@@ -61,18 +61,6 @@ void smtp_message_add_rcpt(smtp_message *m, const char *address);
 void smtp_message_free(smtp_message *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(smtp_message, smtp_message_free)
 
-/* "smtp://host[:port]" (port 25 by default). */
-gboolean smtp_parse_url(const char *url, char **host, int *port, GError **err);
-
-/* Whether a connection to host never leaves this machine: localhost, an
- * address in 127.0.0.0/8, ::1. */
-gboolean smtp_host_is_loopback(const char *host);
-
-/* A certificate fingerprint as 64 lower-case hex digits, from hex with or
- * without colons (and an optional "sha256:" in front); NULL if it is not
- * a SHA-256. */
-char *smtp_fingerprint_normalize(const char *text);
-
 /* Outcome of one recipient from the replies to MAIL, RCPT and the end of
  * DATA (0: no reply).  530 and 535 (authentication) are configuration
  * trouble, so temporary. */
@@ -89,13 +77,8 @@ smtp_result smtp_classify(int mail_code, int rcpt_code, int data_code);
 vulnid_status smtp_send(const smtp_settings *cfg, GPtrArray *messages /* smtp_message* */,
 			guint deadline, GError **err);
 
-/* vulnid-filter's time limit ends the process from its SIGALRM handler:
- * with 75 while the mail is not committed, with 0 once it is and only the
- * delivery of its replies (which stay queued) and the audit flush remain.
- * intake_message() marks that point right after its commit; the handler
- * asks (async-signal-safe).  Kept here, in the library, because the mark
- * is made inside it; nothing but the filter reads it. */
-void time_limit_mark_committed(void);
-gboolean time_limit_committed(void);
+/* The filter's time limit is its own module; vulnid-filter.c reads
+ * time_limit_committed() through this header until it includes it. */
+#include "timelimit.h"
 
 #endif

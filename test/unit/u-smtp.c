@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "smtp.h"
+#include "transport.h"
 
 static void
 test_classify(void)
@@ -35,22 +36,22 @@ test_parse_url(void)
 	g_autoptr(GError) err = NULL;
 	int port = 0;
 
-	g_assert_true(smtp_parse_url("smtp://mail.example.org", &host, &port, NULL));
+	g_assert_true(transport_parse_url("smtp://mail.example.org", &host, &port, NULL));
 	g_assert_cmpstr(host, ==, "mail.example.org");
 	g_assert_cmpint(port, ==, 25);
 	g_clear_pointer(&host, g_free);
-	g_assert_true(smtp_parse_url("smtp://127.0.0.1:587", &host, &port, NULL));
+	g_assert_true(transport_parse_url("smtp://127.0.0.1:587", &host, &port, NULL));
 	g_assert_cmpstr(host, ==, "127.0.0.1");
 	g_assert_cmpint(port, ==, 587);
 	g_clear_pointer(&host, g_free);
-	g_assert_false(smtp_parse_url("http://x", &host, &port, &err));
+	g_assert_false(transport_parse_url("http://x", &host, &port, &err));
 	g_assert_nonnull(err);
-	g_assert_false(smtp_parse_url("smtp://", &host, &port, NULL));
-	g_assert_false(smtp_parse_url("smtp://h:0", &host, &port, NULL));
-	g_assert_false(smtp_parse_url("smtp://h:70000", &host, &port, NULL));
-	g_assert_false(smtp_parse_url("smtp://h:x", &host, &port, NULL));
-	g_assert_false(smtp_parse_url("smtp://us@h", &host, &port, NULL));
-	g_assert_false(smtp_parse_url("smtp://h/path", &host, &port, NULL));
+	g_assert_false(transport_parse_url("smtp://", &host, &port, NULL));
+	g_assert_false(transport_parse_url("smtp://h:0", &host, &port, NULL));
+	g_assert_false(transport_parse_url("smtp://h:70000", &host, &port, NULL));
+	g_assert_false(transport_parse_url("smtp://h:x", &host, &port, NULL));
+	g_assert_false(transport_parse_url("smtp://us@h", &host, &port, NULL));
+	g_assert_false(transport_parse_url("smtp://h/path", &host, &port, NULL));
 }
 
 static void
@@ -62,9 +63,9 @@ test_loopback(void)
 			     "localhost.example.org", "", "[127.0.0.1" };
 
 	for (gsize i = 0; i < G_N_ELEMENTS(yes); i++)
-		g_assert_true(smtp_host_is_loopback(yes[i]));
+		g_assert_true(transport_host_is_loopback(yes[i]));
 	for (gsize i = 0; i < G_N_ELEMENTS(no); i++)
-		g_assert_false(smtp_host_is_loopback(no[i]));
+		g_assert_false(transport_host_is_loopback(no[i]));
 }
 
 static void
@@ -76,19 +77,19 @@ test_fingerprint(void)
 	GString *cs = g_string_new("SHA256:");
 
 	/* 65 digits: not a SHA-256 */
-	g_assert_null(smtp_fingerprint_normalize(hex));
+	g_assert_null(transport_fingerprint_normalize(hex));
 	for (int i = 0; i < 32; i++)
 		g_string_append_printf(cs, "%s%02X", i ? ":" : "", (unsigned) (i * 7 + 1) & 0xff);
 	colons = g_string_free(cs, FALSE);
-	a = smtp_fingerprint_normalize(colons);
+	a = transport_fingerprint_normalize(colons);
 	g_assert_nonnull(a);
 	g_assert_cmpuint(strlen(a), ==, 64);
 	g_assert_cmpstr(a, ==, "01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3da");
-	b = smtp_fingerprint_normalize("  01080F161D242B323940474E555C636A71787F868D949BA2A9B0B7BEC5CCD3DA ");
+	b = transport_fingerprint_normalize("  01080F161D242B323940474E555C636A71787F868D949BA2A9B0B7BEC5CCD3DA ");
 	g_assert_cmpstr(a, ==, b);
-	g_assert_null(smtp_fingerprint_normalize("01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3dax"));
-	g_assert_null(smtp_fingerprint_normalize("01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3da00"));
-	c = smtp_fingerprint_normalize("sha1:0102030405060708090a0b0c0d0e0f1011121314");
+	g_assert_null(transport_fingerprint_normalize("01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3dax"));
+	g_assert_null(transport_fingerprint_normalize("01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3da00"));
+	c = transport_fingerprint_normalize("sha1:0102030405060708090a0b0c0d0e0f1011121314");
 	g_assert_null(c);
 }
 
