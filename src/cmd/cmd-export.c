@@ -13,17 +13,12 @@
 #include "osv.h"
 #include "pubmail.h"
 
-/* A value of [export] in vulnid.conf, or NULL. */
+/* A value of [export] in vulnid.conf (a field of the key table), or NULL
+ * when it is empty. */
 static char *
-conf_export(const vulnid_config *cfg, const char *key)
+conf_export(const char *v)
 {
-	char *v = cfg->keyfile != NULL ? g_key_file_get_string(cfg->keyfile, "export", key, NULL) : NULL;
-
-	if (v != NULL)
-		g_strstrip(v);
-	if (v != NULL && *v == '\0')
-		g_clear_pointer(&v, g_free);
-	return v;
+	return *v != '\0' ? g_strdup(v) : NULL;
 }
 
 /* The OSV id prefix becomes part of file names: letters, digits, '_'
@@ -82,7 +77,7 @@ cmd_export(const cli_global *g, int argc, char **argv)
 	if (rc != EX_OK)
 		return rc;
 	if (id_prefix == NULL)
-		id_prefix = conf_export(cfg, "osv_id_prefix");
+		id_prefix = conf_export(cfg->export_osv_id_prefix);
 	if (id_prefix == NULL)
 		id_prefix = g_strdup("x_");
 	if (!osv_prefix_ok(id_prefix)) {
@@ -90,12 +85,12 @@ cmd_export(const cli_global *g, int argc, char **argv)
 		return EX_USAGE;
 	}
 	if (base_url == NULL)
-		base_url = conf_export(cfg, "base_url");
+		base_url = conf_export(cfg->export_base_url);
 
 	if (strcmp(what, "feed") == 0) {
 		feed_export_result res;
 		g_autoptr(note_key) log_key = NULL;
-		g_autofree char *origin = conf_export(cfg, "log_origin");
+		g_autofree char *origin = conf_export(cfg->export_log_origin);
 		g_autofree char *fpr = NULL;
 
 		/* Signing needs the robot's keyring, whatever cli_open found. */
@@ -128,7 +123,7 @@ cmd_export(const cli_global *g, int argc, char **argv)
 			return cli_fail(s, err);
 		printf("%s: %u mails\n", target, n);
 	} else {
-		g_autofree char *conf_title = conf_export(cfg, "title");
+		g_autofree char *conf_title = conf_export(cfg->export_title);
 		g_autofree char *def_title = g_strdup_printf("%s vulnerability identifiers", cfg->prefix);
 		html_opts o = { title != NULL ? title : conf_title != NULL ? conf_title : def_title,
 				cfg->domain, { id_prefix, base_url } };
