@@ -42,7 +42,7 @@ usage(void)
 }
 
 int
-cmd_export(const cli_global *g, int argc, char **argv)
+cmd_export(cli_ctx *ctx, int argc, char **argv)
 {
 	g_autofree char *id_prefix = NULL;
 	g_autofree char *base_url = NULL;
@@ -55,14 +55,14 @@ cmd_export(const cli_global *g, int argc, char **argv)
 		{ "title", 0, 0, G_OPTION_ARG_STRING, &title, "title of the web archive", "T" },
 		{ NULL }
 	};
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
 	const char *what, *target;
 	vulnid_status s;
 	int rc;
 
-	if (!cli_parse("feed DIR | osv DIR | mbox FILE | html DIR",
+	if (!cli_parse(ctx, "feed DIR | osv DIR | mbox FILE | html DIR",
 		       "Publish the public archive: the signed, hash-chained feed (vulnid-feed(5)),\n"
 		       "OSV records, an mbox of the public mail, or a static web site.", entries, &argc, &argv))
 		return EX_USAGE;
@@ -73,7 +73,7 @@ cmd_export(const cli_global *g, int argc, char **argv)
 	if (strcmp(what, "feed") != 0 && strcmp(what, "osv") != 0 && strcmp(what, "mbox") != 0 &&
 	    strcmp(what, "html") != 0)
 		return usage();
-	rc = cli_open(g, STORE_OPEN_READONLY, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	if (id_prefix == NULL)

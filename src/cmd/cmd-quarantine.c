@@ -29,16 +29,15 @@ print_masked(const char *label, const unsigned char *v)
 }
 
 int
-cmd_quarantine(const cli_global *g, int argc, char **argv)
+cmd_quarantine(cli_ctx *ctx, int argc, char **argv)
 {
 	gboolean json = FALSE, raw = FALSE;
 	GOptionEntry entries[] = {
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "list as JSON", NULL },
 		{ "raw", 0, 0, G_OPTION_ARG_NONE, &raw, "show: print the archived message itself", NULL },
 		{ NULL }
 	};
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
 	g_autoptr(JsonBuilder) b = json_builder_new();
 	g_autofree char *sql = NULL;
@@ -48,8 +47,9 @@ cmd_quarantine(const cli_global *g, int argc, char **argv)
 	gint64 id = 0;
 	int rc, rows = 0;
 
-	if (!cli_parse("list | show N", "Show mail that was set aside.", entries, &argc, &argv))
+	if (!cli_parse(ctx, "list | show N", "Show mail that was set aside.", entries, &argc, &argv))
 		return EX_USAGE;
+	json = ctx->json;
 	show = argc == 3 && strcmp(argv[1], "show") == 0;
 	if (!(argc == 2 && strcmp(argv[1], "list") == 0) && !show) {
 		fprintf(stderr, "vulnid: usage: vulnid quarantine list [--json] | show N [--raw]\n");
@@ -59,7 +59,7 @@ cmd_quarantine(const cli_global *g, int argc, char **argv)
 		fprintf(stderr, "vulnid: '%s' is not a quarantine number\n", argv[2]);
 		return EX_USAGE;
 	}
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	sql = g_strdup_printf("%s%s ORDER BY q.id", quarantine_sql, show ? " WHERE q.id = ?" : "");
