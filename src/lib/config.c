@@ -722,6 +722,24 @@ config_derive(vulnid_config *cfg, GError **err)
 	return VULNID_OK;
 }
 
+/* Everything below the instance directory, from the keys in cfg->keyfile. */
+static vulnid_status
+config_from_keyfile(vulnid_config *cfg, GError **err)
+{
+	vulnid_status s;
+
+	cfg->db_path = g_build_filename(cfg->dir, "vulnid.db", NULL);
+	cfg->audit_path = g_build_filename(cfg->dir, "audit.log", NULL);
+	cfg->spool_dir = g_build_filename(cfg->dir, "tmp", NULL);
+	cfg->gnupg_home = g_build_filename(cfg->dir, "gnupg", NULL);
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++) {
+		s = config_load_key(cfg->keyfile, &config_keys[i], cfg, err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	return config_derive(cfg, err);
+}
+
 vulnid_status
 config_load(const char *path, vulnid_config **out, GError **err)
 {
@@ -743,16 +761,25 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	if (s != VULNID_OK)
 		return s;
 	cfg->dir = g_path_get_dirname(cfg->conf_path);
-	cfg->db_path = g_build_filename(cfg->dir, "vulnid.db", NULL);
-	cfg->audit_path = g_build_filename(cfg->dir, "audit.log", NULL);
-	cfg->spool_dir = g_build_filename(cfg->dir, "tmp", NULL);
-	cfg->gnupg_home = g_build_filename(cfg->dir, "gnupg", NULL);
-	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++) {
-		s = config_load_key(cfg->keyfile, &config_keys[i], cfg, err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	s = config_derive(cfg, err);
+	s = config_from_keyfile(cfg, err);
+	if (s == VULNID_OK)
+		*out = g_steal_pointer(&cfg);
+	return s;
+}
+
+vulnid_status
+config_load_text(const char *dir, const char *text, vulnid_config **out, GError **err)
+{
+	g_autoptr(vulnid_config) cfg = g_new0(vulnid_config, 1);
+	g_autoptr(GError) e = NULL;
+	vulnid_status s;
+
+	cfg->dir = g_canonicalize_filename(dir, NULL);
+	cfg->conf_path = g_build_filename(cfg->dir, "vulnid.conf", NULL);
+	cfg->keyfile = g_key_file_new();
+	if (!g_key_file_load_from_data(cfg->keyfile, text, (gsize) -1, G_KEY_FILE_NONE, &e))
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "cannot parse the configuration: %s", e->message);
+	s = config_from_keyfile(cfg, err);
 	if (s == VULNID_OK)
 		*out = g_steal_pointer(&cfg);
 	return s;

@@ -115,6 +115,12 @@ char *config_locate(const char *explicit_path);
 vulnid_status config_become_owner(const char *path, GError **err);
 
 vulnid_status config_load(const char *path, vulnid_config **out, GError **err);
+
+/* The same from text in memory, for the instance directory dir (which
+ * need not exist): for unit tests that build a context without an
+ * instance.  "[instance]\nprefix = T\ndomain = example.org\n" gives the
+ * defaults of every other key. */
+vulnid_status config_load_text(const char *dir, const char *text, vulnid_config **out, GError **err);
 void config_free(vulnid_config *cfg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vulnid_config, config_free)
 

@@ -188,6 +188,26 @@ test_default_text(void)
 	}
 }
 
+/* A configuration without a file, for contexts built in memory. */
+static void
+test_load_text(void)
+{
+	g_autoptr(vulnid_config) cfg = NULL;
+	g_autoptr(GError) err = NULL;
+
+	g_assert_cmpint(config_load_text("/nonexistent/inst", "[instance]\nprefix = T1\ndomain = example.org\n"
+					 "[policy]\nper_domain_per_day = 7\n", &cfg, &err), ==, VULNID_OK);
+	g_assert_no_error(err);
+	g_assert_cmpstr(cfg->db_path, ==, "/nonexistent/inst/vulnid.db");
+	g_assert_cmpint(config_key_int(cfg, "policy", "per_domain_per_day"), ==, 7);
+	g_assert_cmpint(config_key_int(cfg, "policy", "per_address_per_day"), ==, 20);
+	g_clear_pointer(&cfg, config_free);
+	g_assert_cmpint(config_load_text("/x", "[instance]\nprefix = T1\ndomain = example.org\n[limits]\nmax_ids = 0\n",
+					 &cfg, &err), ==, VULNID_ERR_CONFIG);
+	g_assert_null(cfg);
+	g_assert_true(g_str_has_prefix(err->message, "[limits] max_ids must be"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -197,5 +217,6 @@ main(int argc, char **argv)
 	g_test_add_func("/config/refused", test_refused);
 	g_test_add_func("/config/required", test_required);
 	g_test_add_func("/config/default-text", test_default_text);
+	g_test_add_func("/config/load-text", test_load_text);
 	return g_test_run();
 }
