@@ -34,24 +34,28 @@ cli_fail(vulnid_status s, GError *err)
 }
 
 int
-cli_open(const cli_global *g, store_open_mode mode, vulnid_config **cfg, store **st)
+cli_instance(cli_ctx *ctx, vulnid_config **cfg, store **st)
 {
-	g_autofree char *conf = config_locate(g->conf);
+	g_autofree char *conf = config_locate(ctx->conf);
 	g_autoptr(GError) err = NULL;
+	store_open_mode mode = (ctx->cmd->flags & CLI_WRITES) != 0 ? STORE_OPEN_EXISTING : STORE_OPEN_READONLY;
 	vulnid_status s;
 
+	g_return_val_if_fail((ctx->cmd->flags & CLI_INSTANCE) != 0 && ctx->cfg == NULL, EX_SOFTWARE);
 	/* as the instance's owner, or not at all: before anything is read */
 	s = config_become_owner(conf, &err);
 	if (s == VULNID_OK)
-		s = config_load(conf, cfg, &err);
+		s = config_load(conf, &ctx->cfg, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
-	crypto_set_home((*cfg)->gnupg_home, NULL);
-	s = store_open((*cfg)->db_path, (*cfg)->busy_timeout, mode, st, &err);
-	if (s != VULNID_OK) {
-		g_clear_pointer(cfg, config_free);
+	crypto_set_home(ctx->cfg->gnupg_home, NULL);
+	s = store_open(ctx->cfg->db_path, ctx->cfg->busy_timeout, mode, &ctx->st, &err);
+	if (s != VULNID_OK)
 		return cli_fail(s, err);
-	}
+	if (cfg != NULL)
+		*cfg = ctx->cfg;
+	if (st != NULL)
+		*st = ctx->st;
 	return EX_OK;
 }
 
@@ -83,14 +87,20 @@ cli_note_key(const char *arg, guint8 type, note_key **key, GError **err)
 }
 
 gboolean
-cli_parse(const char *usage, const char *summary, GOptionEntry *entries, int *argc, char ***argv)
+cli_parse(cli_ctx *ctx, const char *usage, const char *summary, GOptionEntry *entries, int *argc, char ***argv)
 {
 	g_autoptr(GOptionContext) oc = g_option_context_new(usage);
 	g_autoptr(GError) err = NULL;
+	GOptionEntry json[] = {
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &ctx->json, "print JSON (vulnid-json(7))", NULL },
+		{ NULL }
+	};
 
 	g_option_context_set_summary(oc, summary);
 	if (entries != NULL)
 		g_option_context_add_main_entries(oc, entries, NULL);
+	if ((ctx->cmd->flags & CLI_JSON) != 0)
+		g_option_context_add_main_entries(oc, json, NULL);
 	if (!g_option_context_parse(oc, argc, argv, &err)) {
 		fprintf(stderr, "vulnid: %s\n", err->message);
 		return FALSE;

@@ -63,15 +63,15 @@ audit_repair_cmd(store *st, const vulnid_config *cfg)
 }
 
 int
-cmd_audit(const cli_global *g, int argc, char **argv)
+cmd_audit(cli_ctx *ctx, int argc, char **argv)
 {
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
 	vulnid_status s;
 	int rc;
 
-	if (!cli_parse("verify|flush|repair",
+	if (!cli_parse(ctx, "verify|flush|repair",
 		       "Check the audit log (and its rotated files) against the database chain,\n"
 		       "append committed events the file is missing, or rewrite a file that lost\n"
 		       "lines from the database chain (the damaged file is kept beside it).", NULL, &argc, &argv))
@@ -81,7 +81,7 @@ cmd_audit(const cli_global *g, int argc, char **argv)
 		fprintf(stderr, "vulnid: usage: vulnid audit verify | flush | repair\n");
 		return EX_USAGE;
 	}
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	if (strcmp(argv[1], "flush") == 0) {

@@ -8,21 +8,21 @@
 #include "export.h"
 
 int
-cmd_backup(const cli_global *g, int argc, char **argv)
+cmd_backup(cli_ctx *ctx, int argc, char **argv)
 {
 	gboolean force = FALSE;
 	GOptionEntry entries[] = {
 		{ "force", 0, 0, G_OPTION_ARG_NONE, &force, "replace FILE if it exists", NULL },
 		{ NULL }
 	};
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
 	vulnid_status s;
 	GStatBuf sb;
 	int rc;
 
-	if (!cli_parse("FILE", "Copy the whole database to FILE (mode 0600), consistently, while\n"
+	if (!cli_parse(ctx, "FILE", "Copy the whole database to FILE (mode 0600), consistently, while\n"
 		       "filters keep running.  The copy opens with sqlite3 or as DIR/vulnid.db.",
 		       entries, &argc, &argv))
 		return EX_USAGE;
@@ -30,7 +30,7 @@ cmd_backup(const cli_global *g, int argc, char **argv)
 		fprintf(stderr, "vulnid: usage: vulnid backup [--force] FILE\n");
 		return EX_USAGE;
 	}
-	rc = cli_open(g, STORE_OPEN_READONLY, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	s = export_backup(st, argv[1], force, cfg->busy_timeout, &err);

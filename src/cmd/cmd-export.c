@@ -13,17 +13,12 @@
 #include "osv.h"
 #include "pubmail.h"
 
-/* A value of [export] in vulnid.conf, or NULL. */
+/* A value of [export] in vulnid.conf (a field of the key table), or NULL
+ * when it is empty. */
 static char *
-conf_export(const vulnid_config *cfg, const char *key)
+conf_export(const char *v)
 {
-	char *v = cfg->keyfile != NULL ? g_key_file_get_string(cfg->keyfile, "export", key, NULL) : NULL;
-
-	if (v != NULL)
-		g_strstrip(v);
-	if (v != NULL && *v == '\0')
-		g_clear_pointer(&v, g_free);
-	return v;
+	return *v != '\0' ? g_strdup(v) : NULL;
 }
 
 /* The OSV id prefix becomes part of file names: letters, digits, '_'
@@ -47,7 +42,7 @@ usage(void)
 }
 
 int
-cmd_export(const cli_global *g, int argc, char **argv)
+cmd_export(cli_ctx *ctx, int argc, char **argv)
 {
 	g_autofree char *id_prefix = NULL;
 	g_autofree char *base_url = NULL;
@@ -60,14 +55,14 @@ cmd_export(const cli_global *g, int argc, char **argv)
 		{ "title", 0, 0, G_OPTION_ARG_STRING, &title, "title of the web archive", "T" },
 		{ NULL }
 	};
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
 	const char *what, *target;
 	vulnid_status s;
 	int rc;
 
-	if (!cli_parse("feed DIR | osv DIR | mbox FILE | html DIR",
+	if (!cli_parse(ctx, "feed DIR | osv DIR | mbox FILE | html DIR",
 		       "Publish the public archive: the signed, hash-chained feed (vulnid-feed(5)),\n"
 		       "OSV records, an mbox of the public mail, or a static web site.", entries, &argc, &argv))
 		return EX_USAGE;
@@ -78,11 +73,11 @@ cmd_export(const cli_global *g, int argc, char **argv)
 	if (strcmp(what, "feed") != 0 && strcmp(what, "osv") != 0 && strcmp(what, "mbox") != 0 &&
 	    strcmp(what, "html") != 0)
 		return usage();
-	rc = cli_open(g, STORE_OPEN_READONLY, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	if (id_prefix == NULL)
-		id_prefix = conf_export(cfg, "osv_id_prefix");
+		id_prefix = conf_export(cfg->export_osv_id_prefix);
 	if (id_prefix == NULL)
 		id_prefix = g_strdup("x_");
 	if (!osv_prefix_ok(id_prefix)) {
@@ -90,12 +85,12 @@ cmd_export(const cli_global *g, int argc, char **argv)
 		return EX_USAGE;
 	}
 	if (base_url == NULL)
-		base_url = conf_export(cfg, "base_url");
+		base_url = conf_export(cfg->export_base_url);
 
 	if (strcmp(what, "feed") == 0) {
 		feed_export_result res;
 		g_autoptr(note_key) log_key = NULL;
-		g_autofree char *origin = conf_export(cfg, "log_origin");
+		g_autofree char *origin = conf_export(cfg->export_log_origin);
 		g_autofree char *fpr = NULL;
 
 		/* Signing needs the robot's keyring, whatever cli_open found. */
@@ -128,7 +123,7 @@ cmd_export(const cli_global *g, int argc, char **argv)
 			return cli_fail(s, err);
 		printf("%s: %u mails\n", target, n);
 	} else {
-		g_autofree char *conf_title = conf_export(cfg, "title");
+		g_autofree char *conf_title = conf_export(cfg->export_title);
 		g_autofree char *def_title = g_strdup_printf("%s vulnerability identifiers", cfg->prefix);
 		html_opts o = { title != NULL ? title : conf_title != NULL ? conf_title : def_title,
 				cfg->domain, { id_prefix, base_url } };

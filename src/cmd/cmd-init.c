@@ -41,8 +41,53 @@ write_new_file(const char *path, const char *text)
 	return close(fd);
 }
 
+/* The new instance's database, robot key, log key and first audit event. */
+static int
+init_database_and_keys(const vulnid_config *cfg, const char *key_algo)
+{
+	g_autoptr(store) st = NULL;
+	g_autoptr(GError) err = NULL;
+	g_autofree char *fpr = NULL;
+	g_autoptr(note_key) log_key = NULL;
+	g_autofree char *vkey = NULL;
+	vulnid_status s;
+
+	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_CREATE, &st, &err);
+	if (s != VULNID_OK)
+		return cli_fail(s, err);
+	s = crypto_generate_robot_key(cfg->gnupg_home, cfg->request_address, key_algo, &fpr, &err);
+	if (s == VULNID_OK)
+		s = crypto_set_home(cfg->gnupg_home, &err);
+	/* The feed's log key, named by default (vulnid.conf(5) log_origin). */
+	if (s == VULNID_OK)
+		s = feedlog_key_open(cfg->dir, NULL, cfg->domain, cfg->prefix, fpr, &log_key, NULL, &err);
+	if (s != VULNID_OK)
+		return cli_fail(s, err);
+	{
+		g_autoptr(audit_event) ev = audit_event_new("init", NULL, NULL);
+
+		audit_event_str(ev, "prefix", cfg->prefix);
+		audit_event_str(ev, "fingerprint", fpr);
+		audit_event_str(ev, "domain", cfg->domain);
+		audit_event_str(ev, "version", PACKAGE_VERSION);
+		s = audit_append_now(st, ev, &err);
+		if (s == VULNID_OK)
+			s = audit_flush(st, cfg->audit_path, &err);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
+	}
+	printf("created instance in %s\n", cfg->dir);
+	printf("identifiers: %s-YYYY-NNNN\n", cfg->prefix);
+	printf("requests to: %s\n", cfg->request_address);
+	printf("configuration: %s\n", cfg->conf_path);
+	printf("robot key: %s\n", fpr);
+	vkey = note_key_vkey(log_key);
+	printf("log key: %s\n", vkey);
+	return EX_OK;
+}
+
 int
-cmd_init(const cli_global *g, int argc, char **argv)
+cmd_init(cli_ctx *ctx, int argc, char **argv)
 {
 	g_autofree char *prefix = NULL;
 	g_autofree char *domain = NULL;
@@ -51,13 +96,9 @@ cmd_init(const cli_global *g, int argc, char **argv)
 	g_autofree char *text = NULL;
 	g_autofree char *upper = NULL;
 	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
 	g_autoptr(GError) err = NULL;
 	vulnid_status s;
 	g_autofree char *key_algo = NULL;
-	g_autofree char *fpr = NULL;
-	g_autoptr(note_key) log_key = NULL;
-	g_autofree char *vkey = NULL;
 	GOptionEntry entries[] = {
 		{ "prefix", 0, 0, G_OPTION_ARG_STRING, &prefix, "identifier prefix (default VULN)", "P" },
 		{ "key-algo", 0, 0, G_OPTION_ARG_STRING, &key_algo,
@@ -67,7 +108,7 @@ cmd_init(const cli_global *g, int argc, char **argv)
 	};
 	const char *subdirs[] = { "tmp", "templates", "sent", "sent/tmp", "sent/new", "sent/cur" };
 
-	if (!cli_parse("DIR", "Create a vulnid instance in DIR.", entries, &argc, &argv))
+	if (!cli_parse(ctx, "DIR", "Create a vulnid instance in DIR.", entries, &argc, &argv))
 		return EX_USAGE;
 	if (argc != 2) {
 		fprintf(stderr, "vulnid: usage: vulnid init [--prefix P] [--domain D] DIR\n");
@@ -126,36 +167,5 @@ cmd_init(const cli_global *g, int argc, char **argv)
 			return EX_CANTCREAT;
 		}
 	}
-	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_CREATE, &st, &err);
-	if (s != VULNID_OK)
-		return cli_fail(s, err);
-	s = crypto_generate_robot_key(cfg->gnupg_home, cfg->request_address, key_algo, &fpr, &err);
-	if (s == VULNID_OK)
-		s = crypto_set_home(cfg->gnupg_home, &err);
-	/* The feed's log key, named by default (vulnid.conf(5) log_origin). */
-	if (s == VULNID_OK)
-		s = feedlog_key_open(cfg->dir, NULL, cfg->domain, cfg->prefix, fpr, &log_key, NULL, &err);
-	if (s != VULNID_OK)
-		return cli_fail(s, err);
-	{
-		g_autoptr(audit_event) ev = audit_event_new("init", NULL, NULL);
-
-		audit_event_str(ev, "prefix", cfg->prefix);
-		audit_event_str(ev, "fingerprint", fpr);
-		audit_event_str(ev, "domain", cfg->domain);
-		audit_event_str(ev, "version", PACKAGE_VERSION);
-		s = audit_append_now(st, ev, &err);
-		if (s == VULNID_OK)
-			s = audit_flush(st, cfg->audit_path, &err);
-		if (s != VULNID_OK)
-			return cli_fail(s, err);
-	}
-	printf("created instance in %s\n", dir);
-	printf("identifiers: %s-YYYY-NNNN\n", cfg->prefix);
-	printf("requests to: %s\n", cfg->request_address);
-	printf("configuration: %s\n", conf);
-	printf("robot key: %s\n", fpr);
-	vkey = note_key_vkey(log_key);
-	printf("log key: %s\n", vkey);
-	return EX_OK;
+	return init_database_and_keys(cfg, key_algo);
 }

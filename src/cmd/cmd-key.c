@@ -11,10 +11,10 @@
 #include "text.h"
 
 int
-cmd_key(const cli_global *g, int argc, char **argv)
+cmd_key(cli_ctx *ctx, int argc, char **argv)
 {
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
 	g_autoptr(GBytes) pub = NULL;
 	g_autofree char *fpr = NULL;
@@ -26,13 +26,13 @@ cmd_key(const cli_global *g, int argc, char **argv)
 	vulnid_status s;
 	int rc;
 
-	if (!cli_parse("export", "Print the robot's public OpenPGP key.", entries, &argc, &argv))
+	if (!cli_parse(ctx, "export", "Print the robot's public OpenPGP key.", entries, &argc, &argv))
 		return EX_USAGE;
 	if (argc != 2 || strcmp(argv[1], "export") != 0) {
 		fprintf(stderr, "vulnid: usage: vulnid key export [--fingerprint]\n");
 		return EX_USAGE;
 	}
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	s = crypto_robot_fingerprint(&fpr, &err);
@@ -95,31 +95,26 @@ keys_list(gboolean json)
 }
 
 int
-cmd_keys(const cli_global *g, int argc, char **argv)
+cmd_keys(cli_ctx *ctx, int argc, char **argv)
 {
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
-	gboolean json = FALSE;
-	GOptionEntry entries[] = {
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "list as JSON", NULL },
-		{ NULL }
-	};
 	int rc;
 
-	if (!cli_parse("import FILE | list", "Contributors' public keys in the robot's keyring.",
-		       entries, &argc, &argv))
+	if (!cli_parse(ctx, "import FILE | list", "Contributors' public keys in the robot's keyring.",
+		       NULL, &argc, &argv))
 		return EX_USAGE;
 	if (!(argc == 2 && strcmp(argv[1], "list") == 0) &&
 	    !(argc == 3 && strcmp(argv[1], "import") == 0)) {
 		fprintf(stderr, "vulnid: usage: vulnid keys import FILE | list [--json]\n");
 		return EX_USAGE;
 	}
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	if (strcmp(argv[1], "list") == 0)
-		return keys_list(json);
+		return keys_list(ctx->json);
 	{
 		g_autoptr(GPtrArray) fprs = NULL;
 		g_autoptr(GBytes) data = NULL;

@@ -13,7 +13,7 @@
 #include "text.h"
 
 int
-cmd_prove(const cli_global *g, int argc, char **argv)
+cmd_prove(cli_ctx *ctx, int argc, char **argv)
 {
 	gint64 old_size = -1;
 	GOptionEntry entries[] = {
@@ -26,8 +26,7 @@ cmd_prove(const cli_global *g, int argc, char **argv)
 	vulnid_status s;
 	guint proofs = 0;
 
-	(void) g;
-	if (!cli_parse("DIR ID | DIR --consistency SIZE",
+	if (!cli_parse(ctx, "DIR ID | DIR --consistency SIZE",
 		       "Print C2SP tlog-proofs of the lines of entry ID in the feed in DIR against its\n"
 		       "checkpoint, or a consistency proof (a tlog-witness add-checkpoint body).",
 		       entries, &argc, &argv))

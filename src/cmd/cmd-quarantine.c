@@ -119,16 +119,15 @@ one_row(const store_quarantine_row *r, gpointer data, GError **err)
 }
 
 int
-cmd_quarantine(const cli_global *g, int argc, char **argv)
+cmd_quarantine(cli_ctx *ctx, int argc, char **argv)
 {
 	gboolean json = FALSE, raw = FALSE;
 	GOptionEntry entries[] = {
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "list as JSON", NULL },
 		{ "raw", 0, 0, G_OPTION_ARG_NONE, &raw, "show: print the archived message itself", NULL },
 		{ NULL }
 	};
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
 	g_autoptr(JsonBuilder) b = json_builder_new();
 	quarantine_out o = { 0 };
@@ -137,8 +136,9 @@ cmd_quarantine(const cli_global *g, int argc, char **argv)
 	guint rows = 0;
 	int rc;
 
-	if (!cli_parse("list | show N", "Show mail that was set aside.", entries, &argc, &argv))
+	if (!cli_parse(ctx, "list | show N", "Show mail that was set aside.", entries, &argc, &argv))
 		return EX_USAGE;
+	json = ctx->json;
 	o.show = argc == 3 && strcmp(argv[1], "show") == 0;
 	if (!(argc == 2 && strcmp(argv[1], "list") == 0) && !o.show) {
 		fprintf(stderr, "vulnid: usage: vulnid quarantine list [--json] | show N [--raw]\n");
@@ -148,7 +148,7 @@ cmd_quarantine(const cli_global *g, int argc, char **argv)
 		fprintf(stderr, "vulnid: '%s' is not a quarantine number\n", argv[2]);
 		return EX_USAGE;
 	}
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	o.st = st;

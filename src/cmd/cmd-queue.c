@@ -131,21 +131,20 @@ cli_queue_run(const vulnid_config *cfg, store *st, gboolean force)
 }
 
 int
-cmd_queue(const cli_global *g, int argc, char **argv)
+cmd_queue(cli_ctx *ctx, int argc, char **argv)
 {
-	gboolean json = FALSE, force = FALSE;
+	gboolean force = FALSE;
 	GOptionEntry entries[] = {
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "list: as JSON", NULL },
 		{ "force", 0, 0, G_OPTION_ARG_NONE, &force, "run: also items whose retry time has not come", NULL },
 		{ NULL }
 	};
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
 	gint64 id = 0;
 	int rc;
 
-	if (!cli_parse("list|run|retry ID", "Show, deliver or retry the outgoing mail queue.",
+	if (!cli_parse(ctx, "list|run|retry ID", "Show, deliver or retry the outgoing mail queue.",
 		       entries, &argc, &argv))
 		return EX_USAGE;
 	if (!(argc == 2 && (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "run") == 0)) &&
@@ -154,16 +153,16 @@ cmd_queue(const cli_global *g, int argc, char **argv)
 		fprintf(stderr, "vulnid: usage: vulnid queue list [--json] | run [--force] | retry ID\n");
 		return EX_USAGE;
 	}
-	if ((json && strcmp(argv[1], "list") != 0) || (force && strcmp(argv[1], "run") != 0)) {
-		fprintf(stderr, "vulnid: %s is for queue %s only\n", json ? "--json" : "--force",
-			json ? "list" : "run");
+	if ((ctx->json && strcmp(argv[1], "list") != 0) || (force && strcmp(argv[1], "run") != 0)) {
+		fprintf(stderr, "vulnid: %s is for queue %s only\n", ctx->json ? "--json" : "--force",
+			ctx->json ? "list" : "run");
 		return EX_USAGE;
 	}
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	if (strcmp(argv[1], "list") == 0)
-		return queue_list(st, json);
+		return queue_list(st, ctx->json);
 	if (strcmp(argv[1], "retry") == 0) {
 		vulnid_status s = outbox_retry(st, id, &err);
 

@@ -12,23 +12,22 @@
 #include "text.h"
 
 int
-cmd_show(const cli_global *g, int argc, char **argv)
+cmd_show(cli_ctx *ctx, int argc, char **argv)
 {
-	gboolean json = FALSE, private = FALSE;
+	gboolean private = FALSE;
 	GOptionEntry entries[] = {
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "print JSON (doc/vulnid-json.7)", NULL },
 		{ "private", 0, 0, G_OPTION_ARG_NONE, &private,
 		  "the operator's view: embargoed content unsealed, every address shown", NULL },
 		{ NULL }
 	};
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(entry) e = NULL;
 	g_autoptr(GError) err = NULL;
 	vulnid_status s;
 	int rc;
 
-	if (!cli_parse("ID", "Show an entry and its records (the public view unless --private).",
+	if (!cli_parse(ctx, "ID", "Show an entry and its records (the public view unless --private).",
 		       entries, &argc, &argv))
 		return EX_USAGE;
 	if (argc != 2) {
@@ -39,7 +38,7 @@ cmd_show(const cli_global *g, int argc, char **argv)
 		fprintf(stderr, "vulnid: '%s' is not an identifier PREFIX-YYYY-NNNN\n", argv[1]);
 		return EX_USAGE;
 	}
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	s = entry_load(st, argv[1], &e, &err);
@@ -52,7 +51,7 @@ cmd_show(const cli_global *g, int argc, char **argv)
 		g_autoptr(entry_view) v = entry_view_new(e, private ? AUDIENCE_OPERATOR : AUDIENCE_PUBLIC,
 							 G_MAXINT64, now);
 
-		if (json) {
+		if (ctx->json) {
 			g_autoptr(JsonNode) n = render_json(v);
 
 			cli_print_json(n);
@@ -66,17 +65,15 @@ cmd_show(const cli_global *g, int argc, char **argv)
 }
 
 int
-cmd_list(const cli_global *g, int argc, char **argv)
+cmd_list(cli_ctx *ctx, int argc, char **argv)
 {
-	gboolean json = FALSE;
 	gint year = 0;
 	GOptionEntry entries[] = {
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "print JSON", NULL },
 		{ "year", 0, 0, G_OPTION_ARG_INT, &year, "only entries of year Y", "Y" },
 		{ NULL }
 	};
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GPtrArray) ids = NULL;
 	g_autoptr(GError) err = NULL;
 	g_autoptr(JsonArray) arr = json_array_new();
@@ -84,13 +81,13 @@ cmd_list(const cli_global *g, int argc, char **argv)
 	vulnid_status s;
 	int rc;
 
-	if (!cli_parse("", "List entries, oldest first.", entries, &argc, &argv))
+	if (!cli_parse(ctx, "", "List entries, oldest first.", entries, &argc, &argv))
 		return EX_USAGE;
 	if (argc != 1 || year < 0 || year > 9999) {
 		fprintf(stderr, "vulnid: usage: vulnid list [--year Y] [--json]\n");
 		return EX_USAGE;
 	}
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	s = entry_list_ids(st, year, &ids, &err);
@@ -106,7 +103,7 @@ cmd_list(const cli_global *g, int argc, char **argv)
 		/* the operator's list, of what anyone may know: no sealed
 		 * content is read */
 		v = entry_view_new(e, AUDIENCE_MODERATOR, G_MAXINT64, now);
-		if (json)
+		if (ctx->json)
 			json_array_add_object_element(arr, render_list_json(v));
 		else {
 			g_autofree char *clean = text_clean_line(entry_view_title(v), 0);
@@ -114,7 +111,7 @@ cmd_list(const cli_global *g, int argc, char **argv)
 			printf("%s  %s  %-9s  %s\n", e->id, e->created, entry_state_str(v->facts->state), clean);
 		}
 	}
-	if (json) {
+	if (ctx->json) {
 		g_autoptr(JsonNode) n = json_node_new(JSON_NODE_ARRAY);
 
 		json_node_set_array(n, arr);

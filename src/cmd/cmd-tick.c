@@ -9,23 +9,23 @@
 #include "notify.h"
 
 int
-cmd_tick(const cli_global *g, int argc, char **argv)
+cmd_tick(cli_ctx *ctx, int argc, char **argv)
 {
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
 	vulnid_status s;
 	guint digests = 0, released = 0;
 	int rc;
 
-	if (!cli_parse("", "Run what is due: embargoes that end, the daily announcement\n"
+	if (!cli_parse(ctx, "", "Run what is due: embargoes that end, the daily announcement\n"
 		       "digest, then the outgoing queue.", NULL, &argc, &argv))
 		return EX_USAGE;
 	if (argc != 1) {
 		fprintf(stderr, "vulnid: usage: vulnid tick\n");
 		return EX_USAGE;
 	}
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	s = embargo_release_due(st, cfg, &released, &err);

@@ -145,17 +145,17 @@ vendor_print(const vendor *v)
 }
 
 static int
-vendor_cmd_list(const cli_global *g, gboolean json)
+vendor_cmd_list(cli_ctx *ctx, gboolean json)
 {
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GPtrArray) list = NULL;
 	g_autoptr(GError) err = NULL;
 	g_autoptr(JsonBuilder) b = json_builder_new();
 	vulnid_status s;
 	int rc;
 
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	s = vendor_list(st, &list, &err);
@@ -182,16 +182,16 @@ vendor_cmd_list(const cli_global *g, gboolean json)
 }
 
 static int
-vendor_cmd_show(const cli_global *g, const char *name, gboolean json)
+vendor_cmd_show(cli_ctx *ctx, const char *name, gboolean json)
 {
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(vendor) v = NULL;
 	g_autoptr(GError) err = NULL;
 	vulnid_status s;
 	int rc;
 
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	s = vendor_find(st, name, &v, &err);
@@ -231,15 +231,15 @@ typedef vulnid_status (*change_fn)(store *st, change *c, GError **err);
  * to audit.log.  A failed flush is not the change's failure: the next
  * command (or `vulnid audit flush`) catches the file up. */
 static int
-run_change(const cli_global *g, change_fn fn, change *c)
+run_change(cli_ctx *ctx, change_fn fn, change *c)
 {
-	g_autoptr(vulnid_config) cfg = NULL;
-	g_autoptr(store) st = NULL;
+	vulnid_config *cfg = NULL;
+	store *st = NULL;
 	g_autoptr(GError) err = NULL;
 	vulnid_status s;
 	int rc;
 
-	rc = cli_open(g, STORE_OPEN_EXISTING, &cfg, &st);
+	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	s = store_begin(st, &err);
@@ -504,7 +504,7 @@ read_bounded(const char *path, gsize max, GString *out, GError **err)
 }
 
 static int
-vendor_cmd_import(const cli_global *g, const char *domain, const char *path)
+vendor_cmd_import(cli_ctx *ctx, const char *domain, const char *path)
 {
 	g_autoptr(GString) data = g_string_new(NULL);
 	g_autoptr(GString) rep = g_string_new(NULL);
@@ -529,7 +529,7 @@ vendor_cmd_import(const cli_global *g, const char *domain, const char *path)
 	for (guint i = 0; i < t->warnings->len; i++)
 		put_masked(stderr, "vulnid: warning: ", g_ptr_array_index(t->warnings, i));
 	c.stxt = t;
-	return run_change(g, do_import, &c);
+	return run_change(ctx, do_import, &c);
 }
 
 /* ---- the command ---------------------------------------------------------- */
@@ -538,11 +538,15 @@ vendor_cmd_import(const cli_global *g, const char *domain, const char *path)
  * with a dash ("vulnid vendor domain X -- -bad.example"); it has done
  * its work then, so the first one left is only the separator. */
 static gboolean
-parse_args(const char *usage_line, const char *summary, GOptionEntry *entries,
+parse_args(cli_ctx *ctx, const char *usage_line, const char *summary, GOptionEntry *entries,
 	   int *argc, char ***argv)
 {
-	if (!cli_parse(usage_line, summary, entries, argc, argv))
+	if (!cli_parse(ctx, usage_line, summary, entries, argc, argv))
 		return FALSE;
+	if (ctx->json && strcmp(usage_line, "list") != 0 && strcmp(usage_line, "show NAME") != 0) {
+		fprintf(stderr, "vulnid: --json is for vendor list and show only\n");
+		return FALSE;
+	}
 	for (int i = 1; i < *argc; i++)
 		if (strcmp((*argv)[i], "--") == 0) {
 			memmove(*argv + i, *argv + i + 1, (size_t) (*argc - i) * sizeof(char *));
@@ -552,10 +556,10 @@ parse_args(const char *usage_line, const char *summary, GOptionEntry *entries,
 	return TRUE;
 }
 
-int
-cmd_vendor(const cli_global *g, int argc, char **argv)
+/* vulnid vendor add [--alias A] [--domain D] [--contact ADDR] [--notes TEXT] NAME */
+static int
+vendor_cmd_add(cli_ctx *ctx, int sargc, char **sargv)
 {
-	gboolean json = FALSE;
 	g_auto(GStrv) aliases = NULL;
 	g_auto(GStrv) domains = NULL;
 	g_auto(GStrv) contacts = NULL;
@@ -567,10 +571,25 @@ cmd_vendor(const cli_global *g, int argc, char **argv)
 		{ "notes", 0, 0, G_OPTION_ARG_STRING, &notes, "free text for operators", "TEXT" },
 		{ NULL }
 	};
-	GOptionEntry json_entries[] = {
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "print JSON", NULL },
-		{ NULL }
-	};
+	g_autoptr(GString) rep = g_string_new(NULL);
+	change c = { 0 };
+
+	if (!parse_args(ctx, "add NAME", "Add a vendor to the directory.", add_entries, &sargc, &sargv))
+		return EX_USAGE;
+	if (sargc != 2)
+		return usage();
+	c.name = sargv[1];
+	c.notes = notes;
+	c.aliases = aliases;
+	c.domains = domains;
+	c.contacts = contacts;
+	c.report = rep;
+	return run_change(ctx, do_add, &c);
+}
+
+int
+cmd_vendor(cli_ctx *ctx, int argc, char **argv)
+{
 	static const struct {
 		const char *name;
 		int nargs;		/* after the subcommand */
@@ -600,47 +619,34 @@ cmd_vendor(const cli_global *g, int argc, char **argv)
 	sargc = argc - 1;
 	sargv = argv + 1;
 
-	if (strcmp(sub, "add") == 0) {
-		change c = { 0 };
-
-		if (!parse_args("add NAME", "Add a vendor to the directory.", add_entries, &sargc, &sargv))
-			return EX_USAGE;
-		if (sargc != 2)
-			return usage();
-		c.name = sargv[1];
-		c.notes = notes;
-		c.aliases = aliases;
-		c.domains = domains;
-		c.contacts = contacts;
-		c.report = rep;
-		return run_change(g, do_add, &c);
-	}
+	if (strcmp(sub, "add") == 0)
+		return vendor_cmd_add(ctx, sargc, sargv);
 	if (strcmp(sub, "list") == 0 || strcmp(sub, "show") == 0) {
 		gboolean show = strcmp(sub, "show") == 0;
 
-		if (!parse_args(show ? "show NAME" : "list",
+		if (!parse_args(ctx, show ? "show NAME" : "list",
 			       show ? "Show a vendor (by name or alias)." : "List the vendors by name.",
-			       json_entries, &sargc, &sargv))
+			       NULL, &sargc, &sargv))
 			return EX_USAGE;
 		if (sargc != (show ? 2 : 1))
 			return usage();
-		return show ? vendor_cmd_show(g, sargv[1], json) : vendor_cmd_list(g, json);
+		return show ? vendor_cmd_show(ctx, sargv[1], ctx->json) : vendor_cmd_list(ctx, ctx->json);
 	}
 	if (strcmp(sub, "import-securitytxt") == 0) {
-		if (!parse_args("import-securitytxt DOMAIN FILE",
+		if (!parse_args(ctx, "import-securitytxt DOMAIN FILE",
 			       "Add the mail contacts of DOMAIN's RFC 9116 security.txt (FILE, - for\n"
 			       "standard input) to the vendor owning DOMAIN.", NULL, &sargc, &sargv))
 			return EX_USAGE;
 		if (sargc != 3)
 			return usage();
-		return vendor_cmd_import(g, sargv[1], sargv[2]);
+		return vendor_cmd_import(ctx, sargv[1], sargv[2]);
 	}
 	for (gsize i = 0; i < G_N_ELEMENTS(simple); i++) {
 		change c = { 0 };
 
 		if (strcmp(sub, simple[i].name) != 0)
 			continue;
-		if (!parse_args(simple[i].args, "Change a vendor of the directory.", NULL, &sargc, &sargv))
+		if (!parse_args(ctx, simple[i].args, "Change a vendor of the directory.", NULL, &sargc, &sargv))
 			return EX_USAGE;
 		if (sargc != simple[i].nargs + 1)
 			return usage();
@@ -649,7 +655,7 @@ cmd_vendor(const cli_global *g, int argc, char **argv)
 		c.op = simple[i].op;
 		c.done = simple[i].done;
 		c.report = rep;
-		return run_change(g, simple[i].fn, &c);
+		return run_change(ctx, simple[i].fn, &c);
 	}
 	if (strcmp(sub, "help") != 0 && strcmp(sub, "--help") != 0 && strcmp(sub, "-h") != 0) {
 		g_autofree char *m = text_mask_controls(sub);

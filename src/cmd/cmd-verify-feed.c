@@ -179,8 +179,110 @@ witness_key_free(gpointer p)
 	note_key_free(p);
 }
 
+/* Only the log's checkpoint (and its witnesses), with the log key. */
+static int
+verify_checkpoint_only(const char *dir, const note_key *log_key, feedlog_policy *pol)
+{
+	g_autoptr(GError) err = NULL;
+	feedlog_result lr = { 0 };
+	vulnid_status s;
+
+	s = feedlog_verify_checkpoint(dir, log_key, pol, &lr, &err);
+	if (s != VULNID_OK) {
+		g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));
+
+		fprintf(stderr, "vulnid: %s\n", m);
+		feedlog_result_clear(&lr);
+		return EX_DATAERR;
+	}
+	print_log(stdout, dir, &lr);
+	fprintf(stdout, "%s: %u tiles read\n", dir, lr.tiles_read);
+	feedlog_result_clear(&lr);
+	return EX_OK;
+}
+
+/* The whole feed against the robot's key (and its log, when it has one). */
+static int
+verify_whole_feed(const char *dir, const char *key_path, gint64 since, gint64 max_line, const char *previous,
+		  feedlog_policy *pol)
+{
+	g_autoptr(GError) err = NULL;
+	g_autofree char *contents = NULL;
+	g_autofree char *tmp = NULL;
+	g_autofree char *home = NULL;
+	g_autofree char *cp_path = NULL;
+	g_autoptr(GBytes) key = NULL;
+	feed_verify_result res = { 0 };
+	feed_verify_opts o = { 0 };
+	feedlog_result lr = { 0 };
+	line_ctx lc = { 0 };
+	gboolean has_log = FALSE;
+	gsize len = 0;
+	vulnid_status s;
+	GStatBuf sb;
+
+	if (g_stat(key_path, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > MAX_KEY_FILE ||
+	    !g_file_get_contents(key_path, &contents, &len, &err)) {
+		fprintf(stderr, "vulnid: cannot read key '%s': %s\n", key_path,
+			err != NULL ? err->message : errno != 0 ? g_strerror(errno) : "not a small regular file");
+		return EX_NOINPUT;
+	}
+	key = g_bytes_new_take(g_steal_pointer(&contents), len);
+
+	/* A keyring of our own, thrown away afterwards: the signature is
+	 * checked against the given key only. */
+	tmp = g_dir_make_tmp("vulnid-verify-XXXXXX", &err);
+	if (tmp == NULL)
+		return cli_fail(VULNID_ERR_IO, err);
+	home = g_build_filename(tmp, "gnupg", NULL);
+	if (g_mkdir(home, 0700) < 0) {
+		remove_tree(tmp, 2);
+		fprintf(stderr, "vulnid: cannot create '%s': %s\n", home, g_strerror(errno));
+		return EX_CANTCREAT;
+	}
+	cp_path = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
+	has_log = g_file_test(cp_path, G_FILE_TEST_EXISTS) || g_file_test(cp_path, G_FILE_TEST_IS_SYMLINK);
+	s = crypto_set_home(home, &err);
+	o.max_line = (gsize) max_line;
+	/* Every line, in log order, for the log; those after --since printed. */
+	o.since = has_log ? 0 : since;
+	o.previous = previous;
+	lc = (line_ctx) { dir, key, &res, since, NULL, NULL, NULL };
+	if (s == VULNID_OK)
+		s = feed_verify(dir, key, &o, has_log || since >= 0 ? on_line : NULL, &lc, &res, &err);
+	if (s == VULNID_OK && !has_log && res.log_origin != NULL)
+		s = vulnid_fail(&err, VULNID_ERR_CORRUPT, "'%s': missing, but HEAD.json names a checkpoint", cp_path);
+	if (s == VULNID_OK && has_log)
+		s = verify_log(&lc, &res, pol, &lr, &err);
+	remove_tree(tmp, 2);
+	feedlog_checker_free(lc.checker);
+	note_key_free(lc.log_key);
+	g_clear_error(&lc.err);
+	if (s == VULNID_OK && !has_log && (pol->previous != NULL || pol->witnesses->len > 0))
+		s = vulnid_fail(&err, VULNID_ERR_CORRUPT, "'%s' has no transparency log (no checkpoint)", dir);
+	if (s != VULNID_OK) {
+		g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));
+
+		fprintf(stderr, "vulnid: %s\n", m);
+		feed_verify_result_clear(&res);
+		feedlog_result_clear(&lr);
+		return cli_exit(s);
+	}
+	fprintf(since >= 0 ? stderr : stdout,
+		"%s: feed verified: %" G_GUINT64_FORMAT " lines in %u years, %" G_GUINT64_FORMAT " entries"
+		" (%" G_GUINT64_FORMAT " under embargo, %" G_GUINT64_FORMAT " released and matching"
+		" their commitments), signed by %s at %s, pos %" G_GINT64_FORMAT "\n",
+		dir, res.lines, res.years, res.entries, res.embargoed, res.released, res.robot, res.time,
+		res.pos);
+	if (has_log)
+		print_log(since >= 0 ? stderr : stdout, dir, &lr);
+	feed_verify_result_clear(&res);
+	feedlog_result_clear(&lr);
+	return EX_OK;
+}
+
 int
-cmd_verify_feed(const cli_global *g, int argc, char **argv)
+cmd_verify_feed(cli_ctx *ctx, int argc, char **argv)
 {
 	g_autofree char *key_path = NULL;
 	g_autofree char *previous = NULL;
@@ -219,26 +321,13 @@ cmd_verify_feed(const cli_global *g, int argc, char **argv)
 		{ NULL }
 	};
 	g_autoptr(GError) err = NULL;
-	g_autofree char *contents = NULL;
-	g_autofree char *tmp = NULL;
-	g_autofree char *home = NULL;
-	g_autofree char *cp_path = NULL;
-	g_autoptr(GBytes) key = NULL;
 	g_autoptr(note_key) log_key = NULL;
 	g_autoptr(GPtrArray) witnesses = g_ptr_array_new_with_free_func(witness_key_free);
 	g_autoptr(GPtrArray) cosigned_paths = g_ptr_array_new();
-	feed_verify_result res = { 0 };
-	feed_verify_opts o = { 0 };
 	feedlog_policy pol = { 0 };
-	feedlog_result lr = { 0 };
-	line_ctx lc = { 0 };
-	gboolean has_log = FALSE;
-	gsize len = 0;
 	vulnid_status s;
-	GStatBuf sb;
 
-	(void) g;
-	if (!cli_parse("DIR --key FILE | DIR --log-key VKEY | --proof FILE --log-key VKEY",
+	if (!cli_parse(ctx, "DIR --key FILE | DIR --log-key VKEY | --proof FILE --log-key VKEY",
 		       "Verify a vulnid feed (vulnid-feed(5)): the signature on HEAD.json, every hash\n"
 		       "chain, every record hash and every embargo commitment, and its transparency log;\n"
 		       "or only the log's checkpoint, or proofs of inclusion and consistency.",
@@ -280,76 +369,7 @@ cmd_verify_feed(const cli_global *g, int argc, char **argv)
 	}
 	if (argc == 1)
 		return verify_offline(proof, consistency, log_key, &pol);
-	if (key_path == NULL) {
-		s = feedlog_verify_checkpoint(argv[1], log_key, &pol, &lr, &err);
-		if (s != VULNID_OK) {
-			g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));
-
-			fprintf(stderr, "vulnid: %s\n", m);
-			feedlog_result_clear(&lr);
-			return EX_DATAERR;
-		}
-		print_log(stdout, argv[1], &lr);
-		fprintf(stdout, "%s: %u tiles read\n", argv[1], lr.tiles_read);
-		feedlog_result_clear(&lr);
-		return EX_OK;
-	}
-	if (g_stat(key_path, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > MAX_KEY_FILE ||
-	    !g_file_get_contents(key_path, &contents, &len, &err)) {
-		fprintf(stderr, "vulnid: cannot read key '%s': %s\n", key_path,
-			err != NULL ? err->message : errno != 0 ? g_strerror(errno) : "not a small regular file");
-		return EX_NOINPUT;
-	}
-	key = g_bytes_new_take(g_steal_pointer(&contents), len);
-
-	/* A keyring of our own, thrown away afterwards: the signature is
-	 * checked against the given key only. */
-	tmp = g_dir_make_tmp("vulnid-verify-XXXXXX", &err);
-	if (tmp == NULL)
-		return cli_fail(VULNID_ERR_IO, err);
-	home = g_build_filename(tmp, "gnupg", NULL);
-	if (g_mkdir(home, 0700) < 0) {
-		remove_tree(tmp, 2);
-		fprintf(stderr, "vulnid: cannot create '%s': %s\n", home, g_strerror(errno));
-		return EX_CANTCREAT;
-	}
-	cp_path = g_build_filename(argv[1], FEEDLOG_CHECKPOINT, NULL);
-	has_log = g_file_test(cp_path, G_FILE_TEST_EXISTS) || g_file_test(cp_path, G_FILE_TEST_IS_SYMLINK);
-	s = crypto_set_home(home, &err);
-	o.max_line = (gsize) max_line;
-	/* Every line, in log order, for the log; those after --since printed. */
-	o.since = has_log ? 0 : since;
-	o.previous = previous;
-	lc = (line_ctx) { argv[1], key, &res, since, NULL, NULL, NULL };
-	if (s == VULNID_OK)
-		s = feed_verify(argv[1], key, &o, has_log || since >= 0 ? on_line : NULL, &lc, &res, &err);
-	if (s == VULNID_OK && !has_log && res.log_origin != NULL)
-		s = vulnid_fail(&err, VULNID_ERR_CORRUPT, "'%s': missing, but HEAD.json names a checkpoint", cp_path);
-	if (s == VULNID_OK && has_log)
-		s = verify_log(&lc, &res, &pol, &lr, &err);
-	remove_tree(tmp, 2);
-	feedlog_checker_free(lc.checker);
-	note_key_free(lc.log_key);
-	g_clear_error(&lc.err);
-	if (s == VULNID_OK && !has_log && (prev_cp != NULL || witnesses->len > 0))
-		s = vulnid_fail(&err, VULNID_ERR_CORRUPT, "'%s' has no transparency log (no checkpoint)", argv[1]);
-	if (s != VULNID_OK) {
-		g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));
-
-		fprintf(stderr, "vulnid: %s\n", m);
-		feed_verify_result_clear(&res);
-		feedlog_result_clear(&lr);
-		return cli_exit(s);
-	}
-	fprintf(since >= 0 ? stderr : stdout,
-		"%s: feed verified: %" G_GUINT64_FORMAT " lines in %u years, %" G_GUINT64_FORMAT " entries"
-		" (%" G_GUINT64_FORMAT " under embargo, %" G_GUINT64_FORMAT " released and matching"
-		" their commitments), signed by %s at %s, pos %" G_GINT64_FORMAT "\n",
-		argv[1], res.lines, res.years, res.entries, res.embargoed, res.released, res.robot, res.time,
-		res.pos);
-	if (has_log)
-		print_log(since >= 0 ? stderr : stdout, argv[1], &lr);
-	feed_verify_result_clear(&res);
-	feedlog_result_clear(&lr);
-	return EX_OK;
+	if (key_path == NULL)
+		return verify_checkpoint_only(argv[1], log_key, &pol);
+	return verify_whole_feed(argv[1], key_path, since, max_line, previous, &pol);
 }

@@ -42,9 +42,9 @@ fail(vulnid_status s, GError *err)
 }
 
 static char *
-default_state(const cli_global *g)
+default_state(cli_ctx *ctx)
 {
-	g_autofree char *conf = config_locate(g->conf);
+	g_autofree char *conf = config_locate(ctx->conf);
 	g_autoptr(vulnid_config) cfg = NULL;
 
 	if (conf == NULL || config_load(conf, &cfg, NULL) != VULNID_OK)
@@ -114,7 +114,7 @@ cosign_feed(const witness *w, const note_key *log_key, const char *feed, const c
 }
 
 int
-cmd_witness(const cli_global *g, int argc, char **argv)
+cmd_witness(cli_ctx *ctx, int argc, char **argv)
 {
 	g_autofree char *state = NULL;
 	g_autofree char *log_vkey = NULL;
@@ -135,7 +135,7 @@ cmd_witness(const cli_global *g, int argc, char **argv)
 	vulnid_status s;
 	gboolean created = FALSE;
 
-	if (!cli_parse("init NAME | key | add-checkpoint [FILE] | cosign-feed FEED",
+	if (!cli_parse(ctx, "init NAME | key | add-checkpoint [FILE] | cosign-feed FEED",
 		       "Cosign other logs' checkpoints after checking them consistent with the last\n"
 		       "one cosigned (C2SP tlog-witness, tlog-cosignature).", entries, &argc, &argv))
 		return EX_USAGE;
@@ -148,7 +148,7 @@ cmd_witness(const cli_global *g, int argc, char **argv)
 		return EX_USAGE;
 	}
 	if (state == NULL)
-		state = default_state(g);
+		state = default_state(ctx);
 	if (state == NULL) {
 		fprintf(stderr, "vulnid: no instance: name the witness's directory with --state\n");
 		return EX_USAGE;

@@ -1,4 +1,4 @@
-/* vulnid - the operator's command: init, show, list, queue, quarantine, audit */
+/* vulnid - the operator's command: the table of commands and the dispatcher */
 #include "autoconfig.h"
 
 #include <locale.h>
@@ -9,46 +9,77 @@
 #include "crypto.h"
 #include "message.h"
 
-static const cli_command commands[] = {
-	{ "init", cmd_init, "create an instance: vulnid init [--prefix P] [--domain D] [--key-algo A] DIR" },
-	{ "show", cmd_show, "show an entry: vulnid show ID [--json] [--private]" },
-	{ "list", cmd_list, "list entries: vulnid list [--year Y] [--json]" },
-	{ "queue", cmd_queue, "outgoing mail: vulnid queue list [--json] | run [--force] | retry N" },
-	{ "quarantine", cmd_quarantine, "set-aside mail: vulnid quarantine list [--json] | show N [--raw]" },
-	{ "audit", cmd_audit, "audit log: vulnid audit verify | flush | repair" },
-	{ "vendor", cmd_vendor, "vendors directory: vulnid vendor add|list|show|alias|domain|contact|remove-contact|key|import-securitytxt" },
-	{ "tick", cmd_tick, "time-based work for cron or a timer: vulnid tick" },
-	{ "key", cmd_key, "the robot's OpenPGP key: vulnid key export [--fingerprint]" },
-	{ "keys", cmd_keys, "contributors' keys: vulnid keys import FILE | list [--json]" },
-	{ "export", cmd_export, "publish: vulnid export feed DIR | osv DIR | mbox FILE | html DIR" },
-	{ "verify-feed", cmd_verify_feed, "check a published feed: vulnid verify-feed DIR --key robot.asc" },
-	{ "prove", cmd_prove, "proofs from a feed's log: vulnid prove DIR ID | DIR --consistency SIZE" },
-	{ "witness", cmd_witness, "cosign logs: vulnid witness [--state DIR] init NAME | key | add-checkpoint | cosign-feed" },
-	{ "backup", cmd_backup, "online copy of the database: vulnid backup [--force] FILE" },
+#define I CLI_INSTANCE
+#define W CLI_WRITES
+#define J CLI_JSON
+
+/* Every command, its flags and its line of vulnid --help (which the bash
+ * completion reads; T015 checks vulnid(8) and the completion against it).
+ * Commands that read an instance but open it read-write migrate an older
+ * database forward, as they always have; backup and export never take
+ * the write lock. */
+const cli_command cli_commands[] = {
+	{ "init", cmd_init, 0, "create an instance: vulnid init [--prefix P] [--domain D] [--key-algo A] DIR" },
+	{ "show", cmd_show, I | W | J, "show an entry: vulnid show ID [--json] [--private]" },
+	{ "list", cmd_list, I | W | J, "list entries: vulnid list [--year Y] [--json]" },
+	{ "queue", cmd_queue, I | W | J, "outgoing mail: vulnid queue list [--json] | run [--force] | retry N" },
+	{ "quarantine", cmd_quarantine, I | W | J, "set-aside mail: vulnid quarantine list [--json] | show N [--raw]" },
+	{ "audit", cmd_audit, I | W, "audit log: vulnid audit verify | flush | repair" },
+	{ "vendor", cmd_vendor, I | W | J, "vendors directory: vulnid vendor add|list|show|alias|domain|contact|remove-contact|key|import-securitytxt" },
+	{ "tick", cmd_tick, I | W, "time-based work for cron or a timer: vulnid tick" },
+	{ "key", cmd_key, I | W, "the robot's OpenPGP key: vulnid key export [--fingerprint]" },
+	{ "keys", cmd_keys, I | W | J, "contributors' keys: vulnid keys import FILE | list [--json]" },
+	{ "export", cmd_export, I, "publish: vulnid export feed DIR | osv DIR | mbox FILE | html DIR" },
+	{ "verify-feed", cmd_verify_feed, 0, "check a published feed: vulnid verify-feed DIR --key robot.asc" },
+	{ "prove", cmd_prove, 0, "proofs from a feed's log: vulnid prove DIR ID | DIR --consistency SIZE" },
+	{ "witness", cmd_witness, 0, "cosign logs: vulnid witness [--state DIR] init NAME | key | add-checkpoint | cosign-feed" },
+	{ "backup", cmd_backup, I, "online copy of the database: vulnid backup [--force] FILE" },
+	{ "config", cmd_config, 0, "the configuration keys of vulnid.conf(5): vulnid config keys" },
 };
+const gsize cli_n_commands = G_N_ELEMENTS(cli_commands);
+
+#undef I
+#undef W
+#undef J
 
 static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: vulnid [-c CONF] COMMAND [ARGS]\n\ncommands:\n");
-	for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
-		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
+	for (gsize i = 0; i < cli_n_commands; i++)
+		fprintf(f, "  %-11s %s\n", cli_commands[i].name, cli_commands[i].summary);
 	fprintf(f, "\nThe instance is found by -c DIR/vulnid.conf or $VULNID_CONF.\n");
+}
+
+/* One command, with what its flags ask for done around it. */
+static int
+run(const cli_command *cmd, const char *conf, int argc, char **argv)
+{
+	cli_ctx c = { conf, cmd, FALSE, NULL, NULL };
+	int rc;
+
+	crypto_preinit();
+	message_init();
+	rc = cmd->run(&c, argc, argv);
+	g_clear_pointer(&c.st, store_close);
+	g_clear_pointer(&c.cfg, config_free);
+	message_shutdown();
+	return rc;
 }
 
 int
 main(int argc, char **argv)
 {
-	cli_global g = { NULL };
-	int i = 1, rc;
+	const char *conf = NULL;
+	int i = 1;
 
 	setlocale(LC_ALL, "");
 	while (i < argc && argv[i][0] == '-') {
 		if ((strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) && i + 1 < argc) {
-			g.conf = argv[i + 1];
+			conf = argv[i + 1];
 			i += 2;
 		} else if (g_str_has_prefix(argv[i], "--config=")) {
-			g.conf = argv[i] + strlen("--config=");
+			conf = argv[i] + strlen("--config=");
 			i++;
 		} else if (strcmp(argv[i], "--version") == 0) {
 			printf("vulnid %s\n", PACKAGE_VERSION);
@@ -70,14 +101,9 @@ main(int argc, char **argv)
 		usage(stdout);
 		return EX_OK;
 	}
-	for (gsize k = 0; k < G_N_ELEMENTS(commands); k++)
-		if (strcmp(argv[i], commands[k].name) == 0) {
-			crypto_preinit();
-			message_init();
-			rc = commands[k].run(&g, argc - i, argv + i);
-			message_shutdown();
-			return rc;
-		}
+	for (gsize k = 0; k < cli_n_commands; k++)
+		if (strcmp(argv[i], cli_commands[k].name) == 0)
+			return run(&cli_commands[k], conf, argc - i, argv + i);
 	fprintf(stderr, "vulnid: unknown command '%s'\n", argv[i]);
 	usage(stderr);
 	return EX_USAGE;

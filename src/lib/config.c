@@ -1,4 +1,6 @@
-/* config.c - read vulnid.conf; every key has a default and a comment here */
+/* config.c - read vulnid.conf: one table of keys, from which loading,
+ * validation, the file `vulnid init` writes and `vulnid config keys` (which
+ * the test suite checks vulnid.conf(5) against) are all derived */
 #include "autoconfig.h"
 
 #include <string.h>
@@ -10,234 +12,348 @@
 #include "owner.h"
 #include "transport.h"
 
-/* The one table of configuration keys: defaults for loading, and the text
- * of the file `vulnid init` writes. */
-typedef struct {
+typedef enum {
+	CK_STRING,	/* char *, stripped; an optional check */
+	CK_INT,		/* gint64, decimal, from min to max */
+	CK_OCTAL,	/* gint64, octal (a file mode), from min to max */
+	CK_BOOL,	/* gboolean: yes, no, true or false */
+	CK_CHOICE,	/* char *, one of the words of choices */
+	CK_LIST,	/* char **, comma-separated, each item checked (and maybe rewritten) */
+	CK_NETS,	/* GPtrArray of GInetAddressMask, comma-separated */
+} config_type;
+
+static const char *const type_names[] = { "string", "int", "octal", "bool", "choice", "list", "networks" };
+
+typedef struct config_key config_key;
+
+/* A string value's check: may replace *value (it owns it). */
+typedef vulnid_status (*config_check)(const config_key *k, char **value, GError **err);
+
+struct config_key {
 	const char *group;
 	const char *key;
-	const char *def;	/* NULL: filled in by init */
-	const char *comment;
-} config_key;
+	config_type type;
+	gint64 min, max;	/* CK_INT, CK_OCTAL */
+	const char *def;	/* NULL: required (filled in by vulnid init) */
+	gsize offset;		/* of the field in vulnid_config */
+	config_check check;	/* CK_STRING: the value; CK_LIST: each item */
+	const char *choices;	/* CK_CHOICE: comma-separated */
+	const char *doc;	/* the comment vulnid init writes */
+};
 
+static gboolean config_local_part_valid(const char *s);
+
+/* Checks of what a type alone cannot say. */
+
+static vulnid_status
+check_prefix(const config_key *k, char **v, GError **err)
+{
+	(void) k;
+	if (!ids_prefix_valid(*v))
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[instance] prefix '%s' is not 2-16 upper-case letters or digits (and not CVE)", *v);
+	return VULNID_OK;
+}
+
+static vulnid_status
+check_domain(const config_key *k, char **v, GError **err)
+{
+	(void) k;
+	if (!config_domain_valid(*v))
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[instance] domain '%s' is not a domain name", *v);
+	return VULNID_OK;
+}
+
+/* request_local and bounce_local; entry addresses add +ID to the first. */
+static vulnid_status
+check_local(const config_key *k, char **v, GError **err)
+{
+	(void) k;
+	if (!config_local_part_valid(*v) || strchr(*v, '+') != NULL)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[instance] request_local and bounce_local must be letters, digits, '.', '-' or '_'");
+	return VULNID_OK;
+}
+
+static vulnid_status
+check_blocks(const config_key *k, char **v, GError **err)
+{
+	g_autoptr(GArray) b = NULL;
+	g_autoptr(GError) be = NULL;
+
+	(void) k;
+	if (!ids_blocks_parse(*v, &b, &be))
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[ids] blocks: %s", be->message);
+	return VULNID_OK;
+}
+
+/* Fingerprints separated by ',' or ';', spaces inside allowed (as gpg
+ * prints them); ratelimit.c reads the text the same way. */
+static vulnid_status
+check_moderators(const config_key *k, char **v, GError **err)
+{
+	g_auto(GStrv) list = g_strsplit_set(*v, ",;", -1);
+
+	(void) k;
+	for (char **f = list; *f; f++) {
+		gsize n = 0;
+		gboolean ok = TRUE;
+
+		for (const char *p = *f; *p; p++) {
+			if (*p == ' ' || *p == '\t')
+				continue;
+			ok = ok && g_ascii_isxdigit(*p);
+			n++;
+		}
+		if (n != 0 && (!ok || (n != 40 && n != 64)))
+			return vulnid_fail(err, VULNID_ERR_CONFIG,
+					   "[lifecycle] moderators: '%s' is not an OpenPGP fingerprint", *f);
+	}
+	return VULNID_OK;
+}
+
+static vulnid_status
+item_address(const config_key *k, char **v, GError **err)
+{
+	if (!config_address_valid(*v))
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[%s] %s: '%s' is not a mail address", k->group, k->key, *v);
+	return VULNID_OK;
+}
+
+/* Pinned certificates are compared as lower-case hex without colons. */
+static vulnid_status
+item_fingerprint(const config_key *k, char **v, GError **err)
+{
+	char *f = transport_fingerprint_normalize(*v);
+
+	if (f == NULL)
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[%s] %s: '%s' is not a SHA-256 fingerprint",
+				   k->group, k->key, *v);
+	g_free(*v);
+	*v = f;
+	return VULNID_OK;
+}
+
+#define OFF(f) G_STRUCT_OFFSET(vulnid_config, f)
+#define STRING(g, k, f, d, chk, doc) { g, k, CK_STRING, 0, 0, d, OFF(f), chk, NULL, doc }
+#define INT(g, k, f, lo, hi, d, doc) { g, k, CK_INT, lo, hi, d, OFF(f), NULL, NULL, doc }
+#define OCTAL(g, k, f, lo, hi, d, doc) { g, k, CK_OCTAL, lo, hi, d, OFF(f), NULL, NULL, doc }
+#define BOOL(g, k, f, d, doc) { g, k, CK_BOOL, 0, 0, d, OFF(f), NULL, NULL, doc }
+#define CHOICE(g, k, f, ch, d, doc) { g, k, CK_CHOICE, 0, 0, d, OFF(f), NULL, ch, doc }
+#define LIST(g, k, f, item, d, doc) { g, k, CK_LIST, 0, 0, d, OFF(f), item, NULL, doc }
+#define NETS(g, k, f, d, doc) { g, k, CK_NETS, 0, 0, d, OFF(f), NULL, NULL, doc }
+
+/* The one table of configuration keys, in the order of the file that
+ * vulnid init writes.  SQLite keeps a blob below 1e9 bytes: hence the
+ * largest sizes. */
 static const config_key config_keys[] = {
-	{ "instance", "prefix", NULL,
+	STRING("instance", "prefix", prefix, NULL, check_prefix,
 	  "Identifier prefix: 2-16 upper-case letters or digits (CVE is refused).\n"
-	  "Identifiers look like PREFIX-YYYY-NNNN." },
-	{ "instance", "domain", NULL,
-	  "Mail domain of the robot: requests go to request_local@domain." },
-	{ "instance", "request_local", "request",
-	  "Local part of the request address; entries are request_local+ID@domain." },
-	{ "instance", "bounce_local", "request-bounces",
-	  "Local part of the envelope sender of everything the robot sends." },
-	{ "ids", "blocks", "1-",
+	  "Identifiers look like PREFIX-YYYY-NNNN."),
+	STRING("instance", "domain", domain, NULL, check_domain,
+	  "Mail domain of the robot: requests go to request_local@domain."),
+	STRING("instance", "request_local", request_local, "request", check_local,
+	  "Local part of the request address; entries are request_local+ID@domain."),
+	STRING("instance", "bounce_local", bounce_local, "request-bounces", check_local,
+	  "Local part of the envelope sender of everything the robot sends."),
+	STRING("ids", "blocks", blocks, "1-", check_blocks,
 	  "Numbers this instance may assign, every year: comma-separated ranges\n"
 	  "N-M, or N- for no upper bound.  Robots of one authority own disjoint\n"
-	  "blocks.  A key blocks_YYYY overrides this for year YYYY." },
-	{ "limits", "max_message_size", "26214400",
-	  "Largest message accepted, in bytes; larger mail is bounced (exit 65)." },
-	{ "limits", "max_header_size", "65536",
-	  "Largest single header field, in bytes, continuation lines included." },
-	{ "limits", "max_headers", "1000",
-	  "Most header fields in one message or MIME part." },
-	{ "limits", "max_line_length", "65536",
-	  "Longest line of the raw message, in bytes." },
-	{ "limits", "max_parts", "500",
-	  "Most MIME parts in one message." },
-	{ "limits", "max_depth", "16",
-	  "Deepest MIME nesting accepted." },
-	{ "limits", "max_ids", "20",
-	  "Most identifiers one request mail may ask for (blocks separated by ---)." },
-	{ "limits", "max_fields", "100",
-	  "Most pseudo-header fields in one request block." },
-	{ "limits", "max_field_length", "1024",
-	  "Longest value of one pseudo-header field, in characters." },
-	{ "limits", "max_request_text", "524288",
+	  "blocks.  A key blocks_YYYY overrides this for year YYYY."),
+	INT("limits", "max_message_size", max_message_size, 1024, 900 * 1024 * 1024, "26214400",
+	  "Largest message accepted, in bytes; larger mail is bounced (exit 65)."),
+	INT("limits", "max_header_size", max_header_size, 998, 16 * 1024 * 1024, "65536",
+	  "Largest single header field, in bytes, continuation lines included."),
+	INT("limits", "max_headers", max_headers, 10, 1000000, "1000",
+	  "Most header fields in one message or MIME part."),
+	INT("limits", "max_line_length", max_line_length, 998, G_GINT64_CONSTANT(1) << 30, "65536",
+	  "Longest line of the raw message, in bytes."),
+	INT("limits", "max_parts", max_parts, 1, 100000, "500",
+	  "Most MIME parts in one message."),
+	INT("limits", "max_depth", max_depth, 1, 1000, "16",
+	  "Deepest MIME nesting accepted."),
+	INT("limits", "max_ids", max_ids, 1, 10000, "20",
+	  "Most identifiers one request mail may ask for (blocks separated by ---)."),
+	INT("limits", "max_fields", max_fields, 1, 10000, "100",
+	  "Most pseudo-header fields in one request block."),
+	INT("limits", "max_field_length", max_field_length, 16, 1000000, "1024",
+	  "Longest value of one pseudo-header field, in characters."),
+	INT("limits", "max_request_text", max_request_text, 1024, 900 * 1024 * 1024, "524288",
 	  "Longest request text read, in bytes: of a longer text part only the\n"
 	  "first this many bytes are read as the request (fields, description);\n"
-	  "all of it is kept as an attachment and the sender is told." },
-	{ "limits", "time_limit", "120",
+	  "all of it is kept as an attachment and the sender is told."),
+	INT("limits", "time_limit", time_limit, 1, 86400, "120",
 	  "Seconds vulnid-filter may spend on one mail before it gives up with\n"
 	  "exit 75 (nothing half-written; the MTA retries).  Keep it below the\n"
-	  "MTA's own command time limit." },
-	{ "database", "busy_timeout", "10000",
+	  "MTA's own command time limit."),
+	INT("database", "busy_timeout", busy_timeout, 0, 3600 * 1000, "10000",
 	  "How long to wait for the database lock, in milliseconds, before the\n"
-	  "filter gives up with exit 75 and the MTA retries." },
-	{ "delivery", "transport", "maildir:sent",
+	  "filter gives up with exit 75 and the MTA retries."),
+	STRING("delivery", "transport", transport, "maildir:sent", NULL,
 	  "How mail leaves: maildir:PATH delivers into a Maildir (relative paths\n"
 	  "are inside the instance directory); smtp://HOST[:PORT] relays it over\n"
-	  "SMTP (port 25 by default, 587 for submission)." },
-	{ "delivery", "starttls", "if-available",
+	  "SMTP (port 25 by default, 587 for submission)."),
+	CHOICE("delivery", "starttls", starttls, "no,if-available,required", "if-available",
 	  "SMTP: no, if-available or required.  With required, a server that does\n"
-	  "not offer STARTTLS gets nothing and the mail is deferred." },
-	{ "delivery", "tls_verify", "remote",
+	  "not offer STARTTLS gets nothing and the mail is deferred."),
+	CHOICE("delivery", "tls_verify", tls_verify, "remote,yes,no", "remote",
 	  "SMTP with STARTTLS: which relay certificates to accept.  remote: a relay\n"
 	  "on this machine (localhost, 127.0.0.0/8, ::1) any, so that a fresh\n"
 	  "Debian MTA with its self-signed certificate works; every other relay\n"
 	  "only one that verifies (a trusted CA, the relay's name or address).\n"
 	  "yes: every relay only one that verifies.  no: any certificate\n"
-	  "(encryption without authentication)." },
-	{ "delivery", "tls_ca_file", "",
+	  "(encryption without authentication)."),
+	STRING("delivery", "tls_ca_file", tls_ca_file, "", NULL,
 	  "SMTP: a PEM file of the CAs to trust for tls_verify, instead of the\n"
-	  "system's (relative paths are inside the instance directory)." },
-	{ "delivery", "tls_fingerprint", "",
+	  "system's (relative paths are inside the instance directory)."),
+	LIST("delivery", "tls_fingerprint", tls_fingerprints, item_fingerprint, "",
 	  "SMTP: pin the relay's certificate: its SHA-256 fingerprint(s),\n"
 	  "comma-separated (openssl x509 -noout -fingerprint -sha256).  When set,\n"
-	  "only those certificates are accepted, whatever tls_verify says." },
-	{ "delivery", "smtp_user", "",
-	  "SMTP AUTH user name; empty means no authentication." },
-	{ "delivery", "smtp_password_file", "",
+	  "only those certificates are accepted, whatever tls_verify says."),
+	STRING("delivery", "smtp_user", smtp_user, "", NULL,
+	  "SMTP AUTH user name; empty means no authentication."),
+	STRING("delivery", "smtp_password_file", smtp_password_file, "", NULL,
 	  "File holding the SMTP AUTH password (first line), mode 0600 or stricter\n"
-	  "and owned by the user the robot runs as.  Never put it in this file." },
-	{ "delivery", "timeout", "30",
-	  "SMTP: seconds allowed for connecting and for each protocol step." },
-	{ "delivery", "filter_budget", "10",
+	  "and owned by the user the robot runs as.  Never put it in this file."),
+	INT("delivery", "timeout", smtp_timeout, 1, 3600, "30",
+	  "SMTP: seconds allowed for connecting and for each protocol step."),
+	INT("delivery", "filter_budget", filter_budget, 0, 3600, "10",
 	  "Seconds vulnid-filter may spend delivering what one mail queued, after\n"
-	  "the mail is recorded; the rest waits for vulnid queue run." },
-	{ "delivery", "lifetime", "432000",
+	  "the mail is recorded; the rest waits for vulnid queue run."),
+	INT("delivery", "lifetime", lifetime, 60, 365 * 86400, "432000",
 	  "Seconds after which mail that could not be delivered is given up\n"
-	  "(default 5 days).  Retries back off from 1 minute, doubling, to 4 hours." },
-	{ "delivery", "helo", "",
-	  "Name sent in EHLO; empty means the domain." },
-	{ "notify", "vendors", "yes",
-	  "Tell the vendor's security contact about each new entry (yes or no)." },
-	{ "announce", "to", "",
+	  "(default 5 days).  Retries back off from 1 minute, doubling, to 4 hours."),
+	STRING("delivery", "helo", helo, "", NULL,
+	  "Name sent in EHLO; empty means the domain."),
+	BOOL("notify", "vendors", notify_vendors, "yes",
+	  "Tell the vendor's security contact about each new entry (yes or no)."),
+	LIST("announce", "to", announce_to, item_address, "",
 	  "Mailing lists that receive an announcement when an entry becomes\n"
-	  "public, comma-separated; empty means none." },
-	{ "announce", "digest", "none",
+	  "public, comma-separated; empty means none."),
+	CHOICE("announce", "digest", announce_digest, "none,daily", "none",
 	  "none: one announcement per entry; daily: one mail a day listing the\n"
-	  "day's entries, sent by vulnid tick." },
-	{ "lifecycle", "moderators", "",
+	  "day's entries, sent by vulnid tick."),
+	STRING("lifecycle", "moderators", moderators, "", check_moderators,
 	  "Fingerprints of the moderators' OpenPGP keys (comma-separated): mail\n"
-	  "signed by them may run duplicate-of, spam and link." },
-	{ "lifecycle", "rate_requests_per_hour", "300",
+	  "signed by them may run duplicate-of, spam and link."),
+	INT("lifecycle", "rate_requests_per_hour", rate_requests_per_hour, 0, 1000000, "300",
 	  "Most new requests one sender address or key may make in an hour;\n"
-	  "more are archived and quarantined (one notice an hour).  0: no limit." },
-	{ "lifecycle", "rate_additions_per_hour", "300",
+	  "more are archived and quarantined (one notice an hour).  0: no limit."),
+	INT("lifecycle", "rate_additions_per_hour", rate_additions_per_hour, 0, 1000000, "300",
 	  "Most mails to entries one sender address or key may send in an hour.\n"
-	  "0: no limit.  Vendor and moderator keys are never limited." },
-	{ "lifecycle", "rate_network_per_hour", "1000",
+	  "0: no limit.  Vendor and moderator keys are never limited."),
+	INT("lifecycle", "rate_network_per_hour", rate_network_per_hour, 0, 100000000, "1000",
 	  "Most mails (requests and mail to entries) from one SMTP client network\n"
-	  "(a /24 for IPv4, a /64 for IPv6; vulnid-filter -a) in an hour.  0: no limit." },
-	{ "lifecycle", "rate_domain_per_hour", "1000",
-	  "Most mails from envelope senders of one domain in an hour.  0: no limit." },
-	{ "lifecycle", "rate_global_per_hour", "10000",
+	  "(a /24 for IPv4, a /64 for IPv6; vulnid-filter -a) in an hour.  0: no limit."),
+	INT("lifecycle", "rate_domain_per_hour", rate_domain_per_hour, 0, 100000000, "1000",
+	  "Most mails from envelope senders of one domain in an hour.  0: no limit."),
+	INT("lifecycle", "rate_global_per_hour", rate_global_per_hour, 0, 100000000, "10000",
 	  "Most mails the robot handles in an hour, from everyone together.\n"
-	  "0: no limit." },
-	{ "lifecycle", "confirm_unsigned", "no",
+	  "0: no limit."),
+	BOOL("lifecycle", "confirm_unsigned", confirm_unsigned, "no",
 	  "yes: an unsigned request gets its identifier at once, but the vendor\n"
 	  "is told and the entry announced only after the sender sends back the\n"
-	  "token from the acknowledgement (this proves a working mailbox)." },
-	{ "policy", "third_party_per_mail", "3",
+	  "token from the acknowledgement (this proves a working mailbox)."),
+	INT("policy", "third_party_per_mail", third_party_per_mail, 0, 1000, "3",
 	  "Most addresses that did not write to the robot (vendor contacts, relays,\n"
 	  "a Reply-To in another domain) one mail not signed by a known key may\n"
 	  "make it write to; the rest waits until the creator confirms with the\n"
-	  "token (vulnid-filter(8), OUTGOING MAIL POLICY)." },
-	{ "policy", "amplification", "3",
+	  "token (vulnid-filter(8), OUTGOING MAIL POLICY)."),
+	INT("policy", "amplification", amplification, 1, 1000, "3",
 	  "Bytes the robot sends to third parties because of one mail not signed\n"
-	  "by a known key: at most this many times the mail's size ..." },
-	{ "policy", "amplification_floor", "4096",
-	  "... where a mail counts as at least this many bytes." },
-	{ "policy", "per_address_per_day", "20",
+	  "by a known key: at most this many times the mail's size ..."),
+	INT("policy", "amplification_floor", amplification_floor, 0, 100000000, "4096",
+	  "... where a mail counts as at least this many bytes."),
+	INT("policy", "per_address_per_day", per_address_per_day, 0, 100000000, "20",
 	  "Most mails nobody asked for (vendor notices, relays, notices to a\n"
 	  "researcher) to one address in 24 hours; confirmed subscribers and the\n"
-	  "announcement lists are not counted." },
-	{ "policy", "per_domain_per_day", "100",
-	  "The same, for all addresses of one domain together." },
-	{ "policy", "loop_answers", "5",
+	  "announcement lists are not counted."),
+	INT("policy", "per_domain_per_day", per_domain_per_day, 0, 100000000, "100",
+	  "The same, for all addresses of one domain together."),
+	INT("policy", "loop_answers", loop_answers, 0, 100000, "5",
 	  "Answers to one address in loop_hours for mail that looks automatic or\n"
 	  "repeats (it answers the robot's own mail, quotes its Message-IDs,\n"
-	  "tokens or texts, or was sent before); more are recorded, not answered." },
-	{ "policy", "loop_hours", "24",
-	  "The period of loop_answers." },
-	{ "policy", "allow_reserved_domains", "",
+	  "tokens or texts, or was sent before); more are recorded, not answered."),
+	INT("policy", "loop_hours", loop_hours, 1, 24 * 365, "24",
+	  "The period of loop_answers."),
+	STRING("policy", "allow_reserved_domains", allow_reserved_domains, "", NULL,
 	  "Reserved or local domains (example.com, .test, ...) that Vendor-Contact\n"
 	  "and security@ addresses may name all the same, comma-separated; for\n"
-	  "test installations." },
-	{ "auth", "authserv_id", "",
+	  "test installations."),
+	STRING("auth", "authserv_id", authserv_id, "", NULL,
 	  "The authserv-id of this site's own MTA in Authentication-Results fields\n"
 	  "(RFC 8601).  Empty: such fields are ignored.  Only those at the top of\n"
 	  "the header, above the Received fields counted by trusted_received, are\n"
-	  "read; every other one, whatever it claims, is ignored." },
-	{ "auth", "trusted_received", "0",
+	  "read; every other one, whatever it claims, is ignored."),
+	INT("auth", "trusted_received", trusted_received, 0, 20, "0",
 	  "Received fields at the top of the header that this site's own MTAs add\n"
 	  "and that its Authentication-Results may stand below: 0 when the MTA puts\n"
 	  "them on top; 1 if they come below its own Received field, and then the\n"
-	  "MTA must remove such fields with its authserv-id from incoming mail." },
-	{ "export", "osv_id_prefix", "x_",
+	  "MTA must remove such fields with its authserv-id from incoming mail."),
+	STRING("export", "osv_id_prefix", export_osv_id_prefix, "x_", NULL,
 	  "Prefix of OSV record ids (vulnid export osv): x_ for a database not\n"
-	  "registered with OSV, giving x_PREFIX-YYYY-NNNN." },
-	{ "export", "base_url", "",
+	  "registered with OSV, giving x_PREFIX-YYYY-NNNN."),
+	STRING("export", "base_url", export_base_url, "", NULL,
 	  "Public URL where vulnid export html is published, for absolute links;\n"
-	  "empty means relative links only." },
-	{ "export", "title", "",
+	  "empty means relative links only."),
+	STRING("export", "title", export_title, "", NULL,
 	  "Title of the static web archive; empty means \"PREFIX vulnerability\n"
-	  "identifiers\", with the prefix of [instance]." },
-	{ "export", "log_origin", "",
+	  "identifiers\", with the prefix of [instance]."),
+	STRING("export", "log_origin", export_log_origin, "", NULL,
 	  "Name of the feed's transparency log (its checkpoint origin and note key),\n"
 	  "used when the log key DIR/log.key is made; empty means\n"
-	  "DOMAIN/vulnid/PREFIX/FPR16 (the first 16 hex digits of the robot key)." },
-	{ "crypto", "sign", "pgpmime",
+	  "DOMAIN/vulnid/PREFIX/FPR16 (the first 16 hex digits of the robot key)."),
+	CHOICE("crypto", "sign", sign, "pgpmime,inline,none", "pgpmime",
 	  "How the robot signs what it sends: pgpmime (RFC 3156), inline\n"
-	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/." },
-	{ "lmtpd", "socket", "lmtp.sock",
+	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/."),
+	STRING("lmtpd", "socket", lmtpd_socket, "lmtp.sock", NULL,
 	  "vulnid-lmtpd(8): the unix socket the MTA delivers to over LMTP (relative\n"
 	  "paths are inside the instance directory); empty: none.  Under systemd\n"
-	  "socket activation the sockets come from the .socket unit instead." },
-	{ "lmtpd", "socket_mode", "0660",
-	  "Permissions of the socket (octal): the MTA's group must be able to write." },
-	{ "lmtpd", "socket_group", "",
-	  "Group given to the socket (the MTA's, e.g. postfix); empty: the user's." },
-	{ "lmtpd", "listen", "",
+	  "socket activation the sockets come from the .socket unit instead."),
+	OCTAL("lmtpd", "socket_mode", lmtpd_socket_mode, 0, 0777, "0660",
+	  "Permissions of the socket (octal): the MTA's group must be able to write."),
+	STRING("lmtpd", "socket_group", lmtpd_socket_group, "", NULL,
+	  "Group given to the socket (the MTA's, e.g. postfix); empty: the user's."),
+	STRING("lmtpd", "listen", lmtpd_listen, "", NULL,
 	  "Also listen on TCP, HOST:PORT (e.g. 127.0.0.1:2424 or [::1]:2424);\n"
-	  "empty: no TCP.  An address that is not loopback needs allow." },
-	{ "lmtpd", "allow", "",
+	  "empty: no TCP.  An address that is not loopback needs allow."),
+	NETS("lmtpd", "allow", lmtpd_allow, "",
 	  "Clients allowed on TCP: addresses or networks (192.0.2.10, 10.1.0.0/16,\n"
 	  "2001:db8::/32), comma-separated; empty: loopback clients only.  Others\n"
-	  "get 421 and are disconnected." },
-	{ "lmtpd", "sessions", "32",
-	  "Most LMTP sessions at once; more connections wait until one ends." },
-	{ "lmtpd", "group_max", "64",
-	  "Most mails committed in one transaction (one sync for all of them)." },
-	{ "lmtpd", "max_mails_per_session", "1000",
+	  "get 421 and are disconnected."),
+	INT("lmtpd", "sessions", lmtpd_sessions, 1, 10000, "32",
+	  "Most LMTP sessions at once; more connections wait until one ends."),
+	INT("lmtpd", "group_max", lmtpd_group_max, 1, 10000, "64",
+	  "Most mails committed in one transaction (one sync for all of them)."),
+	INT("lmtpd", "max_mails_per_session", lmtpd_max_mails, 1, 1000000, "1000",
 	  "Mails one session may deliver; then it is ended with 421 (the MTA\n"
-	  "connects again)." },
-	{ "lmtpd", "max_recipients", "50",
-	  "Recipients of one mail; more get 452 (the MTA sends them again)." },
-	{ "lmtpd", "max_errors", "10",
-	  "Bad commands in one session before it is ended with 421." },
-	{ "lmtpd", "timeout", "300",
-	  "Seconds to wait for the client's next command or data; then 421." },
-	{ "lmtpd", "session_time_limit", "3600",
+	  "connects again)."),
+	INT("lmtpd", "max_recipients", lmtpd_max_recipients, 1, 10000, "50",
+	  "Recipients of one mail; more get 452 (the MTA sends them again)."),
+	INT("lmtpd", "max_errors", lmtpd_max_errors, 0, 10000, "10",
+	  "Bad commands in one session before it is ended with 421."),
+	INT("lmtpd", "timeout", lmtpd_timeout, 1, 86400, "300",
+	  "Seconds to wait for the client's next command or data; then 421."),
+	INT("lmtpd", "session_time_limit", lmtpd_session_time_limit, 1, 7 * 86400, "3600",
 	  "Seconds one session may last; then it is ended with 421 after the\n"
 	  "current mail.  Each mail's own limit is [limits] time_limit, counted\n"
 	  "from the end of its data: when it is reached before the mail is\n"
-	  "committed, the recipients get 451 and the MTA retries." },
-	{ "lmtpd", "xforward", "yes",
+	  "committed, the recipients get 451 and the MTA retries."),
+	BOOL("lmtpd", "xforward", lmtpd_xforward, "yes",
 	  "Offer XFORWARD (Postfix lmtp_send_xforward_command): the client address\n"
-	  "the MTA received the mail from is used for the rate limits." },
-	{ "templates", "dir", "",
+	  "the MTA received the mail from is used for the rate limits."),
+	STRING("templates", "dir", template_dir, "", NULL,
 	  "Directory searched first for mail templates; empty means DIR/templates.\n"
-	  "Templates missing there come from the installed set." },
+	  "Templates missing there come from the installed set."),
 };
 
-/* Whole-number keys read where they are used (config_key_int()), checked
- * here at load time. */
-static const struct {
-	const char *group, *key;
-	gint64 min, max;
-} checked_ints[] = {
-	{ "lifecycle", "rate_network_per_hour", 0, 100000000 },
-	{ "lifecycle", "rate_domain_per_hour", 0, 100000000 },
-	{ "lifecycle", "rate_global_per_hour", 0, 100000000 },
-	{ "policy", "third_party_per_mail", 0, 1000 },
-	{ "policy", "amplification", 1, 1000 },
-	{ "policy", "amplification_floor", 0, 100000000 },
-	{ "policy", "per_address_per_day", 0, 100000000 },
-	{ "policy", "per_domain_per_day", 0, 100000000 },
-	{ "policy", "loop_answers", 0, 100000 },
-	{ "policy", "loop_hours", 1, 24 * 365 },
-	{ "auth", "trusted_received", 0, 20 },
-};
+#undef STRING
+#undef INT
+#undef OCTAL
+#undef BOOL
+#undef CHOICE
+#undef LIST
+#undef NETS
 
 const char *
 config_builtin_template_dir(void)
@@ -282,123 +398,6 @@ config_become_owner(const char *path, GError **err)
 	return s;
 }
 
-static const char *
-config_default(const char *group, const char *key)
-{
-	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++)
-		if (strcmp(config_keys[i].group, group) == 0 &&
-		    strcmp(config_keys[i].key, key) == 0)
-			return config_keys[i].def;
-	return NULL;
-}
-
-static vulnid_status
-config_get_string(GKeyFile *kf, const char *group, const char *key,
-		  char **out, GError **err)
-{
-	g_autoptr(GError) e = NULL;
-	char *v = g_key_file_get_string(kf, group, key, &e);
-
-	if (v == NULL) {
-		const char *def = config_default(group, key);
-
-		if (def == NULL)
-			return vulnid_fail(err, VULNID_ERR_CONFIG,
-					   "missing [%s] %s", group, key);
-		v = g_strdup(def);
-	}
-	g_strstrip(v);
-	*out = v;
-	return VULNID_OK;
-}
-
-static vulnid_status
-config_get_int(GKeyFile *kf, const char *group, const char *key,
-	       gint64 min, gint64 max, gint64 *out, GError **err)
-{
-	g_autofree char *s = NULL;
-	vulnid_status st;
-	char *end = NULL;
-	gint64 v;
-
-	st = config_get_string(kf, group, key, &s, err);
-	if (st != VULNID_OK)
-		return st;
-	v = g_ascii_strtoll(s, &end, 10);
-	if (*s == '\0' || end == NULL || *end != '\0' || v < min || v > max)
-		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "[%s] %s must be a whole number from %" G_GINT64_FORMAT
-				   " to %" G_GINT64_FORMAT ", not '%s'",
-				   group, key, min, max, s);
-	*out = v;
-	return VULNID_OK;
-}
-
-static vulnid_status config_get_bool(GKeyFile *kf, const char *group, const char *key, gboolean *out,
-				     GError **err);
-
-/* [delivery] tls_verify, tls_ca_file, tls_fingerprint */
-static vulnid_status
-config_tls(GKeyFile *kf, vulnid_config *cfg, GError **err)
-{
-	g_autofree char *fprs = NULL;
-	g_auto(GStrv) parts = NULL;
-	g_autoptr(GPtrArray) list = g_ptr_array_new();
-	vulnid_status st;
-
-	/* yes and no as before; true and false as every boolean key */
-	if (g_ascii_strcasecmp(cfg->tls_verify, "true") == 0 || g_ascii_strcasecmp(cfg->tls_verify, "false") == 0) {
-		gboolean yes = g_ascii_strcasecmp(cfg->tls_verify, "true") == 0;
-
-		g_free(cfg->tls_verify);
-		cfg->tls_verify = g_strdup(yes ? "yes" : "no");
-	}
-	if (strcmp(cfg->tls_verify, "yes") != 0 && strcmp(cfg->tls_verify, "no") != 0 &&
-	    strcmp(cfg->tls_verify, "remote") != 0)
-		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "[delivery] tls_verify must be remote, yes or no, not '%s'", cfg->tls_verify);
-	st = config_get_string(kf, "delivery", "tls_fingerprint", &fprs, err);
-	if (st != VULNID_OK)
-		return st;
-	parts = g_strsplit(fprs, ",", -1);
-	for (char **p = parts; *p; p++) {
-		char *f;
-
-		if (*g_strstrip(*p) == '\0')
-			continue;
-		f = transport_fingerprint_normalize(*p);
-		if (f == NULL) {
-			g_ptr_array_foreach(list, (GFunc) (void (*)(void)) g_free, NULL);
-			return vulnid_fail(err, VULNID_ERR_CONFIG,
-					   "[delivery] tls_fingerprint: '%s' is not a SHA-256 fingerprint", *p);
-		}
-		g_ptr_array_add(list, f);
-	}
-	if (list->len > 0) {
-		g_ptr_array_add(list, NULL);
-		cfg->tls_fingerprints = (char **) g_ptr_array_free(g_steal_pointer(&list), FALSE);
-	}
-	return VULNID_OK;
-}
-
-static vulnid_status
-config_get_bool(GKeyFile *kf, const char *group, const char *key, gboolean *out, GError **err)
-{
-	g_autofree char *v = NULL;
-	vulnid_status st = config_get_string(kf, group, key, &v, err);
-
-	if (st != VULNID_OK)
-		return st;
-	if (g_ascii_strcasecmp(v, "yes") == 0 || g_ascii_strcasecmp(v, "true") == 0)
-		*out = TRUE;
-	else if (g_ascii_strcasecmp(v, "no") == 0 || g_ascii_strcasecmp(v, "false") == 0)
-		*out = FALSE;
-	else
-		return vulnid_fail(err, VULNID_ERR_CONFIG, "[%s] %s must be yes or no, not '%s'",
-				   group, key, v);
-	return VULNID_OK;
-}
-
 /* A plain addr-spec: one '@', a dotted domain, nothing that needs quoting. */
 gboolean
 config_address_valid(const char *a)
@@ -419,40 +418,29 @@ config_free(vulnid_config *cfg)
 {
 	if (cfg == NULL)
 		return;
+	/* every string and list field of the table, then the derived ones */
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++) {
+		void *field = G_STRUCT_MEMBER_P(cfg, config_keys[i].offset);
+
+		if (config_keys[i].type == CK_STRING || config_keys[i].type == CK_CHOICE)
+			g_free(*(char **) field);
+		else if (config_keys[i].type == CK_LIST)
+			g_strfreev(*(char ***) field);
+		else if (config_keys[i].type == CK_NETS && *(GPtrArray **) field != NULL)
+			g_ptr_array_unref(*(GPtrArray **) field);
+	}
 	g_free(cfg->dir);
 	g_free(cfg->conf_path);
 	g_free(cfg->db_path);
 	g_free(cfg->audit_path);
 	g_free(cfg->spool_dir);
-	g_free(cfg->prefix);
-	g_free(cfg->domain);
-	g_free(cfg->request_local);
-	g_free(cfg->bounce_local);
 	g_free(cfg->request_address);
 	g_free(cfg->bounce_address);
-	g_free(cfg->blocks);
 	if (cfg->keyfile != NULL)
 		g_key_file_unref(cfg->keyfile);
-	g_free(cfg->transport);
 	g_free(cfg->maildir);
 	g_free(cfg->smtp_host);
-	g_free(cfg->starttls);
-	g_free(cfg->tls_verify);
-	g_free(cfg->tls_ca_file);
-	g_strfreev(cfg->tls_fingerprints);
-	g_free(cfg->smtp_user);
-	g_free(cfg->smtp_password_file);
-	g_free(cfg->helo);
-	g_strfreev(cfg->announce_to);
-	g_free(cfg->announce_digest);
-	g_free(cfg->template_dir);
 	g_free(cfg->gnupg_home);
-	g_free(cfg->sign);
-	g_free(cfg->lmtpd_socket);
-	g_free(cfg->lmtpd_socket_group);
-	g_free(cfg->lmtpd_listen);
-	if (cfg->lmtpd_allow != NULL)
-		g_ptr_array_unref(cfg->lmtpd_allow);
 	g_free(cfg);
 }
 
@@ -486,264 +474,206 @@ config_domain_valid(const char *s)
 	return TRUE;
 }
 
-/* [lmtpd] values that are more than a string or a number. */
-static vulnid_status
-config_lmtpd(GKeyFile *kf, vulnid_config *cfg, GError **err)
+static const config_key *
+config_find(const char *group, const char *key)
 {
-	g_autofree char *mode = NULL;
-	g_autofree char *allow = NULL;
-	g_auto(GStrv) parts = NULL;
-	vulnid_status st;
-	char *end = NULL;
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++)
+		if (strcmp(config_keys[i].group, group) == 0 && strcmp(config_keys[i].key, key) == 0)
+			return &config_keys[i];
+	return NULL;
+}
 
-	st = config_get_string(kf, "lmtpd", "socket_mode", &mode, err);
-	if (st != VULNID_OK)
-		return st;
-	cfg->lmtpd_socket_mode = g_ascii_strtoll(mode, &end, 8);
-	if (*mode == '\0' || *end != '\0' || cfg->lmtpd_socket_mode < 0 || cfg->lmtpd_socket_mode > 0777)
-		return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] socket_mode must be octal, like 0660, not '%s'",
-				   mode);
-	st = config_get_bool(kf, "lmtpd", "xforward", &cfg->lmtpd_xforward, err);
-	if (st == VULNID_OK)
-		st = config_get_string(kf, "lmtpd", "allow", &allow, err);
-	if (st != VULNID_OK)
-		return st;
-	cfg->lmtpd_allow = g_ptr_array_new_with_free_func(g_object_unref);
-	parts = g_strsplit(allow, ",", -1);
+/* The value as written (stripped), else the default; NULL with an error
+ * for a required key that is missing. */
+static char *
+config_raw(GKeyFile *kf, const config_key *k, GError **err)
+{
+	char *v = kf != NULL ? g_key_file_get_string(kf, k->group, k->key, NULL) : NULL;
+
+	if (v == NULL) {
+		if (k->def == NULL) {
+			vulnid_fail(err, VULNID_ERR_CONFIG, "missing [%s] %s", k->group, k->key);
+			return NULL;
+		}
+		v = g_strdup(k->def);
+	}
+	return g_strstrip(v);
+}
+
+static vulnid_status
+parse_int(const config_key *k, const char *s, gint64 *out, GError **err)
+{
+	int base = k->type == CK_OCTAL ? 8 : 10;
+	char *end = NULL;
+	gint64 v = g_ascii_strtoll(s, &end, base);
+
+	if (*s != '\0' && end != NULL && *end == '\0' && v >= k->min && v <= k->max) {
+		*out = v;
+		return VULNID_OK;
+	}
+	if (k->type == CK_OCTAL)
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[%s] %s must be octal, like %s, not '%s'",
+				   k->group, k->key, k->def, s);
+	return vulnid_fail(err, VULNID_ERR_CONFIG,
+			   "[%s] %s must be a whole number from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT ", not '%s'",
+			   k->group, k->key, k->min, k->max, s);
+}
+
+static vulnid_status
+parse_bool(const config_key *k, const char *v, gboolean *out, GError **err)
+{
+	if (g_ascii_strcasecmp(v, "yes") == 0 || g_ascii_strcasecmp(v, "true") == 0)
+		*out = TRUE;
+	else if (g_ascii_strcasecmp(v, "no") == 0 || g_ascii_strcasecmp(v, "false") == 0)
+		*out = FALSE;
+	else
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[%s] %s must be yes or no, not '%s'", k->group, k->key, v);
+	return VULNID_OK;
+}
+
+/* "a,b,c" as "a, b or c", for the message. */
+static char *
+choices_text(const char *choices)
+{
+	g_auto(GStrv) w = g_strsplit(choices, ",", -1);
+	guint n = g_strv_length(w);
+	GString *s = g_string_new(w[0]);
+
+	for (guint i = 1; i < n; i++)
+		g_string_append_printf(s, "%s%s", i + 1 == n ? " or " : ", ", w[i]);
+	return g_string_free(s, FALSE);
+}
+
+static vulnid_status
+parse_choice(const config_key *k, char **v, GError **err)
+{
+	g_auto(GStrv) w = g_strsplit(k->choices, ",", -1);
+	g_autofree char *text = NULL;
+
+	/* a choice of yes and no takes true and false as every boolean key */
+	if (g_strv_contains((const char *const *) w, "yes") && g_strv_contains((const char *const *) w, "no") &&
+	    (g_ascii_strcasecmp(*v, "true") == 0 || g_ascii_strcasecmp(*v, "false") == 0)) {
+		gboolean yes = g_ascii_strcasecmp(*v, "true") == 0;
+
+		g_free(*v);
+		*v = g_strdup(yes ? "yes" : "no");
+	}
+	if (g_strv_contains((const char *const *) w, *v))
+		return VULNID_OK;
+	text = choices_text(k->choices);
+	return vulnid_fail(err, VULNID_ERR_CONFIG, "[%s] %s must be %s, not '%s'", k->group, k->key, text, *v);
+}
+
+/* Comma-separated, empty items skipped, each item checked. */
+static vulnid_status
+parse_list(const config_key *k, const char *v, char ***out, GError **err)
+{
+	g_auto(GStrv) parts = g_strsplit(v, ",", -1);
+	g_autoptr(GPtrArray) b = g_ptr_array_new_with_free_func(g_free);
+
 	for (char **p = parts; *p; p++) {
-		g_autofree char *a = g_strstrip(g_strdup(*p));
-		g_autoptr(GError) e = NULL;
+		g_autofree char *item = g_strstrip(g_strdup(*p));
+		vulnid_status s;
+
+		if (*item == '\0')
+			continue;
+		s = k->check(k, &item, err);
+		if (s != VULNID_OK)
+			return s;
+		g_ptr_array_add(b, g_steal_pointer(&item));
+	}
+	g_ptr_array_set_free_func(b, NULL);
+	g_ptr_array_add(b, NULL);
+	*out = (char **) g_ptr_array_free(g_steal_pointer(&b), FALSE);
+	return VULNID_OK;
+}
+
+static vulnid_status
+parse_nets(const config_key *k, const char *v, GPtrArray **out, GError **err)
+{
+	g_auto(GStrv) parts = g_strsplit(v, ",", -1);
+	g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_object_unref);
+
+	for (char **p = parts; *p; p++) {
+		g_autofree char *item = g_strstrip(g_strdup(*p));
 		GInetAddressMask *mask;
 
-		if (*a == '\0')
+		if (*item == '\0')
 			continue;
-		mask = g_inet_address_mask_new_from_string(a, &e);
+		mask = g_inet_address_mask_new_from_string(item, NULL);
 		if (mask == NULL)
-			return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] allow: '%s' is not an address or network", a);
-		g_ptr_array_add(cfg->lmtpd_allow, mask);
+			return vulnid_fail(err, VULNID_ERR_CONFIG, "[%s] %s: '%s' is not an address or network",
+					   k->group, k->key, item);
+		g_ptr_array_add(a, mask);
 	}
-	if (*cfg->lmtpd_socket != '\0') {
-		char *abs = config_resolve_path(cfg, cfg->lmtpd_socket);
+	*out = g_steal_pointer(&a);
+	return VULNID_OK;
+}
 
-		g_free(cfg->lmtpd_socket);
-		cfg->lmtpd_socket = abs;
+/* Read, check and store one key of the table into its field. */
+static vulnid_status
+config_load_key(GKeyFile *kf, const config_key *k, vulnid_config *cfg, GError **err)
+{
+	void *field = G_STRUCT_MEMBER_P(cfg, k->offset);
+	g_autofree char *v = config_raw(kf, k, err);
+	vulnid_status s = VULNID_OK;
+
+	if (v == NULL)
+		return VULNID_ERR_CONFIG;
+	switch (k->type) {
+	case CK_INT:
+	case CK_OCTAL:
+		return parse_int(k, v, field, err);
+	case CK_BOOL:
+		return parse_bool(k, v, field, err);
+	case CK_LIST:
+		return parse_list(k, v, field, err);
+	case CK_NETS:
+		return parse_nets(k, v, field, err);
+	case CK_CHOICE:
+		s = parse_choice(k, &v, err);
+		break;
+	case CK_STRING:
+		if (k->check != NULL)
+			s = k->check(k, &v, err);
+		break;
+	}
+	if (s == VULNID_OK)
+		*(char **) field = g_steal_pointer(&v);
+	return s;
+}
+
+/* The key file at abs, refused when others could write the instance. */
+static vulnid_status
+config_read_file(const char *abs, GKeyFile *kf, GError **err)
+{
+	g_autoptr(GError) e = NULL;
+	g_autofree char *dir = g_path_get_dirname(abs);
+	g_autofree char *db = g_build_filename(dir, "vulnid.db", NULL);
+	const char *paths[] = { dir, abs, db };
+
+	if (!g_key_file_load_from_file(kf, abs, G_KEY_FILE_NONE, &e)) {
+		if (e->domain == G_FILE_ERROR)
+			return vulnid_fail(err, VULNID_ERR_CONFIG, "cannot read '%s': %s", abs, e->message);
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "cannot parse '%s': %s", abs, e->message);
+	}
+	/* Anyone who can write these can make the robot say anything: refuse
+	 * to run on them (the Debian way: a dedicated user, a 0700 instance). */
+	for (gsize i = 0; i < G_N_ELEMENTS(paths); i++) {
+		struct stat sb;
+
+		if (stat(paths[i], &sb) == 0 && (sb.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+			return vulnid_fail(err, VULNID_ERR_CONFIG,
+					   "'%s' is writable by group or others: chmod go-w it "
+					   "(the instance must belong to the robot's user alone)", paths[i]);
 	}
 	return VULNID_OK;
 }
 
-vulnid_status
-config_load(const char *path, vulnid_config **out, GError **err)
+/* [delivery] transport: a maildir path or an SMTP relay. */
+static vulnid_status
+config_transport(vulnid_config *cfg, GError **err)
 {
-	g_autoptr(vulnid_config) cfg = g_new0(vulnid_config, 1);
-	g_autoptr(GError) e = NULL;
-	g_autofree char *abs = NULL;
-	g_autofree char *tdir = NULL;
-	vulnid_status st;
-	GKeyFile *kf;
-
-	if (path == NULL)
-		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "no configuration: use -c DIR/vulnid.conf or set VULNID_CONF");
-	if (g_path_is_absolute(path))
-		abs = g_strdup(path);
-	else {
-		g_autofree char *cwd = g_get_current_dir();
-		abs = g_build_filename(cwd, path, NULL);
-	}
-	kf = cfg->keyfile = g_key_file_new();
-	if (!g_key_file_load_from_file(kf, abs, G_KEY_FILE_NONE, &e)) {
-		if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||
-		    g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_ACCES) ||
-		    e->domain == G_FILE_ERROR)
-			return vulnid_fail(err, VULNID_ERR_CONFIG,
-					   "cannot read '%s': %s", abs, e->message);
-		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "cannot parse '%s': %s", abs, e->message);
-	}
-	cfg->conf_path = g_strdup(abs);
-	{
-		/* Anyone who can write these can make the robot say anything:
-		 * refuse to run on them (the Debian way: a dedicated user, a
-		 * 0700 instance). */
-		g_autofree char *dir = g_path_get_dirname(abs);
-		g_autofree char *db = g_build_filename(dir, "vulnid.db", NULL);
-		const char *paths[] = { dir, abs, db };
-
-		for (gsize i = 0; i < G_N_ELEMENTS(paths); i++) {
-			struct stat sb;
-
-			if (stat(paths[i], &sb) == 0 && (sb.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-				return vulnid_fail(err, VULNID_ERR_CONFIG,
-						   "'%s' is writable by group or others: chmod go-w it "
-						   "(the instance must belong to the robot's user alone)", paths[i]);
-		}
-	}
-	cfg->dir = g_path_get_dirname(abs);
-	cfg->db_path = g_build_filename(cfg->dir, "vulnid.db", NULL);
-	cfg->audit_path = g_build_filename(cfg->dir, "audit.log", NULL);
-	cfg->spool_dir = g_build_filename(cfg->dir, "tmp", NULL);
-	cfg->gnupg_home = g_build_filename(cfg->dir, "gnupg", NULL);
-
-#define STR(g, k, f) do { st = config_get_string(kf, g, k, &cfg->f, err); \
-		if (st != VULNID_OK) return st; } while (0)
-#define INT(g, k, lo, hi, f) do { st = config_get_int(kf, g, k, lo, hi, &cfg->f, err); \
-		if (st != VULNID_OK) return st; } while (0)
-	STR("instance", "prefix", prefix);
-	STR("instance", "domain", domain);
-	STR("instance", "request_local", request_local);
-	STR("instance", "bounce_local", bounce_local);
-	STR("ids", "blocks", blocks);
-	/* SQLite keeps a blob below 1e9 bytes. */
-	INT("limits", "max_message_size", 1024, 900 * 1024 * 1024, max_message_size);
-	INT("limits", "max_header_size", 998, 16 * 1024 * 1024, max_header_size);
-	INT("limits", "max_headers", 10, 1000000, max_headers);
-	INT("limits", "max_line_length", 998, G_GINT64_CONSTANT(1) << 30, max_line_length);
-	INT("limits", "max_parts", 1, 100000, max_parts);
-	INT("limits", "max_depth", 1, 1000, max_depth);
-	INT("limits", "max_ids", 1, 10000, max_ids);
-	INT("limits", "max_fields", 1, 10000, max_fields);
-	INT("limits", "max_field_length", 16, 1000000, max_field_length);
-	INT("limits", "time_limit", 1, 86400, time_limit);
-	INT("limits", "max_request_text", 1024, 900 * 1024 * 1024, max_request_text);
-	INT("database", "busy_timeout", 0, 3600 * 1000, busy_timeout);
-	STR("delivery", "transport", transport);
-	STR("delivery", "starttls", starttls);
-	STR("delivery", "tls_verify", tls_verify);
-	STR("delivery", "tls_ca_file", tls_ca_file);
-	STR("delivery", "smtp_user", smtp_user);
-	STR("delivery", "smtp_password_file", smtp_password_file);
-	INT("delivery", "timeout", 1, 3600, smtp_timeout);
-	INT("delivery", "filter_budget", 0, 3600, filter_budget);
-	INT("delivery", "lifetime", 60, 365 * 86400, lifetime);
-	STR("delivery", "helo", helo);
-	STR("announce", "digest", announce_digest);
-	STR("templates", "dir", template_dir);
-	STR("crypto", "sign", sign);
-	STR("lmtpd", "socket", lmtpd_socket);
-	STR("lmtpd", "socket_group", lmtpd_socket_group);
-	STR("lmtpd", "listen", lmtpd_listen);
-	INT("lmtpd", "sessions", 1, 10000, lmtpd_sessions);
-	INT("lmtpd", "group_max", 1, 10000, lmtpd_group_max);
-	INT("lmtpd", "max_mails_per_session", 1, 1000000, lmtpd_max_mails);
-	INT("lmtpd", "max_recipients", 1, 10000, lmtpd_max_recipients);
-	INT("lmtpd", "max_errors", 0, 10000, lmtpd_max_errors);
-	INT("lmtpd", "timeout", 1, 86400, lmtpd_timeout);
-	INT("lmtpd", "session_time_limit", 1, 7 * 86400, lmtpd_session_time_limit);
-	st = config_lmtpd(kf, cfg, err);
-	if (st != VULNID_OK)
-		return st;
-	st = config_get_bool(kf, "notify", "vendors", &cfg->notify_vendors, err);
-	if (st == VULNID_OK)
-		st = config_tls(kf, cfg, err);
-	if (st != VULNID_OK)
-		return st;
-	{
-		g_autofree char *to = NULL;
-		g_auto(GStrv) parts = NULL;
-		GPtrArray *list = g_ptr_array_new();
-
-		st = config_get_string(kf, "announce", "to", &to, err);
-		if (st != VULNID_OK) {
-			g_ptr_array_free(list, TRUE);
-			return st;
-		}
-		parts = g_strsplit(to, ",", -1);
-		for (char **p = parts; *p; p++) {
-			char *a = g_strstrip(g_strdup(*p));
-
-			if (*a == '\0') {
-				g_free(a);
-				continue;
-			}
-			if (!config_address_valid(a)) {
-				g_free(a);
-				g_ptr_array_add(list, NULL);
-				g_strfreev((char **) g_ptr_array_free(list, FALSE));
-				return vulnid_fail(err, VULNID_ERR_CONFIG,
-						   "[announce] to: '%s' is not a mail address", *p);
-			}
-			g_ptr_array_add(list, a);
-		}
-		g_ptr_array_add(list, NULL);
-		cfg->announce_to = (char **) g_ptr_array_free(list, FALSE);
-	}
-	if (strcmp(cfg->announce_digest, "none") != 0 && strcmp(cfg->announce_digest, "daily") != 0)
-		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "[announce] digest must be none or daily, not '%s'", cfg->announce_digest);
-	{
-		/* [lifecycle] is read where it is used; refuse nonsense here. */
-		gint64 rate;
-		gboolean b;
-		g_autofree char *mods = NULL;
-		g_auto(GStrv) list = NULL;
-
-		st = config_get_int(kf, "lifecycle", "rate_requests_per_hour", 0, 1000000, &rate, err);
-		if (st == VULNID_OK)
-			st = config_get_int(kf, "lifecycle", "rate_additions_per_hour", 0, 1000000, &rate, err);
-		if (st == VULNID_OK)
-			st = config_get_bool(kf, "lifecycle", "confirm_unsigned", &b, err);
-		if (st == VULNID_OK)
-			st = config_get_string(kf, "lifecycle", "moderators", &mods, err);
-		if (st != VULNID_OK)
-			return st;
-		list = g_strsplit_set(mods, ",;", -1);
-		for (char **f = list; *f; f++) {
-			gsize n = 0;
-			gboolean ok = TRUE;
-
-			for (const char *p = *f; *p; p++) {
-				if (*p == ' ' || *p == '\t')
-					continue;
-				ok = ok && g_ascii_isxdigit(*p);
-				n++;
-			}
-			if (n == 0)
-				continue;
-			if (!ok || (n != 40 && n != 64))
-				return vulnid_fail(err, VULNID_ERR_CONFIG,
-						   "[lifecycle] moderators: '%s' is not an OpenPGP fingerprint", *f);
-		}
-	}
-	for (gsize i = 0; i < G_N_ELEMENTS(checked_ints); i++) {
-		gint64 v;
-
-		st = config_get_int(kf, checked_ints[i].group, checked_ints[i].key, checked_ints[i].min,
-				    checked_ints[i].max, &v, err);
-		if (st != VULNID_OK)
-			return st;
-	}
-	if (strcmp(cfg->sign, "pgpmime") != 0 && strcmp(cfg->sign, "inline") != 0 &&
-	    strcmp(cfg->sign, "none") != 0)
-		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "[crypto] sign must be pgpmime, inline or none, not '%s'", cfg->sign);
-	if (strcmp(cfg->starttls, "no") != 0 && strcmp(cfg->starttls, "if-available") != 0 &&
-	    strcmp(cfg->starttls, "required") != 0)
-		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "[delivery] starttls must be no, if-available or required, not '%s'",
-				   cfg->starttls);
-#undef STR
-#undef INT
-
-	if (!ids_prefix_valid(cfg->prefix))
-		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "[instance] prefix '%s' is not 2-16 upper-case letters or digits (and not CVE)",
-				   cfg->prefix);
-	if (!config_domain_valid(cfg->domain))
-		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "[instance] domain '%s' is not a domain name", cfg->domain);
-	if (!config_local_part_valid(cfg->request_local) ||
-	    !config_local_part_valid(cfg->bounce_local) ||
-	    strchr(cfg->request_local, '+') != NULL)
-		return vulnid_fail(err, VULNID_ERR_CONFIG,
-				   "[instance] request_local and bounce_local must be letters, digits, '.', '-' or '_'");
-	{
-		g_autoptr(GArray) b = NULL;
-		g_autoptr(GError) be = NULL;
-
-		if (!ids_blocks_parse(cfg->blocks, &b, &be))
-			return vulnid_fail(err, VULNID_ERR_CONFIG,
-					   "[ids] blocks: %s", be->message);
-	}
 	if (g_str_has_prefix(cfg->transport, "maildir:") && cfg->transport[8] != '\0') {
 		cfg->maildir = config_resolve_path(cfg, cfg->transport + strlen("maildir:"));
 	} else if (g_str_has_prefix(cfg->transport, "smtp://")) {
@@ -755,50 +685,142 @@ config_load(const char *path, vulnid_config **out, GError **err)
 		return vulnid_fail(err, VULNID_ERR_CONFIG,
 				   "[delivery] transport '%s' is not maildir:PATH or smtp://HOST[:PORT]",
 				   cfg->transport);
+	return VULNID_OK;
+}
+
+/* *path relative to the instance directory; empty: fallback (may be NULL). */
+static void
+config_path(const vulnid_config *cfg, char **path, char *fallback)
+{
+	char *p = **path == '\0' ? fallback : config_resolve_path(cfg, *path);
+
+	if (p != fallback)
+		g_free(fallback);
+	g_free(*path);
+	*path = p;
+}
+
+/* What follows from the keys: addresses, paths, empty meaning a default. */
+static vulnid_status
+config_derive(vulnid_config *cfg, GError **err)
+{
+	vulnid_status s = config_transport(cfg, err);
+
+	if (s != VULNID_OK)
+		return s;
 	if (*cfg->helo == '\0') {
 		g_free(cfg->helo);
 		cfg->helo = g_strdup(cfg->domain);
 	}
-	if (*cfg->tls_ca_file == '\0') {
-		g_clear_pointer(&cfg->tls_ca_file, g_free);
-	} else {
-		char *p = config_resolve_path(cfg, cfg->tls_ca_file);
-
-		g_free(cfg->tls_ca_file);
-		cfg->tls_ca_file = p;
-	}
-	if (*cfg->template_dir == '\0') {
-		g_free(cfg->template_dir);
-		cfg->template_dir = g_build_filename(cfg->dir, "templates", NULL);
-	} else {
-		tdir = config_resolve_path(cfg, cfg->template_dir);
-		g_free(cfg->template_dir);
-		cfg->template_dir = g_steal_pointer(&tdir);
-	}
+	if (cfg->tls_fingerprints[0] == NULL)
+		g_clear_pointer(&cfg->tls_fingerprints, g_strfreev);
+	config_path(cfg, &cfg->tls_ca_file, NULL);
+	config_path(cfg, &cfg->template_dir, g_build_filename(cfg->dir, "templates", NULL));
+	config_path(cfg, &cfg->lmtpd_socket, g_strdup(""));
 	cfg->request_address = g_strdup_printf("%s@%s", cfg->request_local, cfg->domain);
 	cfg->bounce_address = g_strdup_printf("%s@%s", cfg->bounce_local, cfg->domain);
-	*out = g_steal_pointer(&cfg);
 	return VULNID_OK;
+}
+
+/* Everything below the instance directory, from the keys in cfg->keyfile. */
+static vulnid_status
+config_from_keyfile(vulnid_config *cfg, GError **err)
+{
+	vulnid_status s;
+
+	cfg->db_path = g_build_filename(cfg->dir, "vulnid.db", NULL);
+	cfg->audit_path = g_build_filename(cfg->dir, "audit.log", NULL);
+	cfg->spool_dir = g_build_filename(cfg->dir, "tmp", NULL);
+	cfg->gnupg_home = g_build_filename(cfg->dir, "gnupg", NULL);
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++) {
+		s = config_load_key(cfg->keyfile, &config_keys[i], cfg, err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	return config_derive(cfg, err);
+}
+
+vulnid_status
+config_load(const char *path, vulnid_config **out, GError **err)
+{
+	g_autoptr(vulnid_config) cfg = g_new0(vulnid_config, 1);
+	vulnid_status s;
+
+	if (path == NULL)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "no configuration: use -c DIR/vulnid.conf or set VULNID_CONF");
+	if (g_path_is_absolute(path))
+		cfg->conf_path = g_strdup(path);
+	else {
+		g_autofree char *cwd = g_get_current_dir();
+
+		cfg->conf_path = g_build_filename(cwd, path, NULL);
+	}
+	cfg->keyfile = g_key_file_new();
+	s = config_read_file(cfg->conf_path, cfg->keyfile, err);
+	if (s != VULNID_OK)
+		return s;
+	cfg->dir = g_path_get_dirname(cfg->conf_path);
+	s = config_from_keyfile(cfg, err);
+	if (s == VULNID_OK)
+		*out = g_steal_pointer(&cfg);
+	return s;
+}
+
+vulnid_status
+config_load_text(const char *dir, const char *text, vulnid_config **out, GError **err)
+{
+	g_autoptr(vulnid_config) cfg = g_new0(vulnid_config, 1);
+	g_autoptr(GError) e = NULL;
+	vulnid_status s;
+
+	cfg->dir = g_canonicalize_filename(dir, NULL);
+	cfg->conf_path = g_build_filename(cfg->dir, "vulnid.conf", NULL);
+	cfg->keyfile = g_key_file_new();
+	if (!g_key_file_load_from_data(cfg->keyfile, text, (gsize) -1, G_KEY_FILE_NONE, &e))
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "cannot parse the configuration: %s", e->message);
+	s = config_from_keyfile(cfg, err);
+	if (s == VULNID_OK)
+		*out = g_steal_pointer(&cfg);
+	return s;
+}
+
+/* The table entry of a key read by name, of the type the caller expects. */
+static const config_key *
+config_typed(const char *group, const char *key, config_type t1, config_type t2)
+{
+	const config_key *k = config_find(group, key);
+
+	if (k == NULL || (k->type != t1 && k->type != t2)) {
+		g_critical("config: [%s] %s is not a key of that type in the table", group, key);
+		return NULL;
+	}
+	return k;
 }
 
 gint64
 config_key_int(const vulnid_config *cfg, const char *group, const char *key)
 {
-	gint64 v = 0;
+	const config_key *k = config_typed(group, key, CK_INT, CK_OCTAL);
 
-	if (config_get_int(cfg->keyfile, group, key, G_MININT64, G_MAXINT64, &v, NULL) != VULNID_OK)
-		return 0;
-	return v;
+	return k != NULL ? G_STRUCT_MEMBER(gint64, cfg, k->offset) : 0;
+}
+
+gboolean
+config_key_bool(const vulnid_config *cfg, const char *group, const char *key)
+{
+	const config_key *k = config_typed(group, key, CK_BOOL, CK_BOOL);
+
+	return k != NULL ? G_STRUCT_MEMBER(gboolean, cfg, k->offset) : FALSE;
 }
 
 char *
 config_key_string(const vulnid_config *cfg, const char *group, const char *key)
 {
-	char *v = NULL;
+	const config_key *k = config_typed(group, key, CK_STRING, CK_CHOICE);
+	const char *v = k != NULL ? G_STRUCT_MEMBER(const char *, cfg, k->offset) : NULL;
 
-	if (config_get_string(cfg->keyfile, group, key, &v, NULL) != VULNID_OK)
-		return g_strdup("");
-	return v;
+	return g_strdup(v != NULL ? v : "");
 }
 
 char *
@@ -821,7 +843,7 @@ config_default_text(const char *prefix, const char *domain)
 
 	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++) {
 		const config_key *k = &config_keys[i];
-		g_auto(GStrv) lines = g_strsplit(k->comment, "\n", -1);
+		g_auto(GStrv) lines = g_strsplit(k->doc, "\n", -1);
 		const char *v = k->def;
 
 		if (group == NULL || strcmp(group, k->group) != 0) {
@@ -830,11 +852,30 @@ config_default_text(const char *prefix, const char *domain)
 		}
 		for (char **l = lines; *l; l++)
 			g_string_append_printf(s, "# %s\n", *l);
-		if (strcmp(k->key, "prefix") == 0)
+		if (strcmp(k->group, "instance") == 0 && strcmp(k->key, "prefix") == 0)
 			v = prefix;
-		else if (strcmp(k->key, "domain") == 0)
+		else if (strcmp(k->group, "instance") == 0 && strcmp(k->key, "domain") == 0)
 			v = domain;
 		g_string_append_printf(s, "%s = %s\n\n", k->key, v);
+	}
+	return g_string_free(s, FALSE);
+}
+
+char *
+config_table_text(void)
+{
+	GString *s = g_string_new(NULL);
+
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++) {
+		const config_key *k = &config_keys[i];
+		g_string_append_printf(s, "%s\t%s\t%s\t", k->group, k->key, type_names[k->type]);
+		if (k->type == CK_INT)
+			g_string_append_printf(s, "%" G_GINT64_FORMAT "\t%" G_GINT64_FORMAT, k->min, k->max);
+		else if (k->type == CK_OCTAL)
+			g_string_append_printf(s, "0%" G_GINT64_MODIFIER "o\t0%" G_GINT64_MODIFIER "o", k->min, k->max);
+		else
+			g_string_append(s, "-\t-");
+		g_string_append_printf(s, "\t%s\n", k->def == NULL ? "-" : *k->def == '\0' ? "\"\"" : k->def);
 	}
 	return g_string_free(s, FALSE);
 }

@@ -74,6 +74,30 @@ typedef struct {
 	gint64 lmtpd_timeout;
 	gint64 lmtpd_session_time_limit;
 	gboolean lmtpd_xforward;
+
+	/* [lifecycle], [policy], [auth], [export]: read where they are used,
+	 * through config_key_*() or these fields, checked at load time */
+	char *moderators;	/* fingerprints, as written (comma- or ';'-separated) */
+	gint64 rate_requests_per_hour;
+	gint64 rate_additions_per_hour;
+	gint64 rate_network_per_hour;
+	gint64 rate_domain_per_hour;
+	gint64 rate_global_per_hour;
+	gboolean confirm_unsigned;
+	gint64 third_party_per_mail;
+	gint64 amplification;
+	gint64 amplification_floor;
+	gint64 per_address_per_day;
+	gint64 per_domain_per_day;
+	gint64 loop_answers;
+	gint64 loop_hours;
+	char *allow_reserved_domains;
+	char *authserv_id;
+	gint64 trusted_received;
+	char *export_osv_id_prefix;
+	char *export_base_url;	/* "" : relative links only */
+	char *export_title;	/* "" : "PREFIX vulnerability identifiers" */
+	char *export_log_origin;	/* "" : DOMAIN/vulnid/PREFIX/FPR16 */
 } vulnid_config;
 
 /* Where the built-in templates live; VULNID_TEMPLATE_DIR in the environment
@@ -91,19 +115,34 @@ char *config_locate(const char *explicit_path);
 vulnid_status config_become_owner(const char *path, GError **err);
 
 vulnid_status config_load(const char *path, vulnid_config **out, GError **err);
+
+/* The same from text in memory, for the instance directory dir (which
+ * need not exist): for unit tests that build a context without an
+ * instance.  "[instance]\nprefix = T\ndomain = example.org\n" gives the
+ * defaults of every other key. */
+vulnid_status config_load_text(const char *dir, const char *text, vulnid_config **out, GError **err);
 void config_free(vulnid_config *cfg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vulnid_config, config_free)
 
 /* The blocks that apply to a year: `blocks_YYYY` if present, else `blocks`. */
 char *config_blocks_for_year(const vulnid_config *cfg, int year);
 
-/* A key read where it is used: its value (checked at load time), else
- * its default from the key table. */
+/* A key of the table, by name: its loaded value (checked at load time,
+ * the default when the file does not set it).  A key that is not in the
+ * table, or of another type, is a programming error: 0, FALSE or "". */
 gint64 config_key_int(const vulnid_config *cfg, const char *group, const char *key);
+gboolean config_key_bool(const vulnid_config *cfg, const char *group, const char *key);
 char *config_key_string(const vulnid_config *cfg, const char *group, const char *key);
 
-/* Text of a new, fully commented configuration file. */
+/* Text of a new, fully commented configuration file, made from the key
+ * table. */
 char *config_default_text(const char *prefix, const char *domain);
+
+/* The key table as text, one key a line: group, key, type, minimum,
+ * maximum, default, separated by tabs ("-" where there is none).
+ * vulnid config keys prints it; the test suite checks vulnid.conf(5)
+ * against it. */
+char *config_table_text(void);
 
 /* A domain name: letters, digits, '-' and '.', not starting with either. */
 gboolean config_domain_valid(const char *domain);
