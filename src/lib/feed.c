@@ -16,6 +16,7 @@
 #include "feed.h"
 #include "feedlog.h"
 #include "ids.h"
+#include "store-export.h"
 
 #define HASH_KEY ",\"hash\":\""
 #define HASH_KEY_LEN 9
@@ -412,24 +413,15 @@ ioerr:
 static vulnid_status
 year_check_owner(store *st, const feed_year *y, GError **err)
 {
-	sqlite3_stmt *stmt;
+	g_autofree char *sha = NULL;
 	vulnid_status s;
-	gboolean ok;
-	int rc;
 
 	if (y->n == 0)
 		return VULNID_OK;
-	stmt = store_prepare(st, "SELECT sha256 FROM records WHERE entry = ? AND seq = ?", &s, err);
-	if (stmt == NULL)
+	s = store_export_record_sha256(st, y->last_entry != NULL ? y->last_entry : "", y->seq, &sha, err);
+	if (s != VULNID_OK)
 		return s;
-	sqlite3_bind_text(stmt, 1, y->last_entry != NULL ? y->last_entry : "", -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(stmt, 2, y->seq);
-	rc = sqlite3_step(stmt);
-	ok = rc == SQLITE_ROW && g_strcmp0((const char *) sqlite3_column_text(stmt, 0), y->last_sha) == 0;
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "records", err);
-	if (!ok)
+	if (sha == NULL || g_strcmp0(sha, y->last_sha) != 0)
 		return vulnid_fail(err, VULNID_ERR_INVALID,
 				   "'%s' is not this instance's feed: its last line does not match record %s/%"
 				   G_GINT64_FORMAT " of the database", y->path, y->last_entry, y->seq);
@@ -601,31 +593,6 @@ gen_entry(const entry *e, const entry_view *v, feed_year *y, GError **err)
 			}
 			g_ptr_array_add(y->items, it);
 		}
-	}
-	return VULNID_OK;
-}
-
-/* Entries of year with a record at or after the cursor's pos. */
-static vulnid_status
-year_entries(store *st, const feed_year *y, GPtrArray **ids, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"SELECT DISTINCT r.entry FROM records r JOIN entries e ON e.id = r.entry"
-		" WHERE e.year = ? AND r.id >= ? ORDER BY r.entry", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	*ids = g_ptr_array_new_with_free_func(g_free);
-	sqlite3_bind_int(stmt, 1, y->year);
-	sqlite3_bind_int64(stmt, 2, y->pos);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(*ids, g_strdup((const char *) sqlite3_column_text(stmt, 0)));
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		g_clear_pointer(ids, g_ptr_array_unref);
-		return store_fail(st, rc, "records", err);
 	}
 	return VULNID_OK;
 }
@@ -814,193 +781,246 @@ log_update(const char *dir, const note_key *key, const char *fpr, GPtrArray *yea
 	return feedlog_update(dir, key, fpr, files, n, log, err);
 }
 
-vulnid_status
-feed_export(store *st, const char *dir, const note_key *log_key, feed_export_result *res, GError **err)
+/* One exporter at a time per directory; the lock lives on the directory
+ * itself, so no lock file is ever published. */
+static vulnid_status
+feed_lock_dir(const char *dir, int *dfd, GError **err)
 {
-	feedlog_state log = { 0 };
-	g_autoptr(GPtrArray) years = g_ptr_array_new_with_free_func(feed_year_free);
-	g_autoptr(GHashTable) by_year = g_hash_table_new(g_direct_hash, g_direct_equal);
-	g_autofree char *fpr = NULL;
-	g_autofree char *now = store_now();
-	g_autofree char *head = NULL;
-	g_autofree char *head_path = g_build_filename(dir, FEED_HEAD, NULL);
-	g_autofree char *sig_path = g_build_filename(dir, FEED_HEAD_SIG, NULL);
-	g_autofree char *key_path = g_build_filename(dir, FEED_KEY, NULL);
-	g_autoptr(GBytes) old_head = NULL;
-	g_autoptr(GBytes) sig = NULL;
-	g_autoptr(GBytes) pub = NULL;
-	g_autoptr(GDir) d = NULL;
-	sqlite3_stmt *stmt;
-	vulnid_status s;
-	const char *name;
-	int dfd, rc, e_no;
-
-	memset(res, 0, sizeof *res);
-	s = crypto_robot_fingerprint(&fpr, err);
-	if (s != VULNID_OK)
-		return s;
 	if (g_mkdir_with_parents(dir, 0755) < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
 				   dir, g_strerror(errno));
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	*dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*dfd < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot open '%s': %s",
 				   dir, g_strerror(errno));
-	/* One exporter at a time per directory; the lock lives on the
-	 * directory itself, so no lock file is ever published. */
-	while (flock(dfd, LOCK_EX) < 0)
+	while (flock(*dfd, LOCK_EX) < 0)
 		if (errno != EINTR) {
-			s = vulnid_fail(err, VULNID_ERR_IO, "cannot lock '%s': %s", dir, g_strerror(errno));
-			goto out_fd;
+			close(*dfd);
+			*dfd = -1;
+			return vulnid_fail(err, VULNID_ERR_IO, "cannot lock '%s': %s", dir, g_strerror(errno));
 		}
-	old_head = read_small(head_path, FEED_MAX_HEAD, &e_no);
-	if (old_head != NULL) {
-		g_autoptr(JsonParser) p = json_parser_new();
-		const char *robot = NULL;
+	return VULNID_OK;
+}
 
-		if (json_parser_load_from_data(p, g_bytes_get_data(old_head, NULL),
-					       (gssize) g_bytes_get_size(old_head), NULL) &&
-		    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
-			robot = obj_str(json_node_get_object(json_parser_get_root(p)), "robot");
-		if (robot == NULL || g_ascii_strcasecmp(robot, fpr) != 0) {
-			s = vulnid_fail(err, VULNID_ERR_INVALID,
-					"'%s' belongs to another robot's feed (fingerprint %s, not %s)",
-					head_path, robot != NULL ? robot : "unreadable", fpr);
-			goto out_fd;
-		}
-	}
+/* A string member of the JSON object in head, or NULL. */
+static char *
+head_member(GBytes *head, const char *name)
+{
+	g_autoptr(JsonParser) p = json_parser_new();
+	const char *v = NULL;
 
-	s = store_exec(st, "BEGIN", err);
+	if (json_parser_load_from_data(p, g_bytes_get_data(head, NULL),
+				       (gssize) g_bytes_get_size(head), NULL) &&
+	    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+		v = obj_str(json_node_get_object(json_parser_get_root(p)), name);
+	return g_strdup(v);
+}
+
+/* Years the database has; a year file the database has no entry of means
+ * the directory holds another instance's feed. */
+static vulnid_status
+feed_years(store *st, const char *dir, GPtrArray *years, GError **err)
+{
+	g_autoptr(GHashTable) by_year = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_autoptr(GArray) have = NULL;
+	g_autoptr(GDir) d = NULL;
+	const char *name;
+	vulnid_status s = store_export_years(st, &have, err);
+
 	if (s != VULNID_OK)
-		goto out_fd;
-	/* Years the database has, then year files already there. */
-	stmt = store_prepare(st, "SELECT DISTINCT year FROM entries ORDER BY year", &s, err);
-	if (stmt == NULL)
-		goto out_txn;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		feed_year *y = year_new(dir, sqlite3_column_int(stmt, 0));
+		return s;
+	for (guint i = 0; i < have->len; i++) {
+		feed_year *y = year_new(dir, g_array_index(have, int, i));
 
 		g_ptr_array_add(years, y);
 		g_hash_table_insert(by_year, GINT_TO_POINTER(y->year), y);
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		s = store_fail(st, rc, "entries", err);
-		goto out_txn;
 	}
 	d = g_dir_open(dir, 0, NULL);
 	while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
 		int year;
 
-		if (year_file_name(name, &year) && !g_hash_table_contains(by_year, GINT_TO_POINTER(year))) {
-			s = vulnid_fail(err, VULNID_ERR_INVALID,
-					"'%s/%s' is not this instance's feed: the database has no entry of %d",
-					dir, name, year);
-			goto out_txn;
-		}
+		if (year_file_name(name, &year) && !g_hash_table_contains(by_year, GINT_TO_POINTER(year)))
+			return vulnid_fail(err, VULNID_ERR_INVALID,
+					   "'%s/%s' is not this instance's feed: the database has no entry of %d",
+					   dir, name, year);
 	}
-	stmt = store_prepare(st, "SELECT coalesce(max(id), 0) FROM records", &s, err);
-	if (stmt == NULL)
-		goto out_txn;
-	rc = sqlite3_step(stmt);
-	res->pos = sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW) {
-		s = store_fail(st, rc, "records", err);
-		goto out_txn;
-	}
-	for (guint i = 0; i < years->len; i++) {
-		feed_year *y = g_ptr_array_index(years, i);
-		g_autoptr(GPtrArray) ids = NULL;
+	return VULNID_OK;
+}
 
-		s = year_read_tail(y, err);
-		if (s == VULNID_OK)
-			s = year_check_owner(st, y, err);
-		if (s == VULNID_OK)
-			s = year_entries(st, y, &ids, err);
-		for (guint k = 0; s == VULNID_OK && k < ids->len; k++) {
-			g_autoptr(entry) e = NULL;
-			g_autoptr(entry_view) v = NULL;
+/* The new lines of one year: every listed entry with a record at or after
+ * the year's cursor. */
+static vulnid_status
+feed_year_generate(store *st, feed_year *y, GError **err)
+{
+	g_autoptr(GPtrArray) ids = NULL;
+	vulnid_status s = year_read_tail(y, err);
 
-			s = entry_load(st, g_ptr_array_index(ids, k), &e, err);
-			if (s != VULNID_OK)
-				break;
-			/* The feed is the public view, independent of the
-			 * time of the export (sealing decides, not dates). */
-			v = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, NULL);
-			/* Spam says nothing more; what the feed already holds
-			 * stays, as everything in it does. */
-			if (v->withheld)
-				continue;
-			s = gen_entry(e, v, y, err);
-		}
+	if (s == VULNID_OK)
+		s = year_check_owner(st, y, err);
+	if (s == VULNID_OK)
+		s = store_export_year_entries(st, y->year, y->pos, &ids, err);
+	for (guint k = 0; s == VULNID_OK && k < ids->len; k++) {
+		g_autoptr(entry) e = NULL;
+		g_autoptr(entry_view) v = NULL;
+
+		s = entry_load(st, g_ptr_array_index(ids, k), &e, err);
 		if (s != VULNID_OK)
-			goto out_txn;
+			break;
+		/* The feed is the public view, independent of the time of
+		 * the export (sealing decides, not dates). */
+		v = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, NULL);
+		/* Spam says nothing more; what the feed already holds stays,
+		 * as everything in it does. */
+		if (v->withheld)
+			continue;
+		s = gen_entry(e, v, y, err);
 	}
+	return s;
+}
+
+/* Everything read from the database, in one read transaction: the years,
+ * the position, the new lines of each year (kept in memory). */
+static vulnid_status
+feed_read(store *st, const char *dir, GPtrArray *years, feed_export_result *res, GError **err)
+{
+	vulnid_status s = store_export_read_begin(st, err);
+
+	if (s != VULNID_OK)
+		return s;
+	s = feed_years(st, dir, years, err);
+	if (s == VULNID_OK)
+		s = store_export_last_record(st, &res->pos, err);
+	for (guint i = 0; s == VULNID_OK && i < years->len; i++)
+		s = feed_year_generate(st, g_ptr_array_index(years, i), err);
 	store_rollback(st);
+	return s;
+}
 
-	for (guint i = 0; i < years->len; i++) {
+/* HEAD changes only when the feed does: an unchanged feed keeps its signed
+ * HEAD, and a mirror makes no empty commit. */
+static gboolean
+feed_head_unchanged(const char *dir, GBytes *old_head, const char *fpr, gint64 pos,
+		    GPtrArray *years, const feedlog_state *log)
+{
+	g_autofree char *sig_path = g_build_filename(dir, FEED_HEAD_SIG, NULL);
+	g_autofree char *old_time = NULL;
+	g_autofree char *same = NULL;
+
+	if (old_head == NULL || !g_file_test(sig_path, G_FILE_TEST_IS_REGULAR))
+		return FALSE;
+	old_time = head_member(old_head, "time");
+	if (old_time == NULL)
+		return FALSE;
+	same = head_text(old_time, fpr, pos, years, log);
+	return strlen(same) == g_bytes_get_size(old_head) &&
+	       memcmp(same, g_bytes_get_data(old_head, NULL), strlen(same)) == 0;
+}
+
+/* Sign and write HEAD (signature first, so that a HEAD is never newer
+ * than its signature). */
+static vulnid_status
+feed_write_head(const char *dir, const char *fpr, const char *head, GError **err)
+{
+	g_autofree char *head_path = g_build_filename(dir, FEED_HEAD, NULL);
+	g_autofree char *sig_path = g_build_filename(dir, FEED_HEAD_SIG, NULL);
+	g_autoptr(GBytes) hb = g_bytes_new(head, strlen(head));
+	g_autoptr(GBytes) sig = NULL;
+	vulnid_status s = crypto_sign_detached(hb, fpr, &sig, err);
+
+	if (s == VULNID_OK)
+		s = export_write_file(sig_path, g_bytes_get_data(sig, NULL), g_bytes_get_size(sig), 0644, err);
+	if (s == VULNID_OK)
+		s = export_write_file(head_path, head, strlen(head), 0644, err);
+	return s;
+}
+
+/* The public key beside the feed, for convenience: a verifier should get
+ * it (or its fingerprint) from somewhere else too. */
+static vulnid_status
+feed_write_key(const char *dir, const char *fpr, GError **err)
+{
+	g_autofree char *key_path = g_build_filename(dir, FEED_KEY, NULL);
+	g_autoptr(GBytes) pub = NULL;
+	g_autoptr(GBytes) have = NULL;
+	int e_no;
+
+	if (crypto_export_public(fpr, &pub, NULL) != VULNID_OK)
+		return VULNID_OK;
+	have = read_small(key_path, FEED_MAX_SIG, &e_no);
+	if (have != NULL && g_bytes_equal(have, pub))
+		return VULNID_OK;
+	return export_write_file(key_path, g_bytes_get_data(pub, NULL), g_bytes_get_size(pub), 0644, err);
+}
+
+/* The year files, the log and the signed HEAD, from the lines read. */
+static vulnid_status
+feed_publish(const char *dir, const note_key *log_key, const char *fpr, GBytes *old_head,
+	     GPtrArray *years, feed_export_result *res, GError **err)
+{
+	feedlog_state log = { 0 };
+	g_autofree char *now = store_now();
+	g_autofree char *head = NULL;
+	vulnid_status s = VULNID_OK;
+
+	for (guint i = 0; s == VULNID_OK && i < years->len; i++)
 		s = append_lines(g_ptr_array_index(years, i), &res->appended, err);
-		if (s != VULNID_OK)
-			goto out_fd;
-	}
+	if (s != VULNID_OK)
+		return s;
 	g_ptr_array_sort(years, year_cmp);
 	for (guint i = 0; i < years->len; i++)
 		res->years += ((feed_year *) g_ptr_array_index(years, i))->n > 0;
 	s = log_update(dir, log_key, fpr, years, &log, err);
 	if (s != VULNID_OK)
-		goto out_fd;
+		goto out;
 	res->log_size = log.size;
 	res->log_appended = log.appended;
 	res->checkpoint_written = log.checkpoint_written;
+	if (!feed_head_unchanged(dir, old_head, fpr, res->pos, years, &log)) {
+		head = head_text(now, fpr, res->pos, years, &log);
+		s = feed_write_head(dir, fpr, head, err);
+		if (s != VULNID_OK)
+			goto out;
+		res->head_written = TRUE;
+	}
+	s = feed_write_key(dir, fpr, err);
+out:
+	feedlog_state_clear(&log);
+	return s;
+}
 
-	/* HEAD changes only when the feed does: an unchanged feed keeps its
-	 * signed HEAD, and a mirror makes no empty commit. */
-	if (old_head != NULL && g_file_test(sig_path, G_FILE_TEST_IS_REGULAR)) {
-		g_autoptr(JsonParser) p = json_parser_new();
-		const char *old_time = NULL;
+vulnid_status
+feed_export(store *st, const char *dir, const note_key *log_key, feed_export_result *res, GError **err)
+{
+	g_autoptr(GPtrArray) years = g_ptr_array_new_with_free_func(feed_year_free);
+	g_autofree char *fpr = NULL;
+	g_autofree char *head_path = g_build_filename(dir, FEED_HEAD, NULL);
+	g_autoptr(GBytes) old_head = NULL;
+	vulnid_status s;
+	int dfd = -1, e_no;
 
-		if (json_parser_load_from_data(p, g_bytes_get_data(old_head, NULL),
-					       (gssize) g_bytes_get_size(old_head), NULL) &&
-		    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
-			old_time = obj_str(json_node_get_object(json_parser_get_root(p)), "time");
-		if (old_time != NULL) {
-			g_autofree char *same = head_text(old_time, fpr, res->pos, years, &log);
+	memset(res, 0, sizeof *res);
+	s = crypto_robot_fingerprint(&fpr, err);
+	if (s != VULNID_OK)
+		return s;
+	s = feed_lock_dir(dir, &dfd, err);
+	if (s != VULNID_OK)
+		return s;
+	old_head = read_small(head_path, FEED_MAX_HEAD, &e_no);
+	if (old_head != NULL) {
+		g_autofree char *robot = head_member(old_head, "robot");
 
-			if (strlen(same) == g_bytes_get_size(old_head) &&
-			    memcmp(same, g_bytes_get_data(old_head, NULL), strlen(same)) == 0)
-				goto key;
+		if (robot == NULL || g_ascii_strcasecmp(robot, fpr) != 0) {
+			s = vulnid_fail(err, VULNID_ERR_INVALID,
+					"'%s' belongs to another robot's feed (fingerprint %s, not %s)",
+					head_path, robot != NULL ? robot : "unreadable", fpr);
+			goto out;
 		}
 	}
-	head = head_text(now, fpr, res->pos, years, &log);
-	{
-		g_autoptr(GBytes) hb = g_bytes_new(head, strlen(head));
-
-		s = crypto_sign_detached(hb, fpr, &sig, err);
-	}
+	s = feed_read(st, dir, years, res, err);
 	if (s == VULNID_OK)
-		s = export_write_file(sig_path, g_bytes_get_data(sig, NULL), g_bytes_get_size(sig), 0644, err);
-	if (s == VULNID_OK)
-		s = export_write_file(head_path, head, strlen(head), 0644, err);
-	if (s != VULNID_OK)
-		goto out_fd;
-	res->head_written = TRUE;
-key:
-	/* The public key beside the feed, for convenience: a verifier should
-	 * get it (or its fingerprint) from somewhere else too. */
-	if (crypto_export_public(fpr, &pub, NULL) == VULNID_OK) {
-		g_autoptr(GBytes) have = read_small(key_path, FEED_MAX_SIG, &e_no);
-
-		if (have == NULL || !g_bytes_equal(have, pub))
-			s = export_write_file(key_path, g_bytes_get_data(pub, NULL), g_bytes_get_size(pub),
-					      0644, err);
-	}
-	goto out_fd;
-out_txn:
-	store_rollback(st);
-out_fd:
+		s = feed_publish(dir, log_key, fpr, old_head, years, res, err);
+out:
 	close(dfd);
-	feedlog_state_clear(&log);
 	return s;
 }
 
