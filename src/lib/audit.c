@@ -13,6 +13,7 @@
 
 #include "audit.h"
 #include "canonjson.h"
+#include "jsonl-chain.h"
 #include "store-audit.h"
 
 struct audit_event {
@@ -20,7 +21,7 @@ struct audit_event {
 	GString *rest;		/* ,"key":value ... */
 };
 
-#define HASH_KEY ",\"hash\":\""
+#define HASH_KEY JSONL_CHAIN_HASH_KEY
 
 audit_event *
 audit_event_new(const char *event, const char *id, const char *message_id)
@@ -88,7 +89,7 @@ audit_append(store *st, audit_event *ev, GError **err)
 {
 	g_autoptr(GString) line = g_string_new(NULL);
 	g_autofree char *prev = NULL;
-	g_autofree char *hash = NULL;
+	char hash[65];
 	vulnid_status s;
 	gboolean first = FALSE;
 
@@ -100,10 +101,7 @@ audit_append(store *st, audit_event *ev, GError **err)
 
 	g_string_append_len(line, ev->head->str, (gssize) ev->head->len);
 	g_string_append_len(line, ev->rest->str, (gssize) ev->rest->len);
-	canonjson_member_str(line, &first, "prev", prev);
-	hash = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) line->str, line->len);
-	canonjson_member_str(line, &first, "hash", hash);
-	g_string_append_c(line, '}');
+	jsonl_chain_seal(line, 0, &first, prev, hash);
 
 	return store_audit_insert(st, line->str, line->len, hash, err);
 }
@@ -449,30 +447,26 @@ audit_verify_chain(store *st, const char *path, audit_verify_result *r, GError *
 		end = p + size;
 		while (p != NULL && p < end) {
 			const char *nl = memchr(p, '\n', (size_t) (end - p));
-			g_autofree char *want = NULL;
-			const char *h, *pv;
+			const char *pv;
 			gsize len;
 
 			n++;
 			if (nl == NULL)
 				return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT ": truncated (no newline)", n);
 			len = (gsize) (nl - p);
-			h = g_strrstr_len(p, (gssize) len, HASH_KEY);
-			want = audit_line_hash(p, len);
-			if (h == NULL || want == NULL || (gsize) (nl - h) != strlen(HASH_KEY) + 64 + 2 ||
-			    memcmp(h + strlen(HASH_KEY), want, 64) != 0 || memcmp(nl - 2, "\"}", 2) != 0)
+			if (!jsonl_chain_line_ok(p, len))
 				return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT
 					    ": hash does not match its content", n);
-			pv = g_strrstr_len(p, (gssize) (h - p), ",\"prev\":\"");
-			if (pv == NULL || h - pv != 9 + 64 + 1)
+			pv = jsonl_chain_line_prev(p, len);
+			if (pv == NULL)
 				return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT ": has no prev hash", n);
 			if (prev == NULL) {
 				/* The first line of all: the genesis, or (old
 				 * files removed) a line of the database chain. */
 				gint64 seq = 0;
 
-				if (memcmp(pv + 9, AUDIT_GENESIS, 64) != 0) {
-					g_autofree char *ph = g_strndup(pv + 9, 64);
+				if (memcmp(pv, AUDIT_GENESIS, 64) != 0) {
+					g_autofree char *ph = g_strndup(pv, 64);
 
 					s = store_audit_seq_of_hash(st, ph, &seq, err);
 					if (s != VULNID_OK)
@@ -482,7 +476,7 @@ audit_verify_chain(store *st, const char *path, audit_verify_result *r, GError *
 							    ": does not follow any event of the database chain", n);
 				}
 				r->first_seq = (guint64) seq + 1;
-			} else if (memcmp(pv + 9, prev, 64) != 0) {
+			} else if (memcmp(pv, prev, 64) != 0) {
 				if (n > 1)
 					return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT ": does not follow line %"
 						    G_GUINT64_FORMAT " (prev hash differs)", n, n - 1);
@@ -490,7 +484,7 @@ audit_verify_chain(store *st, const char *path, audit_verify_result *r, GError *
 					    " (prev hash differs)", prev_file);
 			}
 			g_free(prev);
-			prev = g_strndup(want, 64);
+			prev = g_strndup(nl - 2 - 64, 64);
 			p = nl + 1;
 		}
 		r->lines += n;
