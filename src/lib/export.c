@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "export.h"
 #include "ids.h"
 
@@ -101,42 +103,21 @@ export_set_load(store *st, export_set **out, GError **err)
 vulnid_status
 export_write_file(const char *path, const void *data, gsize len, int mode, GError **err)
 {
-	g_autofree char *tmp = g_strdup_printf("%s.tmp.XXXXXX", path);
 	g_autofree char *dir = g_path_get_dirname(path);
-	vulnid_status s = VULNID_OK;
-	gsize off = 0;
-	int fd, dfd;
+	g_autoptr(GError) e = NULL;
+	int dfd;
 
-	fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, mode);
-	if (fd < 0)
-		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
-				   tmp, g_strerror(errno));
-	while (off < len) {
-		ssize_t n = write(fd, (const char *) data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot write '%s': %s",
-					tmp, g_strerror(errno));
-			break;
-		}
-		off += (gsize) n;
-	}
-	if (s == VULNID_OK && fchmod(fd, (mode_t) mode) < 0)
-		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot chmod '%s': %s",
-				tmp, g_strerror(errno));
-	if (s == VULNID_OK && fsync(fd) < 0 && errno != EINVAL)
-		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot sync '%s': %s",
-				tmp, g_strerror(errno));
-	close(fd);
-	if (s == VULNID_OK && rename(tmp, path) < 0)
-		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot rename '%s' to '%s': %s",
-				tmp, path, g_strerror(errno));
-	if (s != VULNID_OK) {
-		unlink(tmp);
-		return s;
-	}
+	/* A temporary file beside, synced, renamed over the old one. */
+	if (!g_file_set_contents_full(path, data, (gssize) len,
+				      G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+				      mode, &e))
+		return vulnid_fail(err, e->domain == G_FILE_ERROR && e->code == G_FILE_ERROR_NOSPC
+				   ? VULNID_ERR_NOSPACE : VULNID_ERR_IO, "cannot write '%s': %s", path, e->message);
+	/* The mode is given to open(), so the umask narrowed it; what we
+	 * publish must be readable as asked. */
+	if (g_chmod(path, mode) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot chmod '%s': %s",
+				   path, g_strerror(errno));
 	/* The rename itself must survive a crash too. */
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
