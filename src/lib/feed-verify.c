@@ -756,53 +756,135 @@ emit_lines(vctx *c, feed_line_fn fn, gpointer data, GError **err)
 	return s;
 }
 
+/* HEAD.json and its signature, read bounded; nothing in HEAD counts
+ * before the signature verified with the given key. */
+static vulnid_status
+head_read_signed(vctx *c, GBytes *key, head_info **out, GError **err)
+{
+	g_autofree char *head_path = g_build_filename(c->dir, FEED_HEAD, NULL);
+	g_autofree char *sig_path = g_build_filename(c->dir, FEED_HEAD_SIG, NULL);
+	g_autoptr(GBytes) head_b = NULL;
+	g_autoptr(GBytes) sig_b = NULL;
+	g_autoptr(GError) ve = NULL;
+	g_autofree char *signer = NULL;
+	head_info *head;
+	const char *why = NULL;
+	vulnid_status s;
+	int e_no = 0;
+
+	head_b = feed_read_small(head_path, FEED_MAX_HEAD, &e_no);
+	if (head_b == NULL)
+		return vfail(c, head_path, 0, err, "cannot read: %s",
+			     e_no == EFBIG ? "too large" : g_strerror(e_no));
+	sig_b = feed_read_small(sig_path, FEED_MAX_SIG, &e_no);
+	if (sig_b == NULL)
+		return vfail(c, sig_path, 0, err, "cannot read: %s",
+			     e_no == EFBIG ? "too large" : g_strerror(e_no));
+	s = crypto_verify_with_key(key, head_b, sig_b, &signer, &ve);
+	if (s != VULNID_OK)
+		return vfail(c, head_path, 0, err, "the signature in %s does not verify with the given key (%s)",
+			     FEED_HEAD_SIG, ve != NULL ? ve->message : vulnid_status_str(s));
+	head = head_parse(c->dir, head_b, TRUE, &why);
+	if (head == NULL)
+		return vfail(c, head_path, 0, err, "%s", why);
+	if (g_ascii_strcasecmp(head->robot, signer) != 0) {
+		s = vfail(c, head_path, 0, err, "names robot %s but was signed by %s", head->robot, signer);
+		head_info_free(head);
+		return s;
+	}
+	*out = head;
+	return VULNID_OK;
+}
+
+/* The feed must extend an earlier, verified HEAD.json. */
+static vulnid_status
+head_check_previous(vctx *c, const head_info *head, head_info **out, GError **err)
+{
+	g_autofree char *head_path = g_build_filename(c->dir, FEED_HEAD, NULL);
+	g_autoptr(GBytes) pb = NULL;
+	g_autoptr(head_info) prev = NULL;
+	const char *why = NULL;
+	int e_no = 0;
+
+	pb = feed_read_small(c->o->previous, FEED_MAX_HEAD, &e_no);
+	if (pb == NULL)
+		return vfail(c, c->o->previous, 0, err, "cannot read: %s", g_strerror(e_no));
+	prev = head_parse(c->dir, pb, FALSE, &why);
+	if (prev == NULL)
+		return vfail(c, c->o->previous, 0, err, "%s", why);
+	if (g_ascii_strcasecmp(prev->robot, head->robot) != 0)
+		return vfail(c, head_path, 0, err, "is by another robot than the previous HEAD");
+	if (prev->pos > head->pos || g_strcmp0(prev->time, head->time) > 0)
+		return vfail(c, head_path, 0, err, "is older than the previous HEAD (pos %" G_GINT64_FORMAT
+			     ", %s)", prev->pos, prev->time);
+	for (guint i = 0; i < prev->years->len; i++) {
+		const head_year *py = g_ptr_array_index(prev->years, i);
+		const head_year *ny = head_find(head, py->year);
+
+		if (ny == NULL || ny->lines < py->lines)
+			return vfail(c, py->path, 0, err, "has fewer lines than the previous HEAD said (%"
+				     G_GINT64_FORMAT ")", py->lines);
+	}
+	*out = g_steal_pointer(&prev);
+	return VULNID_OK;
+}
+
+/* Every year file must be signed for in HEAD, and the other way round. */
+static vulnid_status
+year_files_match(vctx *c, const head_info *head, GError **err)
+{
+	g_autoptr(GHashTable) files = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_autoptr(GDir) d = NULL;
+	g_autoptr(GError) de = NULL;
+	const char *name;
+	guint seen = 0;
+
+	d = g_dir_open(c->dir, 0, &de);
+	if (d == NULL)
+		return vfail(c, c->dir, 0, err, "cannot list: %s", de->message);
+	while ((name = g_dir_read_name(d)) != NULL) {
+		int year;
+
+		if (++seen > FEED_MAX_DIR_ENTRIES)
+			return vfail(c, c->dir, 0, err, "has more than %d names", FEED_MAX_DIR_ENTRIES);
+		if (!feed_year_file_name(name, &year))
+			continue;
+		if (g_hash_table_size(files) >= FEED_MAX_YEARS)
+			return vfail(c, c->dir, 0, err, "has more than %d year files", FEED_MAX_YEARS);
+		g_hash_table_add(files, GINT_TO_POINTER(year));
+		if (head_find(head, year) == NULL) {
+			g_autofree char *p = g_strdup_printf("%s/%s", c->dir, name);
+
+			return vfail(c, p, 1, err, "not covered by HEAD.json (it names no such year)");
+		}
+	}
+	for (guint i = 0; i < head->years->len; i++) {
+		const head_year *hy = g_ptr_array_index(head->years, i);
+
+		if (!g_hash_table_contains(files, GINT_TO_POINTER(hy->year)))
+			return vfail(c, hy->path, 1, err, "missing: HEAD.json says it has %" G_GINT64_FORMAT " lines",
+				     hy->lines);
+	}
+	return VULNID_OK;
+}
+
 vulnid_status
 feed_verify(const char *dir, GBytes *key, const feed_verify_opts *o, feed_line_fn fn, gpointer data,
 	    feed_verify_result *res, GError **err)
 {
-	g_autofree char *head_path = g_build_filename(dir, FEED_HEAD, NULL);
-	g_autofree char *sig_path = g_build_filename(dir, FEED_HEAD_SIG, NULL);
-	g_autoptr(GBytes) head_b = NULL;
-	g_autoptr(GBytes) sig_b = NULL;
 	g_autoptr(head_info) head = NULL;
 	g_autoptr(head_info) prev = NULL;
 	g_autoptr(GHashTable) entries = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, ent_state_free);
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(out_ref));
-	g_autoptr(GHashTable) files = g_hash_table_new(g_direct_hash, g_direct_equal);
-	g_autoptr(GDir) d = NULL;
-	g_autoptr(GError) de = NULL;
-	g_autofree char *signer = NULL;
 	vctx c = { dir, o, o->max_line > 0 ? o->max_line : FEED_MAX_LINE_DEFAULT, res, entries, out, NULL };
-	const char *why = NULL, *name;
 	GHashTableIter it;
 	gpointer v;
-	guint seen = 0;
 	vulnid_status s;
-	int e_no = 0;
 
 	memset(res, 0, sizeof *res);
-	head_b = feed_read_small(head_path, FEED_MAX_HEAD, &e_no);
-	if (head_b == NULL)
-		return vfail(&c, head_path, 0, err, "cannot read: %s",
-			     e_no == EFBIG ? "too large" : g_strerror(e_no));
-	sig_b = feed_read_small(sig_path, FEED_MAX_SIG, &e_no);
-	if (sig_b == NULL)
-		return vfail(&c, sig_path, 0, err, "cannot read: %s",
-			     e_no == EFBIG ? "too large" : g_strerror(e_no));
-	/* First the signature: nothing in HEAD counts before it verified. */
-	{
-		g_autoptr(GError) ve = NULL;
-
-		s = crypto_verify_with_key(key, head_b, sig_b, &signer, &ve);
-		if (s != VULNID_OK)
-			return vfail(&c, head_path, 0, err, "the signature in %s does not verify with the given key (%s)",
-				     FEED_HEAD_SIG, ve != NULL ? ve->message : vulnid_status_str(s));
-	}
-	head = head_parse(dir, head_b, TRUE, &why);
-	if (head == NULL)
-		return vfail(&c, head_path, 0, err, "%s", why);
-	if (g_ascii_strcasecmp(head->robot, signer) != 0)
-		return vfail(&c, head_path, 0, err, "names robot %s but was signed by %s", head->robot, signer);
+	s = head_read_signed(&c, key, &head, err);
+	if (s != VULNID_OK)
+		return s;
 	c.head = head;
 	res->robot = g_strdup(head->robot);
 	res->time = g_strdup(head->time);
@@ -811,55 +893,13 @@ feed_verify(const char *dir, GBytes *key, const feed_verify_opts *o, feed_line_f
 	res->log_size = head->log_size;
 	res->log_root = g_strdup(head->log_root);
 	if (o->previous != NULL) {
-		g_autoptr(GBytes) pb = feed_read_small(o->previous, FEED_MAX_HEAD, &e_no);
-
-		if (pb == NULL)
-			return vfail(&c, o->previous, 0, err, "cannot read: %s", g_strerror(e_no));
-		prev = head_parse(dir, pb, FALSE, &why);
-		if (prev == NULL)
-			return vfail(&c, o->previous, 0, err, "%s", why);
-		if (g_ascii_strcasecmp(prev->robot, head->robot) != 0)
-			return vfail(&c, head_path, 0, err, "is by another robot than the previous HEAD");
-		if (prev->pos > head->pos || g_strcmp0(prev->time, head->time) > 0)
-			return vfail(&c, head_path, 0, err, "is older than the previous HEAD (pos %" G_GINT64_FORMAT
-				     ", %s)", prev->pos, prev->time);
-		for (guint i = 0; i < prev->years->len; i++) {
-			const head_year *py = g_ptr_array_index(prev->years, i);
-			const head_year *ny = head_find(head, py->year);
-
-			if (ny == NULL || ny->lines < py->lines)
-				return vfail(&c, py->path, 0, err, "has fewer lines than the previous HEAD said (%"
-					     G_GINT64_FORMAT ")", py->lines);
-		}
+		s = head_check_previous(&c, head, &prev, err);
+		if (s != VULNID_OK)
+			return s;
 	}
-
-	/* Every year file must be signed for in HEAD, and the other way round. */
-	d = g_dir_open(dir, 0, &de);
-	if (d == NULL)
-		return vfail(&c, dir, 0, err, "cannot list: %s", de->message);
-	while ((name = g_dir_read_name(d)) != NULL) {
-		int year;
-
-		if (++seen > FEED_MAX_DIR_ENTRIES)
-			return vfail(&c, dir, 0, err, "has more than %d names", FEED_MAX_DIR_ENTRIES);
-		if (!feed_year_file_name(name, &year))
-			continue;
-		if (g_hash_table_size(files) >= FEED_MAX_YEARS)
-			return vfail(&c, dir, 0, err, "has more than %d year files", FEED_MAX_YEARS);
-		g_hash_table_add(files, GINT_TO_POINTER(year));
-		if (head_find(head, year) == NULL) {
-			g_autofree char *p = g_strdup_printf("%s/%s", dir, name);
-
-			return vfail(&c, p, 1, err, "not covered by HEAD.json (it names no such year)");
-		}
-	}
-	for (guint i = 0; i < head->years->len; i++) {
-		const head_year *hy = g_ptr_array_index(head->years, i);
-
-		if (!g_hash_table_contains(files, GINT_TO_POINTER(hy->year)))
-			return vfail(&c, hy->path, 1, err, "missing: HEAD.json says it has %" G_GINT64_FORMAT " lines",
-				     hy->lines);
-	}
+	s = year_files_match(&c, head, err);
+	if (s != VULNID_OK)
+		return s;
 	for (guint i = 0; i < head->years->len; i++) {
 		const head_year *hy = g_ptr_array_index(head->years, i);
 

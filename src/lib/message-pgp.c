@@ -183,125 +183,151 @@ key_unusable_now(void)
  * encrypted or signed body, or one inline OpenPGP block.  Only this is
  * ever decrypted or counted as signed.  Returns the entity to read the
  * text from. */
+/* A signature inside what was decrypted (encrypted and signed in one):
+ * judged, and what carries it kept for verifying again. */
+static void
+note_sealed_signature(message *m, GMimeDecryptResult *res, GMimeObject *sealed, GBytes *raw)
+{
+	GMimeSignatureList *sigs = res != NULL ? g_mime_decrypt_result_get_signatures(res) : NULL;
+
+	if (sigs != NULL && g_mime_signature_list_length(sigs) > 0) {
+		m->sig->present = TRUE;
+		crypto_judge(m->sig, sigs);
+		m->sealed_object = g_object_ref(sealed);
+		if (raw != NULL)
+			set_raw_signature(m, raw);
+	} else if (raw != NULL) {
+		g_bytes_unref(raw);
+	}
+}
+
+static void
+decrypt_failed(message *m, const GError *e)
+{
+	m->crypto_unavailable = key_unusable_now();
+	message_add_problem(m, "decrypt-failed",
+			    "the mail could not be decrypted (%s): encrypt it to this robot's "
+			    "key (mail the word \"key\" to get it), with integrity protection",
+			    e != NULL ? e->message : "unknown error");
+}
+
+/* PGP/MIME multipart/encrypted: the decrypted body, or NULL when it
+ * stays closed (a problem is noted). */
+static GMimeObject *
+open_encrypted(message *m, GMimeObject *top)
+{
+	GMimeContentType *ct = g_mime_object_get_content_type(top);
+	const char *proto = ct != NULL ? g_mime_content_type_get_parameter(ct, "protocol") : NULL;
+	g_autoptr(GError) e = NULL;
+	GMimeDecryptResult *res = NULL;
+	GMimeObject *clear, *enc;
+
+	if (proto == NULL || g_ascii_strcasecmp(proto, "application/pgp-encrypted") != 0) {
+		message_add_problem(m, "encrypted", "the mail is encrypted with something other than "
+				    "OpenPGP (protocol application/pgp-encrypted)");
+		return NULL;
+	}
+	clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(top),
+						   GMIME_DECRYPT_EXPORT_SESSION_KEY, NULL, &res, &e);
+	if (clear == NULL) {
+		decrypt_failed(m, e);
+		if (res != NULL)
+			g_object_unref(res);
+		return NULL;
+	}
+	m->decrypted = TRUE;
+	m->clear = clear;
+	enc = g_mime_multipart_get_part(GMIME_MULTIPART(top), 1);
+	note_decrypted(m, res, enc, NULL, clear, FALSE);
+	if (!GMIME_IS_MULTIPART_SIGNED(clear))
+		note_sealed_signature(m, res, top, enc != NULL ? part_bytes(enc) : NULL);
+	if (res != NULL)
+		g_object_unref(res);
+	return clear;
+}
+
+/* PGP/MIME multipart/signed: the signed part to read the text from. */
+static GMimeObject *
+open_signed(message *m, GMimeObject *body)
+{
+	GMimeContentType *ct = g_mime_object_get_content_type(body);
+	const char *proto = ct != NULL ? g_mime_content_type_get_parameter(ct, "protocol") : NULL;
+	const char *micalg = ct != NULL ? g_mime_content_type_get_parameter(ct, "micalg") : NULL;
+
+	m->signed_object = g_object_ref(body);
+	m->sig->present = TRUE;
+	if (proto == NULL || g_ascii_strcasecmp(proto, "application/pgp-signature") != 0 ||
+	    micalg == NULL || g_ascii_strncasecmp(micalg, "pgp-", 4) != 0 ||
+	    g_mime_multipart_get_count(GMIME_MULTIPART(body)) != 2) {
+		m->sig->reason = g_strdup("the multipart/signed parameters are wrong (protocol must "
+					  "be application/pgp-signature and micalg pgp-*, with two parts)");
+		return body;
+	}
+	set_raw_signature(m, part_bytes(g_mime_multipart_get_part(GMIME_MULTIPART(body), 1)));
+	verify_signed(m);
+	return g_mime_multipart_get_part(GMIME_MULTIPART(body), 0);
+}
+
+/* An inline cleartext-signed text: the whole part must be the block. */
+static void
+open_inline_signed(message *m, GMimeObject *body)
+{
+	g_autoptr(GBytes) text = part_bytes(body);
+
+	m->sig->present = TRUE;
+	if (!whole_armor(text, "-----BEGIN PGP SIGNED MESSAGE-----", "-----END PGP SIGNATURE-----")) {
+		m->sig->reason = g_strdup("there is text before or after the signed block, "
+					  "which the signature does not cover");
+		return;
+	}
+	m->signed_object = g_object_ref(body);
+	set_raw_signature(m, g_bytes_ref(text));
+	verify_signed(m);
+}
+
+/* An inline encrypted text at the top: decrypted in place. */
+static void
+open_inline_encrypted(message *m, GMimeObject *body)
+{
+	g_autoptr(GBytes) text = part_bytes(body);
+	g_autoptr(GError) e = NULL;
+	GMimeDecryptResult *res;
+
+	if (!whole_armor(text, "-----BEGIN PGP MESSAGE-----", "-----END PGP MESSAGE-----")) {
+		m->encrypted = TRUE;
+		return;
+	}
+	res = g_mime_part_openpgp_decrypt(GMIME_PART(body), GMIME_DECRYPT_EXPORT_SESSION_KEY, NULL, &e);
+	if (res == NULL) {
+		decrypt_failed(m, e);
+		return;
+	}
+	note_decrypted(m, res, NULL, text, body, TRUE);
+	m->decrypted = TRUE;
+	note_sealed_signature(m, res, body, g_bytes_ref(text));
+	g_object_unref(res);
+}
+
 GMimeObject *
 message_open_top(message *m, GMimeObject *top)
 {
 	GMimeObject *body = top;
-	GMimeContentType *ct;
 
 	if (GMIME_IS_MULTIPART_ENCRYPTED(top)) {
-		g_autoptr(GError) e = NULL;
-		GMimeDecryptResult *res = NULL;
-		const char *proto;
-		GMimeObject *clear;
-
-		ct = g_mime_object_get_content_type(top);
-		proto = ct != NULL ? g_mime_content_type_get_parameter(ct, "protocol") : NULL;
-		if (proto == NULL || g_ascii_strcasecmp(proto, "application/pgp-encrypted") != 0) {
-			message_add_problem(m, "encrypted", "the mail is encrypted with something other than "
-					    "OpenPGP (protocol application/pgp-encrypted)");
+		body = open_encrypted(m, top);
+		if (body == NULL)
 			return top;
-		}
-		clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(top),
-							   GMIME_DECRYPT_EXPORT_SESSION_KEY, NULL, &res, &e);
-		if (clear == NULL) {
-			m->crypto_unavailable = key_unusable_now();
-			message_add_problem(m, "decrypt-failed",
-					    "the mail could not be decrypted (%s): encrypt it to this robot's "
-					    "key (mail the word \"key\" to get it), with integrity protection",
-					    e != NULL ? e->message : "unknown error");
-			if (res != NULL)
-				g_object_unref(res);
-			return top;
-		}
-		m->decrypted = TRUE;
-		m->clear = clear;
-		body = clear;
-		note_decrypted(m, res, g_mime_multipart_get_part(GMIME_MULTIPART(top), 1), NULL, clear, FALSE);
-		if (!GMIME_IS_MULTIPART_SIGNED(clear) && res != NULL) {
-			GMimeSignatureList *sigs = g_mime_decrypt_result_get_signatures(res);
-
-			if (sigs != NULL && g_mime_signature_list_length(sigs) > 0) {
-				GMimeObject *enc = g_mime_multipart_get_part(GMIME_MULTIPART(top), 1);
-
-				m->sig->present = TRUE;
-				crypto_judge(m->sig, sigs);
-				m->sealed_object = g_object_ref(top);
-				if (enc != NULL)
-					set_raw_signature(m, part_bytes(enc));
-			}
-		}
-		if (res != NULL)
-			g_object_unref(res);
 	}
-	if (GMIME_IS_MULTIPART_SIGNED(body)) {
-		const char *proto, *micalg;
-
-		ct = g_mime_object_get_content_type(body);
-		proto = ct != NULL ? g_mime_content_type_get_parameter(ct, "protocol") : NULL;
-		micalg = ct != NULL ? g_mime_content_type_get_parameter(ct, "micalg") : NULL;
-		m->signed_object = g_object_ref(body);
-		m->sig->present = TRUE;
-		if (proto == NULL || g_ascii_strcasecmp(proto, "application/pgp-signature") != 0 ||
-		    micalg == NULL || g_ascii_strncasecmp(micalg, "pgp-", 4) != 0 ||
-		    g_mime_multipart_get_count(GMIME_MULTIPART(body)) != 2) {
-			m->sig->reason = g_strdup("the multipart/signed parameters are wrong (protocol must "
-						  "be application/pgp-signature and micalg pgp-*, with two parts)");
-			return body;
-		}
-		set_raw_signature(m, part_bytes(g_mime_multipart_get_part(GMIME_MULTIPART(body), 1)));
-		verify_signed(m);
-		return g_mime_multipart_get_part(GMIME_MULTIPART(body), 0);
-	}
-	if (GMIME_IS_PART(body) && message_content_is(body, "text", "plain") && !message_is_attachment_disposition(body)) {
+	if (GMIME_IS_MULTIPART_SIGNED(body))
+		return open_signed(m, body);
+	if (GMIME_IS_PART(body) && message_content_is(body, "text", "plain") &&
+	    !message_is_attachment_disposition(body)) {
 		GMimeOpenPGPData kind = g_mime_part_get_openpgp_data(GMIME_PART(body));
-		g_autoptr(GBytes) text = NULL;
 
-		if (kind == GMIME_OPENPGP_DATA_SIGNED) {
-			text = part_bytes(body);
-			m->sig->present = TRUE;
-			if (!whole_armor(text, "-----BEGIN PGP SIGNED MESSAGE-----", "-----END PGP SIGNATURE-----")) {
-				m->sig->reason = g_strdup("there is text before or after the signed block, "
-							  "which the signature does not cover");
-				return body;
-			}
-			m->signed_object = g_object_ref(body);
-			set_raw_signature(m, g_bytes_ref(text));
-			verify_signed(m);
-		} else if (kind == GMIME_OPENPGP_DATA_ENCRYPTED && body == top) {
-			g_autoptr(GError) e = NULL;
-			GMimeDecryptResult *res;
-
-			text = part_bytes(body);
-			if (!whole_armor(text, "-----BEGIN PGP MESSAGE-----", "-----END PGP MESSAGE-----")) {
-				m->encrypted = TRUE;
-				return body;
-			}
-			res = g_mime_part_openpgp_decrypt(GMIME_PART(body), GMIME_DECRYPT_EXPORT_SESSION_KEY,
-							  NULL, &e);
-			if (res != NULL)
-				note_decrypted(m, res, NULL, text, body, TRUE);
-			if (res == NULL) {
-				m->crypto_unavailable = key_unusable_now();
-				message_add_problem(m, "decrypt-failed",
-						    "the mail could not be decrypted (%s): encrypt it to this robot's "
-						    "key (mail the word \"key\" to get it), with integrity protection",
-						    e != NULL ? e->message : "unknown error");
-				return body;
-			}
-			m->decrypted = TRUE;
-			{
-				GMimeSignatureList *sigs = g_mime_decrypt_result_get_signatures(res);
-
-				if (sigs != NULL && g_mime_signature_list_length(sigs) > 0) {
-					m->sig->present = TRUE;
-					crypto_judge(m->sig, sigs);
-					m->sealed_object = g_object_ref(body);
-					set_raw_signature(m, g_bytes_ref(text));
-				}
-			}
-			g_object_unref(res);
-		}
+		if (kind == GMIME_OPENPGP_DATA_SIGNED)
+			open_inline_signed(m, body);
+		else if (kind == GMIME_OPENPGP_DATA_ENCRYPTED && body == top)
+			open_inline_encrypted(m, body);
 	}
 	return body;
 }

@@ -178,6 +178,50 @@ message_spool_free(message_spool *sp)
 	g_free(sp);
 }
 
+/* What is measured of the mail as it passes: the longest line, the
+ * header (fields, their longest, NUL bytes, its digest without trace
+ * fields), the body's digest; the header scan (header.h) sees it too. */
+typedef struct {
+	gboolean in_header;
+	gboolean header_included;	/* the current field counts for the digest */
+	gint64 line_len;
+	gint64 header_len;		/* of the current field, with its continuations */
+	GChecksum *body;
+	GChecksum *head;
+} spool_measure;
+
+static void
+measure_piece(message_spool *sp, spool_measure *m, const char *piece, size_t len,
+	      gboolean at_line_start, gboolean ends_line)
+{
+	m->line_len = at_line_start ? (gint64) len : m->line_len + (gint64) len;
+	if (m->line_len - (ends_line ? 1 : 0) > sp->longest_line)
+		sp->longest_line = m->line_len - (ends_line ? 1 : 0);
+	if (!m->in_header) {
+		checksum_normalized(m->body, piece, len);
+		header_scan_body_feed(sp->scan, piece, len, at_line_start);
+		return;
+	}
+	if (at_line_start && (piece[0] == '\n' || (len >= 2 && piece[0] == '\r' && piece[1] == '\n'))) {
+		m->in_header = FALSE;	/* the blank line belongs to neither */
+		header_scan_end(sp->scan);
+		sp->body_offset = sp->size;
+		return;
+	}
+	header_scan_feed(sp->scan, piece, len, at_line_start, sp->size - (gint64) len);
+	if (memchr(piece, '\0', len) != NULL)
+		sp->header_has_nul = TRUE;
+	if (at_line_start && piece[0] != ' ' && piece[0] != '\t') {
+		sp->header_count++;
+		m->header_included = !is_trace_field(piece, len);
+		m->header_len = 0;
+	}
+	m->header_len += (gint64) len;
+	sp->longest_header = MAX(sp->longest_header, m->header_len);
+	if (m->header_included)
+		checksum_normalized(m->head, piece, len);
+}
+
 /* Read the mail from in_fd, hashing and measuring it; with copy, into a
  * new spool file (the writes gathered by the spool writer), else in_fd is
  * a spool already.  *from_line: without copy, in_fd starts with an mbox From_
@@ -190,11 +234,10 @@ spool_read(int in_fd, const char *spool_dir, gint64 max_size, gboolean copy,
 	g_autoptr(GChecksum) raw = g_checksum_new(G_CHECKSUM_SHA256);
 	g_autoptr(GChecksum) body = g_checksum_new(G_CHECKSUM_SHA256);
 	g_autoptr(GChecksum) head = g_checksum_new(G_CHECKSUM_SHA256);
+	spool_measure m = { .in_header = TRUE, .header_included = TRUE, .body = body, .head = head };
 	g_autofree piece_reader *r = g_new0(piece_reader, 1);
 	g_autofree spool_writer *w = g_new0(spool_writer, 1);
 	gboolean at_line_start = TRUE, first_line = TRUE, skipping_from = FALSE;
-	gboolean in_header = TRUE, header_included = TRUE;
-	gint64 line_len = 0, header_len = 0;
 	const char *piece;
 	size_t len;
 	int rerr;
@@ -248,38 +291,12 @@ spool_read(int in_fd, const char *spool_dir, gint64 max_size, gboolean copy,
 		sp->size += (gint64) len;
 		g_checksum_update(raw, (const guchar *) piece, len);
 
-		line_len = at_line_start ? (gint64) len : line_len + (gint64) len;
-		if (line_len - (ends_line ? 1 : 0) > sp->longest_line)
-			sp->longest_line = line_len - (ends_line ? 1 : 0);
-
-		if (in_header) {
-			if (at_line_start && (piece[0] == '\n' || (len >= 2 && piece[0] == '\r' && piece[1] == '\n'))) {
-				in_header = FALSE;	/* the blank line belongs to neither */
-				header_scan_end(sp->scan);
-				sp->body_offset = sp->size;
-			} else {
-				header_scan_feed(sp->scan, piece, len, at_line_start, sp->size - (gint64) len);
-				if (memchr(piece, '\0', len) != NULL)
-					sp->header_has_nul = TRUE;
-				if (at_line_start && piece[0] != ' ' && piece[0] != '\t') {
-					sp->header_count++;
-					header_included = !is_trace_field(piece, len);
-					header_len = 0;
-				}
-				header_len += (gint64) len;
-				sp->longest_header = MAX(sp->longest_header, header_len);
-				if (header_included)
-					checksum_normalized(head, piece, len);
-			}
-		} else {
-			checksum_normalized(body, piece, len);
-			header_scan_body_feed(sp->scan, piece, len, at_line_start);
-		}
+		measure_piece(sp, &m, piece, len, at_line_start, ends_line);
 		at_line_start = ends_line;
 	}
 	if (rerr != 0)
 		return vulnid_fail(err, VULNID_ERR_IO, "cannot read the message: %s", g_strerror(rerr));
-	if (in_header) {
+	if (m.in_header) {
 		header_scan_end(sp->scan);
 		sp->body_offset = sp->size;
 	}
@@ -291,8 +308,8 @@ spool_read(int in_fd, const char *spool_dir, gint64 max_size, gboolean copy,
 	if (lseek(sp->fd, 0, SEEK_SET) < 0)
 		return vulnid_fail(err, VULNID_ERR_IO, "cannot rewind spool file: %s", g_strerror(errno));
 	g_strlcpy(sp->raw_sha256, g_checksum_get_string(raw), sizeof sp->raw_sha256);
-	g_strlcpy(sp->body_sha256, g_checksum_get_string(body), sizeof sp->body_sha256);
-	g_strlcpy(sp->header_sha256, g_checksum_get_string(head), sizeof sp->header_sha256);
+	g_strlcpy(sp->body_sha256, g_checksum_get_string(m.body), sizeof sp->body_sha256);
+	g_strlcpy(sp->header_sha256, g_checksum_get_string(m.head), sizeof sp->header_sha256);
 	*out = g_steal_pointer(&sp);
 	return VULNID_OK;
 }

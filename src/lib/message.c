@@ -587,26 +587,11 @@ parser_stream(message *m, const message_spool *sp, int fd)
 	return cat;
 }
 
-vulnid_status
-message_parse(message_spool *sp, const message_limits *lim, message **out, GError **err)
+/* The limits measured while spooling: a mail over them is refused
+ * before GMime spends time and memory on it. */
+static void
+check_spool_limits(message *m, const message_spool *sp, const message_limits *lim)
 {
-	g_autoptr(message) m = g_new0(message, 1);
-	g_autoptr(GMimeParserOptions) opts = NULL;
-	g_autoptr(GMimeParser) parser = NULL;
-	g_autoptr(GMimeStream) stream = NULL;
-	walk_state ws = { 0 };
-	const char *fallback[] = { "UTF-8", "windows-1252", NULL };
-	gint64 cut_from = 0;
-	int fd;
-
-	m->spool = sp;
-	m->problems = g_ptr_array_new_with_free_func(g_free);
-	m->references = g_ptr_array_new_with_free_func(g_free);
-	m->x_loop = g_ptr_array_new_with_free_func(g_free);
-	m->attachments = g_ptr_array_new_with_free_func(attachment_free);
-	m->sig = crypto_signature_new();
-	m->max_text = lim->max_request_text > 0 ? lim->max_request_text : MESSAGE_MAX_TEXT_DEFAULT;
-
 	if (sp->longest_header > lim->max_header_size)
 		message_add_problem(m, "header-too-long",
 				    "a header field of %" G_GINT64_FORMAT " bytes (the limit is %" G_GINT64_FORMAT ")",
@@ -644,7 +629,53 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 	for (guint i = 0; i < header_scan_problems(sp->scan)->len; i++)
 		message_add_problem(m, "malformed-header", "%s",
 				    (const char *) g_ptr_array_index(header_scan_problems(sp->scan), i));
+}
 
+/* The request text: the first text/plain part, else the first text/html
+ * one made text; a long one cut. */
+static void
+pick_text(message *m, const walk_state *ws)
+{
+	gint64 cut_from = 0;
+
+	if (ws->plain != NULL) {
+		m->text = part_text(m, ws->plain, &cut_from);
+		m->text_type = "text/plain";
+	} else if (ws->html != NULL) {
+		g_autofree char *html = part_text(m, ws->html, &cut_from);
+
+		if (html != NULL)
+			m->text = text_from_html(html);
+		m->text_type = "text/html";
+	}
+	m->text_part = ws->plain != NULL ? ws->plain : ws->html;
+	if (m->text != NULL && cut_from > 0)
+		text_was_cut(m, m->text_part, cut_from);
+	if (m->text == NULL && m->problem == NULL && !m->encrypted)
+		message_add_problem(m, "no-text",
+				    "no text/plain or text/html part to read the request from");
+}
+
+vulnid_status
+message_parse(message_spool *sp, const message_limits *lim, message **out, GError **err)
+{
+	g_autoptr(message) m = g_new0(message, 1);
+	g_autoptr(GMimeParserOptions) opts = NULL;
+	g_autoptr(GMimeParser) parser = NULL;
+	g_autoptr(GMimeStream) stream = NULL;
+	walk_state ws = { 0 };
+	const char *fallback[] = { "UTF-8", "windows-1252", NULL };
+	int fd;
+
+	m->spool = sp;
+	m->problems = g_ptr_array_new_with_free_func(g_free);
+	m->references = g_ptr_array_new_with_free_func(g_free);
+	m->x_loop = g_ptr_array_new_with_free_func(g_free);
+	m->attachments = g_ptr_array_new_with_free_func(attachment_free);
+	m->sig = crypto_signature_new();
+	m->max_text = lim->max_request_text > 0 ? lim->max_request_text : MESSAGE_MAX_TEXT_DEFAULT;
+
+	check_spool_limits(m, sp, lim);
 	fd = dup(sp->fd);
 	if (fd < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "dup: %s", g_strerror(errno));
@@ -676,22 +707,7 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 
 		walk(&ws, body, body == g_mime_message_get_mime_part(m->mime) ? 0 : 1, FALSE, TRUE);
 	}
-	if (ws.plain != NULL) {
-		m->text = part_text(m, ws.plain, &cut_from);
-		m->text_type = "text/plain";
-	} else if (ws.html != NULL) {
-		g_autofree char *html = part_text(m, ws.html, &cut_from);
-
-		if (html != NULL)
-			m->text = text_from_html(html);
-		m->text_type = "text/html";
-	}
-	m->text_part = ws.plain != NULL ? ws.plain : ws.html;
-	if (m->text != NULL && cut_from > 0)
-		text_was_cut(m, m->text_part, cut_from);
-	if (m->text == NULL && m->problem == NULL && !m->encrypted)
-		message_add_problem(m, "no-text",
-				    "no text/plain or text/html part to read the request from");
+	pick_text(m, &ws);
 	*out = g_steal_pointer(&m);
 	return VULNID_OK;
 }

@@ -884,6 +884,69 @@ securitytxt_unsign(securitytxt *s, char **lines, guint nlines, guint first,
 	return VULNID_OK;
 }
 
+typedef struct {
+	gboolean contact;
+	guint expires;
+	guint languages;
+} field_counts;
+
+/* The first Expires counts: not a date, or past, is expired. */
+static void
+securitytxt_expires(securitytxt *s, guint ln, const char *value, GDateTime *now, field_counts *seen)
+{
+	g_autoptr(GDateTime) t = NULL;
+	g_autofree char *shown = text_clean_line(value, 100);
+
+	if (seen->expires++ > 0) {
+		if (seen->expires == 2)
+			securitytxt_warn(s, "line %u: more than one Expires field"
+					 " (the first one counts)", ln);
+		return;
+	}
+	s->expires = text_clean_line(value, VENDOR_VALUE_MAX);
+	t = parse_rfc3339(value);
+	if (t == NULL) {
+		s->expired = TRUE;
+		securitytxt_warn(s, "line %u: Expires '%s' is not an RFC 3339 date and time;"
+				 " taken as expired", ln, shown);
+	} else if (g_date_time_compare(t, now) <= 0) {
+		s->expired = TRUE;
+		securitytxt_warn(s, "the file expired (Expires: %s)", shown);
+	}
+}
+
+/* One field.  Others than these (Canonical, Policy, Acknowledgments,
+ * Hiring, CSAF, extensions) do not decide who is told. */
+static void
+securitytxt_field(securitytxt *s, guint ln, const char *name, const char *value, GDateTime *now,
+		  field_counts *seen)
+{
+	if (g_ascii_strcasecmp(name, "Contact") == 0) {
+		if (*value == '\0') {
+			securitytxt_warn(s, "line %u: empty Contact", ln);
+			return;
+		}
+		seen->contact = TRUE;
+		securitytxt_contact(s, ln, value);
+	} else if (g_ascii_strcasecmp(name, "Encryption") == 0) {
+		if (*value != '\0')
+			g_ptr_array_add(s->encryption, text_clean_line(value, VENDOR_VALUE_MAX));
+	} else if (g_ascii_strcasecmp(name, "Preferred-Languages") == 0) {
+		g_auto(GStrv) tags = g_strsplit(value, ",", -1);
+
+		if (seen->languages++ == 1)
+			securitytxt_warn(s, "line %u: more than one Preferred-Languages field", ln);
+		for (char **t = tags; *t != NULL; t++) {
+			g_autofree char *tag = text_clean_line(*t, 64);
+
+			if (*tag != '\0')
+				add_unique(s->languages, g_steal_pointer(&tag));
+		}
+	} else if (g_ascii_strcasecmp(name, "Expires") == 0) {
+		securitytxt_expires(s, ln, value, now, seen);
+	}
+}
+
 vulnid_status
 securitytxt_parse(const char *text, gsize len, GDateTime *now, securitytxt **out, GError **err)
 {
@@ -893,8 +956,8 @@ securitytxt_parse(const char *text, gsize len, GDateTime *now, securitytxt **out
 	g_auto(GStrv) lines = NULL;
 	g_autoptr(GPtrArray) body = g_ptr_array_new();	/* borrowed from lines */
 	g_autoptr(GArray) lineno = g_array_new(FALSE, FALSE, sizeof(guint));
-	guint nlines, first = 0, expires_seen = 0, languages_seen = 0;
-	gboolean contact_seen = FALSE;
+	guint nlines, first = 0;
+	field_counts seen = { 0 };
 	const char *start;
 	vulnid_status st;
 
@@ -960,54 +1023,11 @@ securitytxt_parse(const char *text, gsize len, GDateTime *now, securitytxt **out
 		value = line + k + 1;
 		while (*value == ' ' || *value == '\t')
 			value++;
-		if (g_ascii_strcasecmp(line, "Contact") == 0) {
-			if (*value == '\0') {
-				securitytxt_warn(s, "line %u: empty Contact", ln);
-				continue;
-			}
-			contact_seen = TRUE;
-			securitytxt_contact(s, ln, value);
-		} else if (g_ascii_strcasecmp(line, "Encryption") == 0) {
-			if (*value != '\0')
-				g_ptr_array_add(s->encryption, text_clean_line(value, VENDOR_VALUE_MAX));
-		} else if (g_ascii_strcasecmp(line, "Preferred-Languages") == 0) {
-			g_auto(GStrv) tags = g_strsplit(value, ",", -1);
-
-			if (languages_seen++ == 1)
-				securitytxt_warn(s, "line %u: more than one Preferred-Languages field", ln);
-			for (char **t = tags; *t != NULL; t++) {
-				g_autofree char *tag = text_clean_line(*t, 64);
-
-				if (*tag != '\0')
-					add_unique(s->languages, g_steal_pointer(&tag));
-			}
-		} else if (g_ascii_strcasecmp(line, "Expires") == 0) {
-			g_autoptr(GDateTime) t = NULL;
-			g_autofree char *shown = text_clean_line(value, 100);
-
-			if (expires_seen++ > 0) {
-				if (expires_seen == 2)
-					securitytxt_warn(s, "line %u: more than one Expires field"
-							 " (the first one counts)", ln);
-				continue;
-			}
-			s->expires = text_clean_line(value, VENDOR_VALUE_MAX);
-			t = parse_rfc3339(value);
-			if (t == NULL) {
-				s->expired = TRUE;
-				securitytxt_warn(s, "line %u: Expires '%s' is not an RFC 3339 date and time;"
-						 " taken as expired", ln, shown);
-			} else if (g_date_time_compare(t, now) <= 0) {
-				s->expired = TRUE;
-				securitytxt_warn(s, "the file expired (Expires: %s)", shown);
-			}
-		}
-		/* Other fields (Canonical, Policy, Acknowledgments, Hiring,
-		 * CSAF, extensions) do not decide who is told. */
+		securitytxt_field(s, ln, line, value, now, &seen);
 	}
-	if (!contact_seen)
+	if (!seen.contact)
 		return vulnid_fail(err, VULNID_ERR_INVALID, "not a security.txt: no Contact field");
-	if (expires_seen == 0)
+	if (seen.expires == 0)
 		securitytxt_warn(s, "no Expires field");
 	*out = g_steal_pointer(&s);
 	return VULNID_OK;
