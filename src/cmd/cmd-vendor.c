@@ -11,6 +11,7 @@
 #include "audit.h"
 #include "cli.h"
 #include "crypto.h"
+#include "jsonb.h"
 #include "text.h"
 #include "vendor.h"
 
@@ -62,42 +63,22 @@ join_masked(GPtrArray *a, const char *sep)
 /* ---- output --------------------------------------------------------------- */
 
 static void
-json_add_strings(JsonBuilder *b, const char *name, GPtrArray *a)
-{
-	json_builder_set_member_name(b, name);
-	json_builder_begin_array(b);
-	for (guint i = 0; i < a->len; i++)
-		json_builder_add_string_value(b, g_ptr_array_index(a, i));
-	json_builder_end_array(b);
-}
-
-static void
-json_add_opt(JsonBuilder *b, const char *name, const char *value)
-{
-	json_builder_set_member_name(b, name);
-	if (value != NULL)
-		json_builder_add_string_value(b, value);
-	else
-		json_builder_add_null_value(b);
-}
-
-static void
 vendor_to_json(JsonBuilder *b, const vendor *v)
 {
 	json_builder_begin_object(b);
 	json_builder_set_member_name(b, "id");
 	json_builder_add_int_value(b, v->id);
-	json_add_opt(b, "name", v->name);
-	json_add_strings(b, "aliases", v->aliases);
-	json_add_strings(b, "domains", v->domains);
-	json_add_strings(b, "contacts", v->contacts);
-	json_add_opt(b, "notes", v->notes);
-	json_add_opt(b, "key_fpr", v->key_fpr);
-	json_add_opt(b, "encryption", v->encryption);
-	json_add_opt(b, "languages", v->languages);
-	json_add_opt(b, "expires", v->expires);
-	json_add_opt(b, "created", v->created);
-	json_add_opt(b, "updated", v->updated);
+	jsonb_str_or_null(b, "name", v->name);
+	jsonb_str_array(b, "aliases", v->aliases);
+	jsonb_str_array(b, "domains", v->domains);
+	jsonb_str_array(b, "contacts", v->contacts);
+	jsonb_str_or_null(b, "notes", v->notes);
+	jsonb_str_or_null(b, "key_fpr", v->key_fpr);
+	jsonb_str_or_null(b, "encryption", v->encryption);
+	jsonb_str_or_null(b, "languages", v->languages);
+	jsonb_str_or_null(b, "expires", v->expires);
+	jsonb_str_or_null(b, "created", v->created);
+	jsonb_str_or_null(b, "updated", v->updated);
 	json_builder_end_object(b);
 }
 

@@ -13,13 +13,15 @@
 
 #include "audit.h"
 #include "canonjson.h"
+#include "jsonl-chain.h"
+#include "store-audit.h"
 
 struct audit_event {
 	GString *head;		/* {"ts":..,"event":..,"id":..,"message_id":.. */
 	GString *rest;		/* ,"key":value ... */
 };
 
-#define HASH_KEY ",\"hash\":\""
+#define HASH_KEY JSONL_CHAIN_HASH_KEY
 
 audit_event *
 audit_event_new(const char *event, const char *id, const char *message_id)
@@ -87,40 +89,21 @@ audit_append(store *st, audit_event *ev, GError **err)
 {
 	g_autoptr(GString) line = g_string_new(NULL);
 	g_autofree char *prev = NULL;
-	g_autofree char *hash = NULL;
-	sqlite3_stmt *stmt;
+	char hash[65];
 	vulnid_status s;
 	gboolean first = FALSE;
-	int rc;
 
-	stmt = store_prepare_cached(st, "SELECT hash FROM audit ORDER BY seq DESC LIMIT 1", &s, err);
-	if (stmt == NULL)
+	s = store_audit_head(st, &prev, err);
+	if (s != VULNID_OK)
 		return s;
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		prev = g_strdup((const char *) sqlite3_column_text(stmt, 0));
-	sqlite3_reset(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "audit", err);
 	if (prev == NULL)
 		prev = g_strdup(AUDIT_GENESIS);
 
 	g_string_append_len(line, ev->head->str, (gssize) ev->head->len);
 	g_string_append_len(line, ev->rest->str, (gssize) ev->rest->len);
-	canonjson_member_str(line, &first, "prev", prev);
-	hash = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) line->str, line->len);
-	canonjson_member_str(line, &first, "hash", hash);
-	g_string_append_c(line, '}');
+	jsonl_chain_seal(line, 0, &first, prev, hash);
 
-	stmt = store_prepare_cached(st, "INSERT INTO audit (line, hash) VALUES (?, ?)", &s, err);
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, line->str, (int) line->len, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 2, hash, -1, SQLITE_TRANSIENT);
-	s = store_step_reset(st, stmt, "audit", err);
-	if (s != VULNID_OK)
-		return s;
-	return VULNID_OK;
+	return store_audit_insert(st, line->str, line->len, hash, err);
 }
 
 vulnid_status
@@ -311,24 +294,6 @@ rotated_last_hash(const char *path, char **out, GError **err)
 	return VULNID_OK;
 }
 
-static vulnid_status
-seq_of_hash(store *st, const char *hash, gint64 *seq, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT seq FROM audit WHERE hash = ?", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_text(stmt, 1, hash, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(stmt);
-	*seq = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "audit", err);
-	return VULNID_OK;
-}
-
 /* Open PATH for appending and lock it, making sure the lock is on the file
  * that PATH names now: logrotate or a repair may have renamed the file we
  * opened while we waited for the lock. */
@@ -362,10 +327,9 @@ audit_flush(store *st, const char *path, GError **err)
 {
 	g_autofree char *last = NULL;
 	g_autoptr(GString) out = g_string_new(NULL);
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 	gint64 after = 0;
-	int fd, rc;
+	int fd;
 
 	s = open_locked(path, &fd, err);
 	if (s != VULNID_OK)
@@ -393,7 +357,7 @@ audit_flush(store *st, const char *path, GError **err)
 			goto out;
 	}
 	if (*last != '\0') {
-		s = seq_of_hash(st, last, &after, err);
+		s = store_audit_seq_of_hash(st, last, &after, err);
 		if (s != VULNID_OK)
 			goto out;
 		if (after < 0) {
@@ -402,20 +366,9 @@ audit_flush(store *st, const char *path, GError **err)
 			goto out;
 		}
 	}
-	stmt = store_prepare(st, "SELECT line FROM audit WHERE seq > ? ORDER BY seq", &s, err);
-	if (stmt == NULL)
+	s = store_audit_lines_after(st, after, out, NULL, err);
+	if (s != VULNID_OK)
 		goto out;
-	sqlite3_bind_int64(stmt, 1, after);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		g_string_append_len(out, (const char *) sqlite3_column_text(stmt, 0),
-				    sqlite3_column_bytes(stmt, 0));
-		g_string_append_c(out, '\n');
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		s = store_fail(st, rc, "audit", err);
-		goto out;
-	}
 	for (gsize off = 0; off < out->len;) {
 		ssize_t n = write(fd, out->str + off, out->len - off);
 
@@ -471,10 +424,8 @@ audit_verify_chain(store *st, const char *path, audit_verify_result *r, GError *
 	g_autofree char *prev = NULL;
 	g_autofree char *prev_file = NULL;
 	g_autofree char *db_head = NULL;
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 	guint64 db_count = 0;
-	int rc;
 
 	memset(r, 0, sizeof *r);
 	g_ptr_array_add(files, g_strdup(path));
@@ -496,32 +447,28 @@ audit_verify_chain(store *st, const char *path, audit_verify_result *r, GError *
 		end = p + size;
 		while (p != NULL && p < end) {
 			const char *nl = memchr(p, '\n', (size_t) (end - p));
-			g_autofree char *want = NULL;
-			const char *h, *pv;
+			const char *pv;
 			gsize len;
 
 			n++;
 			if (nl == NULL)
 				return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT ": truncated (no newline)", n);
 			len = (gsize) (nl - p);
-			h = g_strrstr_len(p, (gssize) len, HASH_KEY);
-			want = audit_line_hash(p, len);
-			if (h == NULL || want == NULL || (gsize) (nl - h) != strlen(HASH_KEY) + 64 + 2 ||
-			    memcmp(h + strlen(HASH_KEY), want, 64) != 0 || memcmp(nl - 2, "\"}", 2) != 0)
+			if (!jsonl_chain_line_ok(p, len))
 				return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT
 					    ": hash does not match its content", n);
-			pv = g_strrstr_len(p, (gssize) (h - p), ",\"prev\":\"");
-			if (pv == NULL || h - pv != 9 + 64 + 1)
+			pv = jsonl_chain_line_prev(p, len);
+			if (pv == NULL)
 				return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT ": has no prev hash", n);
 			if (prev == NULL) {
 				/* The first line of all: the genesis, or (old
 				 * files removed) a line of the database chain. */
 				gint64 seq = 0;
 
-				if (memcmp(pv + 9, AUDIT_GENESIS, 64) != 0) {
-					g_autofree char *ph = g_strndup(pv + 9, 64);
+				if (memcmp(pv, AUDIT_GENESIS, 64) != 0) {
+					g_autofree char *ph = g_strndup(pv, 64);
 
-					s = seq_of_hash(st, ph, &seq, err);
+					s = store_audit_seq_of_hash(st, ph, &seq, err);
 					if (s != VULNID_OK)
 						return s;
 					if (seq < 0)
@@ -529,7 +476,7 @@ audit_verify_chain(store *st, const char *path, audit_verify_result *r, GError *
 							    ": does not follow any event of the database chain", n);
 				}
 				r->first_seq = (guint64) seq + 1;
-			} else if (memcmp(pv + 9, prev, 64) != 0) {
+			} else if (memcmp(pv, prev, 64) != 0) {
 				if (n > 1)
 					return vbad(r, file, n, err, "line %" G_GUINT64_FORMAT ": does not follow line %"
 						    G_GUINT64_FORMAT " (prev hash differs)", n, n - 1);
@@ -537,7 +484,7 @@ audit_verify_chain(store *st, const char *path, audit_verify_result *r, GError *
 					    " (prev hash differs)", prev_file);
 			}
 			g_free(prev);
-			prev = g_strndup(want, 64);
+			prev = g_strndup(nl - 2 - 64, 64);
 			p = nl + 1;
 		}
 		r->lines += n;
@@ -547,19 +494,9 @@ audit_verify_chain(store *st, const char *path, audit_verify_result *r, GError *
 		}
 	}
 
-	stmt = store_prepare(st, "SELECT count(*), (SELECT hash FROM audit ORDER BY seq DESC LIMIT 1) FROM audit",
-			     &s, err);
-	if (stmt == NULL)
+	s = store_audit_summary(st, &db_count, &db_head, err);
+	if (s != VULNID_OK)
 		return s;
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		db_count = (guint64) sqlite3_column_int64(stmt, 0);
-		if (sqlite3_column_type(stmt, 1) != SQLITE_NULL)
-			db_head = g_strdup((const char *) sqlite3_column_text(stmt, 1));
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "audit", err);
 	if (r->first_seq == 0)
 		r->first_seq = 1;
 	if (r->first_seq - 1 + r->lines != db_count) {
@@ -589,37 +526,34 @@ audit_verify(store *st, const char *path, guint64 *lines, guint64 *bad_line, GEr
 
 /* Every line of the database chain must hash right and follow the one
  * before: the file is written from it, so it must be sound itself. */
+/* Does this line hash right and follow the one before? */
+static gboolean
+chain_link_ok(gint64 seq, const char *line, gsize len, const char *hash, gpointer data)
+{
+	char **prev = data;
+	g_autofree char *want = line != NULL ? audit_line_hash(line, len) : NULL;
+	g_autofree char *pv = g_strdup_printf(",\"prev\":\"%s\"" HASH_KEY, *prev);
+
+	(void) seq;
+	if (want == NULL || g_strcmp0(want, hash) != 0 || strstr(line, pv) == NULL)
+		return FALSE;
+	g_free(*prev);
+	*prev = g_strdup(hash);
+	return TRUE;
+}
+
 static vulnid_status
 db_chain_check(store *st, GError **err)
 {
 	g_autofree char *prev = g_strdup(AUDIT_GENESIS);
-	sqlite3_stmt *stmt;
-	vulnid_status s;
-	int rc;
+	gint64 broken = 0;
+	vulnid_status s = store_audit_foreach(st, chain_link_ok, &prev, &broken, err);
 
-	stmt = store_prepare(st, "SELECT seq, line, hash FROM audit ORDER BY seq", &s, err);
-	if (stmt == NULL)
+	if (s != VULNID_OK)
 		return s;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		const char *line = (const char *) sqlite3_column_text(stmt, 1);
-		const char *hash = (const char *) sqlite3_column_text(stmt, 2);
-		gsize len = (gsize) sqlite3_column_bytes(stmt, 1);
-		g_autofree char *want = line != NULL ? audit_line_hash(line, len) : NULL;
-		g_autofree char *pv = g_strdup_printf(",\"prev\":\"%s\"" HASH_KEY, prev);
-
-		if (want == NULL || g_strcmp0(want, hash) != 0 || strstr(line, pv) == NULL) {
-			gint64 seq = sqlite3_column_int64(stmt, 0);
-
-			sqlite3_finalize(stmt);
-			return vulnid_fail(err, VULNID_ERR_CORRUPT, "the database chain is broken at event %"
-					   G_GINT64_FORMAT "; nothing was rewritten", seq);
-		}
-		g_free(prev);
-		prev = g_strdup(hash);
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "audit", err);
+	if (broken != 0)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "the database chain is broken at event %"
+				   G_GINT64_FORMAT "; nothing was rewritten", broken);
 	return VULNID_OK;
 }
 
@@ -631,10 +565,9 @@ audit_repair(store *st, const char *path, guint64 *written, char **saved, GError
 	g_autofree char *dir = g_path_get_dirname(path);
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_autoptr(GBytes) old = NULL;
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 	gint64 after = 0;
-	int fd = -1, tfd = -1, dfd, rc;
+	int fd = -1, tfd = -1, dfd;
 
 	*written = 0;
 	*saved = NULL;
@@ -649,28 +582,16 @@ audit_repair(store *st, const char *path, guint64 *written, char **saved, GError
 	if (s != VULNID_OK)
 		goto out;
 	if (*start_hash != '\0') {
-		s = seq_of_hash(st, start_hash, &after, err);
+		s = store_audit_seq_of_hash(st, start_hash, &after, err);
 		if (s == VULNID_OK && after < 0)
 			s = vulnid_fail(err, VULNID_ERR_CORRUPT, "the newest rotated file of '%s' does not end"
 					" in an event of the database chain; nothing was rewritten", path);
 		if (s != VULNID_OK)
 			goto out;
 	}
-	stmt = store_prepare(st, "SELECT line FROM audit WHERE seq > ? ORDER BY seq", &s, err);
-	if (stmt == NULL)
+	s = store_audit_lines_after(st, after, out, written, err);
+	if (s != VULNID_OK)
 		goto out;
-	sqlite3_bind_int64(stmt, 1, after);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		g_string_append_len(out, (const char *) sqlite3_column_text(stmt, 0),
-				    sqlite3_column_bytes(stmt, 0));
-		g_string_append_c(out, '\n');
-		(*written)++;
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		s = store_fail(st, rc, "audit", err);
-		goto out;
-	}
 	s = read_all(path, &old, err);
 	if (s != VULNID_OK)
 		goto out;

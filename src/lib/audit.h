@@ -11,10 +11,11 @@
 
 #include <glib.h>
 
+#include "jsonl-chain.h"
 #include "status.h"
 #include "store.h"
 
-#define AUDIT_GENESIS "0000000000000000000000000000000000000000000000000000000000000000"
+#define AUDIT_GENESIS JSONL_CHAIN_GENESIS
 
 typedef struct audit_event audit_event;
 

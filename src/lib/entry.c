@@ -9,6 +9,7 @@
 #include "crypto.h"
 #include "entry.h"
 #include "ids.h"
+#include "store-entry.h"
 
 /* ---- canonical bytes ----------------------------------------------------- */
 
@@ -441,111 +442,92 @@ apply_releases(entry *e)
 static vulnid_status
 load_entry_row(store *st, const char *id, entry *e, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT id, year, number, digest, created, embargo"
-					   " FROM entries WHERE id = ?", &s, err);
-	int rc;
+	store_entry_row row;
+	gboolean found;
+	vulnid_status s = store_entry_get(st, id, &row, &found, err);
 
-	if (stmt == NULL)
+	if (s != VULNID_OK)
 		return s;
-	store_bind_text(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		e->id = store_col_text(stmt, 0);
-		e->year = sqlite3_column_int(stmt, 1);
-		e->number = sqlite3_column_int64(stmt, 2);
-		e->digest = store_col_text(stmt, 3);
-		e->created = store_col_text(stmt, 4);
-		e->embargo = store_col_text(stmt, 5);
-	}
-	sqlite3_finalize(stmt);
-	if (rc == SQLITE_DONE)
+	if (!found)
 		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no entry '%s'", id);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "entries", err);
+	e->id = g_steal_pointer(&row.id);
+	e->year = row.year;
+	e->number = row.number;
+	e->digest = g_steal_pointer(&row.digest);
+	e->created = g_steal_pointer(&row.created);
+	e->embargo = g_steal_pointer(&row.embargo);
+	store_entry_row_clear(&row);
 	return VULNID_OK;
+}
+
+static void
+add_record_row(const store_entry_record_row *row, gpointer data)
+{
+	entry *e = data;
+	entry_record *r = g_new0(entry_record, 1);
+
+	r->rowid = row->rowid;
+	r->seq = row->seq;
+	r->created = g_strdup(row->created);
+	r->kind_name = g_strdup(row->kind);
+	r->kind = kind_from_str(r->kind_name);
+	r->author = g_strdup(row->author);
+	r->author_name = g_strdup(row->author_name);
+	r->role_name = g_strdup(row->role);
+	r->auth = g_strdup(row->auth);
+	r->subject = g_strdup(row->subject);
+	r->fields_json = g_strdup(row->fields);
+	r->fields = fields_parse(r->fields_json);
+	r->body = g_strdup(row->body);
+	r->sha256 = g_strdup(row->sha256);
+	r->sealed = g_strdup(row->sealed);
+	r->opens = row->opens;
+	r->attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
+	auth_parse(r);
+	if (r->signer == NULL && r->signed_by_key)
+		/* withheld from the auth object: the robot keeps it aside */
+		r->signer = g_strdup(row->signer);
+	g_ptr_array_add(e->records, r);
+}
+
+typedef struct {
+	entry *e;
+	guint at;
+} attachment_walk;
+
+static void
+add_attachment_row(const store_entry_attachment_row *row, gpointer data)
+{
+	attachment_walk *w = data;
+	entry *e = w->e;
+	entry_attachment *a;
+	entry_record *r = NULL;
+
+	/* records and attachments come in the same (rowid) order */
+	while (w->at < e->records->len && (r = g_ptr_array_index(e->records, w->at))->rowid < row->record)
+		w->at++;
+	if (w->at >= e->records->len || r->rowid != row->record)
+		return;
+	a = g_new0(entry_attachment, 1);
+	a->sha256 = g_strdup(row->sha256);
+	a->filename = g_strdup(row->filename);
+	a->content_type = g_strdup(row->content_type);
+	a->size = row->size;
+	g_ptr_array_add(r->attachments, a);
 }
 
 static vulnid_status
 load_records(store *st, entry *e, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"SELECT r.id, r.seq, r.created, r.kind, r.author, r.author_name, r.role, r.auth, r.subject,"
-		" r.fields, r.body, r.sha256, r.sealed, coalesce(r.opens, 0), p.fingerprint"
-		" FROM records r LEFT JOIN record_signers p ON p.record = r.id"
-		" WHERE r.entry = ? ORDER BY r.seq", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, e->id);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		entry_record *r = g_new0(entry_record, 1);
-
-		r->rowid = sqlite3_column_int64(stmt, 0);
-		r->seq = sqlite3_column_int64(stmt, 1);
-		r->created = store_col_text(stmt, 2);
-		r->kind_name = store_col_text(stmt, 3);
-		r->kind = kind_from_str(r->kind_name);
-		r->author = store_col_text(stmt, 4);
-		r->author_name = store_col_text(stmt, 5);
-		r->role_name = store_col_text(stmt, 6);
-		r->auth = store_col_text(stmt, 7);
-		r->subject = store_col_text(stmt, 8);
-		r->fields_json = store_col_text(stmt, 9);
-		r->fields = fields_parse(r->fields_json);
-		r->body = store_col_text(stmt, 10);
-		r->sha256 = store_col_text(stmt, 11);
-		r->sealed = store_col_text(stmt, 12);
-		r->opens = sqlite3_column_int64(stmt, 13);
-		r->attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
-		auth_parse(r);
-		if (r->signer == NULL && r->signed_by_key)
-			/* withheld from the auth object: the robot keeps it aside */
-			r->signer = store_col_text(stmt, 14);
-		g_ptr_array_add(e->records, r);
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "records", err);
-	return VULNID_OK;
+	return store_entry_records(st, e->id, add_record_row, e, err);
 }
 
 static vulnid_status
 load_attachments(store *st, entry *e, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT a.record, a.sha256, a.filename, a.content_type, a.size"
-					   " FROM attachments a JOIN records r ON r.id = a.record"
-					   " WHERE r.entry = ? ORDER BY a.record, a.idx", &s, err);
-	guint at = 0;
-	int rc;
+	attachment_walk w = { e, 0 };
 
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, e->id);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		gint64 row = sqlite3_column_int64(stmt, 0);
-		entry_attachment *a;
-		entry_record *r = NULL;
-
-		/* records and attachments come in the same (rowid) order */
-		while (at < e->records->len && (r = g_ptr_array_index(e->records, at))->rowid < row)
-			at++;
-		if (at >= e->records->len || r->rowid != row)
-			continue;
-		a = g_new0(entry_attachment, 1);
-		a->sha256 = store_col_text(stmt, 1);
-		a->filename = store_col_text(stmt, 2);
-		a->content_type = store_col_text(stmt, 3);
-		a->size = sqlite3_column_int64(stmt, 4);
-		g_ptr_array_add(r->attachments, a);
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "attachments", err);
-	return VULNID_OK;
+	return store_entry_attachments(st, e->id, add_attachment_row, &w, err);
 }
 
 entry *
@@ -614,48 +596,13 @@ entry_add_record(entry *e, const store_record *rec, gint64 rowid, const char *su
 vulnid_status
 entry_list_ids(store *st, int year, GPtrArray **ids, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"SELECT id FROM entries WHERE ?1 = 0 OR year = ?1 ORDER BY year, number", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	*ids = g_ptr_array_new_with_free_func(g_free);
-	sqlite3_bind_int(stmt, 1, year);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(*ids, store_col_text(stmt, 0));
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		g_clear_pointer(ids, g_ptr_array_unref);
-		return store_fail(st, rc, "entries", err);
-	}
-	return VULNID_OK;
+	return store_entry_ids(st, year, ids, err);
 }
 
 vulnid_status
 entry_ids_by_alias(store *st, const char *alias, guint max, GPtrArray **ids, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"SELECT DISTINCT r.entry FROM records r, json_each(r.fields) f"
-		" WHERE r.kind = 'command' AND json_extract(f.value, '$[0]') = 'Alias'"
-		" AND json_extract(f.value, '$[1]') = ? COLLATE NOCASE ORDER BY r.entry LIMIT ?", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	*ids = g_ptr_array_new_with_free_func(g_free);
-	store_bind_text(stmt, 1, alias);
-	sqlite3_bind_int(stmt, 2, (int) max);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(*ids, store_col_text(stmt, 0));
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE) {
-		g_clear_pointer(ids, g_ptr_array_unref);
-		return store_fail(st, rc, "records", err);
-	}
-	return VULNID_OK;
+	return store_entry_ids_by_alias(st, alias, max, ids, err);
 }
 
 /* ---- unsealing ------------------------------------------------------------- */

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "export.h"
 #include "ids.h"
 
@@ -101,42 +103,21 @@ export_set_load(store *st, export_set **out, GError **err)
 vulnid_status
 export_write_file(const char *path, const void *data, gsize len, int mode, GError **err)
 {
-	g_autofree char *tmp = g_strdup_printf("%s.tmp.XXXXXX", path);
 	g_autofree char *dir = g_path_get_dirname(path);
-	vulnid_status s = VULNID_OK;
-	gsize off = 0;
-	int fd, dfd;
+	g_autoptr(GError) e = NULL;
+	int dfd;
 
-	fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, mode);
-	if (fd < 0)
-		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
-				   tmp, g_strerror(errno));
-	while (off < len) {
-		ssize_t n = write(fd, (const char *) data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot write '%s': %s",
-					tmp, g_strerror(errno));
-			break;
-		}
-		off += (gsize) n;
-	}
-	if (s == VULNID_OK && fchmod(fd, (mode_t) mode) < 0)
-		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot chmod '%s': %s",
-				tmp, g_strerror(errno));
-	if (s == VULNID_OK && fsync(fd) < 0 && errno != EINVAL)
-		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot sync '%s': %s",
-				tmp, g_strerror(errno));
-	close(fd);
-	if (s == VULNID_OK && rename(tmp, path) < 0)
-		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot rename '%s' to '%s': %s",
-				tmp, path, g_strerror(errno));
-	if (s != VULNID_OK) {
-		unlink(tmp);
-		return s;
-	}
+	/* A temporary file beside, synced, renamed over the old one. */
+	if (!g_file_set_contents_full(path, data, (gssize) len,
+				      G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+				      mode, &e))
+		return vulnid_fail(err, e->domain == G_FILE_ERROR && e->code == G_FILE_ERROR_NOSPC
+				   ? VULNID_ERR_NOSPACE : VULNID_ERR_IO, "cannot write '%s': %s", path, e->message);
+	/* The mode is given to open(), so the umask narrowed it; what we
+	 * publish must be readable as asked. */
+	if (g_chmod(path, mode) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot chmod '%s': %s",
+				   path, g_strerror(errno));
 	/* The rename itself must survive a crash too. */
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
@@ -181,106 +162,4 @@ export_remove_stale(const char *dir, const char *prefix, const char *suffix, GHa
 			unlink(p);
 		}
 	}
-}
-
-/* ---- backup ----------------------------------------------------------------------- */
-
-vulnid_status
-export_backup(store *st, const char *path, gboolean force, gint64 busy_timeout_ms, GError **err)
-{
-	g_autofree char *tmp = NULL;
-	g_autofree char *dir = g_path_get_dirname(path);
-	sqlite3 *dst = NULL;
-	sqlite3_backup *b;
-	vulnid_status s = VULNID_OK;
-	gint64 waited = 0;
-	int rc, fd;
-
-	if (!force && g_file_test(path, G_FILE_TEST_EXISTS))
-		return vulnid_fail(err, VULNID_ERR_EXISTS, "'%s' exists (use --force to replace it)", path);
-	tmp = g_strdup_printf("%s.tmp.XXXXXX", path);
-	/* The copy holds every mail, sealed or not: private from the start. */
-	fd = g_mkstemp_full(tmp, O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
-				   tmp, g_strerror(errno));
-	close(fd);
-	rc = sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE, NULL);
-	if (rc != SQLITE_OK) {
-		s = vulnid_fail(err, VULNID_ERR_IO, "cannot open '%s': %s", tmp,
-				dst != NULL ? sqlite3_errmsg(dst) : sqlite3_errstr(rc));
-		goto out;
-	}
-	b = sqlite3_backup_init(dst, "main", store_db(st), "main");
-	if (b == NULL) {
-		s = vulnid_fail(err, VULNID_ERR_IO, "cannot start the backup: %s", sqlite3_errmsg(dst));
-		goto out;
-	}
-	/* All pages in one step: one read snapshot, which in WAL mode never
-	 * blocks the filters' writes; retried only while the source is busy
-	 * (a checkpoint or a recovery in progress). */
-	for (;;) {
-		rc = sqlite3_backup_step(b, -1);
-		if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
-			break;
-		if (waited >= busy_timeout_ms)
-			break;
-		sqlite3_sleep(50);
-		waited += 50;
-	}
-	sqlite3_backup_finish(b);
-	if (rc != SQLITE_DONE) {
-		s = rc == SQLITE_BUSY || rc == SQLITE_LOCKED
-			? vulnid_fail(err, VULNID_ERR_BUSY, "backup: the database stayed busy")
-			: vulnid_fail(err, rc == SQLITE_FULL ? VULNID_ERR_NOSPACE : VULNID_ERR_IO,
-				      "backup: %s", sqlite3_errstr(rc));
-		goto out;
-	}
-	/* One self-contained file, and checked before it replaces anything. */
-	rc = sqlite3_exec(dst, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_stmt *q = NULL;
-
-		rc = sqlite3_prepare_v2(dst, "PRAGMA quick_check", -1, &q, NULL);
-		if (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
-		    g_strcmp0((const char *) sqlite3_column_text(q, 0), "ok") != 0)
-			rc = SQLITE_CORRUPT;
-		sqlite3_finalize(q);
-	}
-	if (rc != SQLITE_OK) {
-		s = vulnid_fail(err, VULNID_ERR_IO, "backup copy does not check: %s", sqlite3_errstr(rc));
-		goto out;
-	}
-	sqlite3_close_v2(dst);
-	dst = NULL;
-	fd = open(tmp, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) < 0) {
-		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot sync '%s': %s",
-				tmp, g_strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	close(fd);
-	if (rename(tmp, path) < 0) {
-		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot rename '%s' to '%s': %s",
-				tmp, path, g_strerror(errno));
-		goto out;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	return VULNID_OK;
-out:
-	if (dst != NULL)
-		sqlite3_close_v2(dst);
-	unlink(tmp);
-	{
-		g_autofree char *j = g_strconcat(tmp, "-journal", NULL);
-
-		unlink(j);
-	}
-	return s;
 }

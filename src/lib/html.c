@@ -632,30 +632,58 @@ write_mails(const char *dir, const html_opts *o, const export_set *set, GHashTab
 	return VULNID_OK;
 }
 
-vulnid_status
-html_export(store *st, const char *dir, const html_opts *o, html_result *res, GError **err)
+/* The OSV record of entry i beside its page. */
+static vulnid_status
+write_osv(const char *odir, const html_opts *o, const export_set *set, guint i, GHashTable *keep_osv,
+	  GError **err)
 {
-	g_autoptr(export_set) set = NULL;
-	g_autoptr(GHashTable) mail_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	const entry_view *v = g_ptr_array_index(set->views, i);
+	g_autoptr(JsonNode) n = osv_record(set, i, &o->osv);
+	g_autofree char *text = export_json_text(n);
+	g_autofree char *osv = osv_id(&o->osv, v->e->id);
+	g_autofree char *oname = g_strconcat(osv, ".json", NULL);
+	g_autofree char *opath = g_build_filename(odir, oname, NULL);
+	vulnid_status s = export_write_file(opath, text, strlen(text), 0644, err);
+
+	if (s == VULNID_OK)
+		g_hash_table_add(keep_osv, g_steal_pointer(&oname));
+	return s;
+}
+
+/* Vendors as published: not for stubs, whose vendor is sealed. */
+static void
+group_by_vendor(const entry_view *v, guint i, GHashTable *vendors, GPtrArray *vlist)
+{
+	const char *vendor = v->facts->vendor != NULL ? v->facts->vendor->value : "";
+	g_autofree char *folded = g_utf8_casefold(vendor, -1);
+	vendor_group *g = g_hash_table_lookup(vendors, folded);
+
+	if (v->stub)
+		return;
+	if (g == NULL) {
+		g = g_new0(vendor_group, 1);
+		g->key = g_steal_pointer(&folded);
+		g->name = g_strdup(vendor);
+		g->idx = g_array_new(FALSE, FALSE, sizeof(guint));
+		g_hash_table_insert(vendors, g->key, g);
+		g_ptr_array_add(vlist, g);
+	}
+	g_array_append_val(g->idx, i);
+}
+
+/* One page per listed entry (and its OSV record); the years that have
+ * one, the entries grouped by vendor. */
+static vulnid_status
+write_entry_pages(const char *dir, const html_opts *o, const export_set *set, GHashTable *mail_of,
+		  GArray *years, GPtrArray *vlist, html_result *res, GError **err)
+{
 	g_autoptr(GHashTable) keep_pages = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autoptr(GHashTable) keep_osv = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autoptr(GHashTable) vendors = g_hash_table_new(g_str_hash, g_str_equal);
-	g_autoptr(GPtrArray) vlist = g_ptr_array_new_with_free_func(vendor_group_free);
-	g_autoptr(GArray) years = g_array_new(FALSE, FALSE, sizeof(int));
 	g_autofree char *edir = g_build_filename(dir, "entries", NULL);
 	g_autofree char *odir = g_build_filename(dir, "osv", NULL);
 	g_autoptr(GString) page = g_string_new(NULL);
 	vulnid_status s;
-
-	memset(res, 0, sizeof *res);
-	if (g_mkdir_with_parents(edir, 0755) < 0 || g_mkdir_with_parents(odir, 0755) < 0)
-		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
-				   dir, g_strerror(errno));
-	s = export_set_load(st, &set, err);
-	if (s == VULNID_OK)
-		s = write_mails(dir, o, set, mail_of, &res->mails, err);
-	if (s != VULNID_OK)
-		return s;
 
 	for (guint i = 0; i < set->views->len; i++) {
 		const entry_view *v = g_ptr_array_index(set->views, i);
@@ -675,43 +703,30 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 		if (years->len == 0 || g_array_index(years, int, years->len - 1) != e->year)
 			g_array_append_val(years, e->year);
 		if (osv_wanted(v)) {
-			g_autoptr(JsonNode) n = osv_record(set, i, &o->osv);
-			g_autofree char *text = export_json_text(n);
-			g_autofree char *osv = osv_id(&o->osv, e->id);
-			g_autofree char *oname = g_strconcat(osv, ".json", NULL);
-			g_autofree char *opath = g_build_filename(odir, oname, NULL);
-
-			s = export_write_file(opath, text, strlen(text), 0644, err);
+			s = write_osv(odir, o, set, i, keep_osv, err);
 			if (s != VULNID_OK)
 				return s;
-			g_hash_table_add(keep_osv, g_steal_pointer(&oname));
 			res->osv++;
 		}
-		/* Vendors as published: not for stubs, whose vendor is sealed. */
-		if (!v->stub) {
-			const char *vendor = v->facts->vendor != NULL ? v->facts->vendor->value : "";
-			g_autofree char *folded = g_utf8_casefold(vendor, -1);
-			vendor_group *g = g_hash_table_lookup(vendors, folded);
-
-			if (g == NULL) {
-				g = g_new0(vendor_group, 1);
-				g->key = g_steal_pointer(&folded);
-				g->name = g_strdup(vendor);
-				g->idx = g_array_new(FALSE, FALSE, sizeof(guint));
-				g_hash_table_insert(vendors, g->key, g);
-				g_ptr_array_add(vlist, g);
-			}
-			g_array_append_val(g->idx, i);
-		}
+		group_by_vendor(v, i, vendors, vlist);
 	}
 	export_remove_stale(edir, "", ".html", keep_pages);
 	export_remove_stale(odir, o->osv.id_prefix != NULL ? o->osv.id_prefix : "x_", ".json", keep_osv);
+	return VULNID_OK;
+}
 
-	/* One page per year, newest year first on the index. */
+/* One page per year. */
+static vulnid_status
+write_year_pages(const char *dir, const html_opts *o, const export_set *set, const GArray *years,
+		 GError **err)
+{
+	g_autoptr(GString) page = g_string_new(NULL);
+
 	for (guint y = 0; y < years->len; y++) {
 		int year = g_array_index(years, int, y);
 		g_autofree char *title = g_strdup_printf("%s: %04d", o->title, year);
 		g_autofree char *name = g_strdup_printf("%04d.html", year);
+		vulnid_status s;
 
 		g_string_truncate(page, 0);
 		page_begin(page, o, "", title);
@@ -729,13 +744,21 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 		if (s != VULNID_OK)
 			return s;
 	}
-	g_string_truncate(page, 0);
+	return VULNID_OK;
+}
+
+/* The index: the years, newest first, with their counts. */
+static vulnid_status
+write_index_page(const char *dir, const html_opts *o, const export_set *set, const GArray *years,
+		 guint entries, GError **err)
+{
+	g_autoptr(GString) page = g_string_new(NULL);
+
 	page_begin(page, o, "", o->title);
 	g_string_append(page, "<h1>");
 	t(page, o->title);
 	g_string_append_printf(page, "</h1>\n<p>%u entries. Every entry page shows all records in "
-			       "order, with their hashes.</p>\n<h2>By year</h2>\n<ul>\n",
-			       res->entries);
+			       "order, with their hashes.</p>\n<h2>By year</h2>\n<ul>\n", entries);
 	for (guint y = years->len; y > 0; y--) {
 		int year = g_array_index(years, int, y - 1);
 		guint n = 0;
@@ -749,12 +772,17 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 	}
 	g_string_append(page, "</ul>\n<h2>By vendor</h2>\n<p><a href=\"vendors.html\">All vendors</a></p>\n");
 	page_end(page);
-	s = write_page(dir, "index.html", page, err);
-	if (s != VULNID_OK)
-		return s;
+	return write_page(dir, "index.html", page, err);
+}
+
+/* Every vendor named, with its entries. */
+static vulnid_status
+write_vendor_page(const char *dir, const html_opts *o, const export_set *set, GPtrArray *vlist,
+		  GError **err)
+{
+	g_autoptr(GString) page = g_string_new(NULL);
 
 	g_ptr_array_sort(vlist, vendor_cmp);
-	g_string_truncate(page, 0);
 	page_begin(page, o, "", "Vendors");
 	g_string_append(page, "<h1>Vendors</h1>\n<ul>\n");
 	for (guint k = 0; k < vlist->len; k++) {
@@ -781,4 +809,33 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 	}
 	page_end(page);
 	return write_page(dir, "vendors.html", page, err);
+}
+
+vulnid_status
+html_export(store *st, const char *dir, const html_opts *o, html_result *res, GError **err)
+{
+	g_autoptr(export_set) set = NULL;
+	g_autoptr(GHashTable) mail_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_autoptr(GPtrArray) vlist = g_ptr_array_new_with_free_func(vendor_group_free);
+	g_autoptr(GArray) years = g_array_new(FALSE, FALSE, sizeof(int));
+	g_autofree char *edir = g_build_filename(dir, "entries", NULL);
+	g_autofree char *odir = g_build_filename(dir, "osv", NULL);
+	vulnid_status s;
+
+	memset(res, 0, sizeof *res);
+	if (g_mkdir_with_parents(edir, 0755) < 0 || g_mkdir_with_parents(odir, 0755) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s",
+				   dir, g_strerror(errno));
+	s = export_set_load(st, &set, err);
+	if (s == VULNID_OK)
+		s = write_mails(dir, o, set, mail_of, &res->mails, err);
+	if (s == VULNID_OK)
+		s = write_entry_pages(dir, o, set, mail_of, years, vlist, res, err);
+	if (s == VULNID_OK)
+		s = write_year_pages(dir, o, set, years, err);
+	if (s == VULNID_OK)
+		s = write_index_page(dir, o, set, years, res->entries, err);
+	if (s == VULNID_OK)
+		s = write_vendor_page(dir, o, set, vlist, err);
+	return s;
 }

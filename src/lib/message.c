@@ -1,4 +1,6 @@
-/* message.c - spool, parse and check one incoming mail */
+/* message.c - parse and check one incoming mail: the MIME walk, its
+ * limits and problems (the spool is message-spool.c, OpenPGP at the top
+ * message-pgp.c, the automatic-mail test message-auto.c) */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -12,314 +14,8 @@
 
 #include "header.h"
 #include "message.h"
+#include "message-private.h"
 #include "text.h"
-
-/* --- spooling ---------------------------------------------------------- */
-
-/* Trace fields that a relay or redelivery may add; they do not make a
- * message a different one. */
-static const char *const trace_fields[] = {
-	"received", "return-path", "delivered-to", "x-original-to",
-	"x-envelope-to", "envelope-to", "x-spam-status", "x-spam-score",
-	"x-spam-level", "x-spam-flag", "x-spam-checker-version",
-	"authentication-results", "arc-seal", "arc-message-signature",
-	"arc-authentication-results", "x-virus-scanned", "received-spf",
-};
-
-typedef struct {
-	int fd;
-	char buf[65536];
-	size_t start, end;
-	gboolean eof;
-} piece_reader;
-
-/* Next piece: a whole line with its '\n', or as much of a long line as the
- * buffer holds.  Returns FALSE at end of input, -1 in *error on failure. */
-static gboolean
-piece_next(piece_reader *r, const char **piece, size_t *len, int *error)
-{
-	char *nl;
-
-	*error = 0;
-	for (;;) {
-		nl = memchr(r->buf + r->start, '\n', r->end - r->start);
-		if (nl != NULL || r->eof || (r->start == 0 && r->end == sizeof r->buf))
-			break;
-		if (r->start > 0) {
-			memmove(r->buf, r->buf + r->start, r->end - r->start);
-			r->end -= r->start;
-			r->start = 0;
-		}
-		{
-			ssize_t n = read(r->fd, r->buf + r->end, sizeof r->buf - r->end);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				*error = errno;
-				return FALSE;
-			}
-			if (n == 0)
-				r->eof = TRUE;
-			r->end += (size_t) n;
-		}
-	}
-	if (r->start == r->end)
-		return FALSE;
-	*piece = r->buf + r->start;
-	*len = nl != NULL ? (size_t) (nl - (r->buf + r->start)) + 1 : r->end - r->start;
-	r->start += *len;
-	return TRUE;
-}
-
-static gboolean
-is_trace_field(const char *line, size_t len)
-{
-	const char *colon = memchr(line, ':', len < 80 ? len : 80);
-	size_t n;
-
-	if (colon == NULL)
-		return FALSE;
-	n = (size_t) (colon - line);
-	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
-		n--;
-	for (gsize i = 0; i < G_N_ELEMENTS(trace_fields); i++)
-		if (strlen(trace_fields[i]) == n && g_ascii_strncasecmp(line, trace_fields[i], n) == 0)
-			return TRUE;
-	return FALSE;
-}
-
-/* Feed a piece to a checksum with "\r\n" at its end as "\n". */
-static void
-checksum_normalized(GChecksum *c, const char *p, size_t len)
-{
-	if (len >= 2 && p[len - 2] == '\r' && p[len - 1] == '\n') {
-		g_checksum_update(c, (const guchar *) p, len - 2);
-		g_checksum_update(c, (const guchar *) "\n", 1);
-	} else
-		g_checksum_update(c, (const guchar *) p, len);
-}
-
-static vulnid_status
-write_all(int fd, const char *p, size_t len, GError **err)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return vulnid_fail(err, vulnid_status_from_errno(errno),
-					   "cannot write spool file: %s", g_strerror(errno));
-		p += n;
-		len -= (size_t) n;
-	}
-	return VULNID_OK;
-}
-
-/* Writes to the spool file go through a buffer: a mail of short lines
- * would otherwise cost a system call per line (25 MB of 3-byte lines took
- * 8 million of them, 100 s). */
-typedef struct {
-	int fd;
-	gsize len;
-	char buf[65536];
-} spool_writer;
-
-static vulnid_status
-spool_flush(spool_writer *w, GError **err)
-{
-	vulnid_status st = write_all(w->fd, w->buf, w->len, err);
-
-	w->len = 0;
-	return st;
-}
-
-static vulnid_status
-spool_write(spool_writer *w, const char *p, gsize len, GError **err)
-{
-	if (w->len + len > sizeof w->buf) {
-		vulnid_status st = spool_flush(w, err);
-
-		if (st != VULNID_OK)
-			return st;
-		if (len >= sizeof w->buf)
-			return write_all(w->fd, p, len, err);
-	}
-	memcpy(w->buf + w->len, p, len);
-	w->len += len;
-	return VULNID_OK;
-}
-
-static int
-spool_tempfile(const char *dir, GError **err, vulnid_status *st)
-{
-	g_autofree char *tmpl = g_build_filename(dir, "spool.XXXXXX", NULL);
-	int fd = g_mkstemp_full(tmpl, O_RDWR | O_CLOEXEC, 0600);
-
-	if (fd < 0) {
-		*st = vulnid_fail(err, vulnid_status_from_errno(errno),
-				  "cannot create a file in '%s': %s", dir, g_strerror(errno));
-		return -1;
-	}
-	unlink(tmpl);
-	*st = VULNID_OK;
-	return fd;
-}
-
-void
-message_spool_free(message_spool *sp)
-{
-	if (sp == NULL)
-		return;
-	if (sp->fd >= 0)
-		close(sp->fd);
-	header_scan_free(sp->scan);
-	g_free(sp->mbox_sender);
-	g_free(sp);
-}
-
-/* Read the mail from in_fd, hashing and measuring it; with copy, into a
- * new spool file (the writes gathered by the spool writer), else in_fd is
- * a spool already.  *from_line: without copy, in_fd starts with an mbox From_
- * line, which a spool must not hold; nothing was done. */
-static vulnid_status
-spool_read(int in_fd, const char *spool_dir, gint64 max_size, gboolean copy,
-	   gboolean *from_line, message_spool **out, GError **err)
-{
-	g_autoptr(message_spool) sp = g_new0(message_spool, 1);
-	g_autoptr(GChecksum) raw = g_checksum_new(G_CHECKSUM_SHA256);
-	g_autoptr(GChecksum) body = g_checksum_new(G_CHECKSUM_SHA256);
-	g_autoptr(GChecksum) head = g_checksum_new(G_CHECKSUM_SHA256);
-	g_autofree piece_reader *r = g_new0(piece_reader, 1);
-	g_autofree spool_writer *w = g_new0(spool_writer, 1);
-	gboolean at_line_start = TRUE, first_line = TRUE, skipping_from = FALSE;
-	gboolean in_header = TRUE, header_included = TRUE;
-	gint64 line_len = 0, header_len = 0;
-	const char *piece;
-	size_t len;
-	int rerr;
-	vulnid_status st;
-
-	*from_line = FALSE;
-	sp->fd = copy ? spool_tempfile(spool_dir, err, &st) : dup(in_fd);
-	if (sp->fd < 0)
-		return copy ? st : vulnid_fail(err, vulnid_status_from_errno(errno), "dup: %s",
-					       g_strerror(errno));
-	sp->scan = header_scan_new();
-	r->fd = in_fd;
-	w->fd = sp->fd;
-	while (piece_next(r, &piece, &len, &rerr)) {
-		gboolean ends_line = piece[len - 1] == '\n';
-
-		if (at_line_start && first_line && len >= 5 && memcmp(piece, "From ", 5) == 0) {
-			/* mbox From_ line from procmail or Postfix pipe flag F:
-			 * envelope data, not part of the message. */
-			const char *s = piece + 5, *e;
-
-			if (!copy) {
-				*from_line = TRUE;
-				return VULNID_OK;
-			}
-
-			while (s < piece + len && *s == ' ')
-				s++;
-			e = s;
-			while (e < piece + len && *e != ' ' && *e != '\t' && *e != '\r' && *e != '\n')
-				e++;
-			sp->mbox_sender = g_strndup(s, (gsize) (e - s));
-			skipping_from = TRUE;
-		}
-		first_line = FALSE;
-		if (skipping_from) {
-			if (ends_line) {
-				skipping_from = FALSE;
-				at_line_start = TRUE;
-			}
-			continue;
-		}
-		if (sp->size + (gint64) len > max_size)
-			return vulnid_fail(err, VULNID_ERR_TOOBIG,
-					   "message larger than %" G_GINT64_FORMAT " bytes", max_size);
-		if (copy) {
-			st = spool_write(w, piece, len, err);
-			if (st != VULNID_OK)
-				return st;
-		}
-		sp->size += (gint64) len;
-		g_checksum_update(raw, (const guchar *) piece, len);
-
-		line_len = at_line_start ? (gint64) len : line_len + (gint64) len;
-		if (line_len - (ends_line ? 1 : 0) > sp->longest_line)
-			sp->longest_line = line_len - (ends_line ? 1 : 0);
-
-		if (in_header) {
-			if (at_line_start && (piece[0] == '\n' || (len >= 2 && piece[0] == '\r' && piece[1] == '\n'))) {
-				in_header = FALSE;	/* the blank line belongs to neither */
-				header_scan_end(sp->scan);
-				sp->body_offset = sp->size;
-			} else {
-				header_scan_feed(sp->scan, piece, len, at_line_start, sp->size - (gint64) len);
-				if (memchr(piece, '\0', len) != NULL)
-					sp->header_has_nul = TRUE;
-				if (at_line_start && piece[0] != ' ' && piece[0] != '\t') {
-					sp->header_count++;
-					header_included = !is_trace_field(piece, len);
-					header_len = 0;
-				}
-				header_len += (gint64) len;
-				sp->longest_header = MAX(sp->longest_header, header_len);
-				if (header_included)
-					checksum_normalized(head, piece, len);
-			}
-		} else {
-			checksum_normalized(body, piece, len);
-			header_scan_body_feed(sp->scan, piece, len, at_line_start);
-		}
-		at_line_start = ends_line;
-	}
-	if (rerr != 0)
-		return vulnid_fail(err, VULNID_ERR_IO, "cannot read the message: %s", g_strerror(rerr));
-	if (in_header) {
-		header_scan_end(sp->scan);
-		sp->body_offset = sp->size;
-	}
-	if (copy) {
-		st = spool_flush(w, err);
-		if (st != VULNID_OK)
-			return st;
-	}
-	if (lseek(sp->fd, 0, SEEK_SET) < 0)
-		return vulnid_fail(err, VULNID_ERR_IO, "cannot rewind spool file: %s", g_strerror(errno));
-	g_strlcpy(sp->raw_sha256, g_checksum_get_string(raw), sizeof sp->raw_sha256);
-	g_strlcpy(sp->body_sha256, g_checksum_get_string(body), sizeof sp->body_sha256);
-	g_strlcpy(sp->header_sha256, g_checksum_get_string(head), sizeof sp->header_sha256);
-	*out = g_steal_pointer(&sp);
-	return VULNID_OK;
-}
-
-vulnid_status
-message_spool_input(int in_fd, const char *spool_dir, gint64 max_size,
-		    message_spool **out, GError **err)
-{
-	gboolean from_line;
-
-	return spool_read(in_fd, spool_dir, max_size, TRUE, &from_line, out, err);
-}
-
-vulnid_status
-message_spool_file(int fd, const char *spool_dir, gint64 max_size,
-		   message_spool **out, GError **err)
-{
-	gboolean from_line;
-	vulnid_status s = spool_read(fd, spool_dir, max_size, FALSE, &from_line, out, err);
-
-	if (s != VULNID_OK || !from_line)
-		return s;
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return vulnid_fail(err, VULNID_ERR_IO, "cannot rewind the mail: %s", g_strerror(errno));
-	return message_spool_input(fd, spool_dir, max_size, out, err);
-}
 
 /* --- parsing ------------------------------------------------------------ */
 
@@ -352,10 +48,8 @@ typedef struct {
 	gboolean parts_exceeded, depth_exceeded, headers_exceeded;
 } walk_state;
 
-static void
-message_add_problem(message *m, const char *code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
-static void
+void
 message_add_problem(message *m, const char *code, const char *fmt, ...)
 {
 	va_list ap;
@@ -481,16 +175,16 @@ first_mailbox(InternetAddressList *list, char **name)
 	return NULL;
 }
 
-static gboolean
-content_is(GMimeObject *o, const char *type, const char *subtype)
+gboolean
+message_content_is(GMimeObject *o, const char *type, const char *subtype)
 {
 	GMimeContentType *ct = g_mime_object_get_content_type(o);
 
 	return ct != NULL && g_mime_content_type_is_type(ct, type, subtype);
 }
 
-static gboolean
-is_attachment_disposition(GMimeObject *o)
+gboolean
+message_is_attachment_disposition(GMimeObject *o)
 {
 	GMimeContentDisposition *d = g_mime_object_get_content_disposition(o);
 
@@ -504,7 +198,7 @@ keep_pgp_keys(message *m, GMimeObject *o)
 	g_autoptr(GMimeStream) mem = NULL;
 	GByteArray *b;
 
-	if (m->pgp_keys != NULL || !GMIME_IS_PART(o) || !content_is(o, "application", "pgp-keys"))
+	if (m->pgp_keys != NULL || !GMIME_IS_PART(o) || !message_content_is(o, "application", "pgp-keys"))
 		return;
 	w = g_mime_part_get_content(GMIME_PART(o));
 	mem = g_mime_stream_mem_new();
@@ -628,7 +322,7 @@ walk(walk_state *ws, GMimeObject *o, guint depth, gboolean in_alternative, gbool
 	}
 	if (GMIME_IS_MULTIPART(o)) {
 		GMimeMultipart *mp = GMIME_MULTIPART(o);
-		gboolean alt = content_is(o, "multipart", "alternative");
+		gboolean alt = message_content_is(o, "multipart", "alternative");
 		int n = g_mime_multipart_get_count(mp);
 
 		/* Signed or encrypted parts below the top are never verified or
@@ -646,8 +340,8 @@ walk(walk_state *ws, GMimeObject *o, guint depth, gboolean in_alternative, gbool
 	check_base64(m, GMIME_PART(o));
 	if (!top)
 		return;	/* inside a forwarded message: counted, archived with it */
-	if (!is_attachment_disposition(o)) {
-		if (content_is(o, "text", "plain")) {
+	if (!message_is_attachment_disposition(o)) {
+		if (message_content_is(o, "text", "plain")) {
 			if (ws->plain == NULL) {
 				/* Inline OpenPGP ciphertext is not text to read. */
 				if (g_mime_part_get_openpgp_data(GMIME_PART(o)) == GMIME_OPENPGP_DATA_ENCRYPTED &&
@@ -656,7 +350,7 @@ walk(walk_state *ws, GMimeObject *o, guint depth, gboolean in_alternative, gbool
 				ws->plain = o;
 				return;
 			}
-		} else if (content_is(o, "text", "html")) {
+		} else if (message_content_is(o, "text", "html")) {
 			if (ws->html == NULL) {
 				ws->html = o;
 				return;
@@ -664,7 +358,7 @@ walk(walk_state *ws, GMimeObject *o, guint depth, gboolean in_alternative, gbool
 			if (in_alternative)
 				return;
 		}
-		if (in_alternative && content_is(o, "text", "*"))
+		if (in_alternative && message_content_is(o, "text", "*"))
 			return;	/* another rendering of the same text */
 	}
 	add_attachment(m, o);
@@ -784,7 +478,7 @@ add_text_attachment(message *m, GMimeObject *o)
 	add_attachment(m, o);
 	a = g_ptr_array_index(m->attachments, m->attachments->len - 1);
 	if (a->filename == NULL)
-		a->filename = g_strdup(content_is(o, "text", "html") ? "request-text.html" : "request-text.txt");
+		a->filename = g_strdup(message_content_is(o, "text", "html") ? "request-text.html" : "request-text.txt");
 	return a;
 }
 
@@ -870,299 +564,6 @@ collect_headers(message *m)
 		m->delivered_to = first_mailbox(g_mime_message_get_to(m->mime), NULL);
 }
 
-/* --- OpenPGP at the top ---------------------------------------------------- */
-
-static GBytes *
-part_bytes(GMimeObject *o)
-{
-	GMimeDataWrapper *w = GMIME_IS_PART(o) ? g_mime_part_get_content(GMIME_PART(o)) : NULL;
-	g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
-	GByteArray *b;
-
-	if (w == NULL || g_mime_data_wrapper_write_to_stream(w, mem) < 0)
-		return g_bytes_new(NULL, 0);
-	b = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
-	return g_bytes_new(b->data, b->len);
-}
-
-static void
-set_raw_signature(message *m, GBytes *raw)
-{
-	if (m->sig->raw != NULL)
-		g_bytes_unref(m->sig->raw);
-	m->sig->raw = raw;
-	g_free(m->sig->raw_sha256);
-	m->sig->raw_sha256 = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, raw);
-}
-
-/* Whether text is one armored block of the given kind and nothing else. */
-static gboolean
-whole_armor(GBytes *text, const char *begin, const char *end)
-{
-	gsize n;
-	const char *p = g_bytes_get_data(text, &n);
-	g_autofree char *t = NULL;
-
-	if (p == NULL || n == 0 || memchr(p, '\0', n) != NULL)
-		return FALSE;
-	t = g_strstrip(g_strndup(p, n));
-	return g_str_has_prefix(t, begin) && g_str_has_suffix(t, end);
-}
-
-static void
-verify_signed(message *m)
-{
-	g_autoptr(GError) e = NULL;
-	GMimeSignatureList *sigs = NULL;
-
-	if (GMIME_IS_MULTIPART_SIGNED(m->signed_object))
-		sigs = crypto_verify_multipart_signed(GMIME_MULTIPART_SIGNED(m->signed_object), &e);
-	else if (GMIME_IS_PART(m->signed_object))
-		sigs = g_mime_part_openpgp_verify(GMIME_PART(m->signed_object), GMIME_VERIFY_NONE, &e);
-	m->sig->present = TRUE;
-	if (sigs == NULL) {
-		g_free(m->sig->reason);
-		m->sig->reason = g_strdup_printf("the signature could not be checked (%s)",
-						 e != NULL ? e->message : "no signature found");
-		m->sig->valid = FALSE;
-		return;
-	}
-	crypto_judge(m->sig, sigs);
-	g_object_unref(sigs);
-}
-
-static void
-restore_content(GMimeObject *part, GBytes *raw)
-{
-	g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
-	GMimeDataWrapper *w;
-
-	g_mime_stream_write(mem, g_bytes_get_data(raw, NULL), g_bytes_get_size(raw));
-	g_mime_stream_reset(mem);
-	w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
-	g_mime_part_set_content(GMIME_PART(part), w);
-	g_object_unref(w);
-}
-
-gboolean
-message_can_reverify(const message *m)
-{
-	return m->signed_object != NULL || m->sealed_object != NULL;
-}
-
-void
-message_reverify(message *m)
-{
-	if (m->sealed_object != NULL) {
-		/* signed inside the encryption: decrypt and verify again */
-		g_autoptr(GError) e = NULL;
-		GMimeDecryptResult *res = NULL;
-		GMimeObject *clear = NULL;
-
-		g_clear_pointer(&m->sig->fpr, g_free);
-		if (GMIME_IS_MULTIPART_ENCRYPTED(m->sealed_object)) {
-			clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(m->sealed_object),
-								   GMIME_DECRYPT_NONE, NULL, &res, &e);
-			g_clear_object(&clear);
-		} else if (GMIME_IS_PART(m->sealed_object) && m->sig->raw != NULL) {
-			restore_content(m->sealed_object, m->sig->raw);
-			res = g_mime_part_openpgp_decrypt(GMIME_PART(m->sealed_object), GMIME_DECRYPT_NONE,
-							  NULL, &e);
-		}
-		if (res != NULL) {
-			crypto_judge(m->sig, g_mime_decrypt_result_get_signatures(res));
-			g_object_unref(res);
-		}
-		return;
-	}
-	if (m->signed_object == NULL)
-		return;
-	if (GMIME_IS_PART(m->signed_object) && m->sig->raw != NULL)
-		restore_content(m->signed_object, m->sig->raw);	/* the verify replaced it */
-	g_clear_pointer(&m->sig->fpr, g_free);
-	verify_signed(m);
-}
-
-/* SHA-256 of what o writes (an entity, or a part's decoded content when
- * content_only), line ends read as LF, without holding it in memory. */
-static char *
-plain_digest(GMimeObject *o, gboolean content_only)
-{
-	g_autoptr(GMimeStream) null = g_mime_stream_null_new();
-	g_autoptr(GMimeStream) f = g_mime_stream_filter_new(null);
-	GMimeFilter *d2u = g_mime_filter_dos2unix_new(FALSE);
-	GMimeFilter *sum = g_mime_filter_checksum_new(G_CHECKSUM_SHA256);
-	char *hex;
-
-	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), d2u);
-	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), sum);
-	if (content_only && GMIME_IS_PART(o) && g_mime_part_get_content(GMIME_PART(o)) != NULL)
-		g_mime_data_wrapper_write_to_stream(g_mime_part_get_content(GMIME_PART(o)), f);
-	else if (!content_only)
-		g_mime_object_write_to_stream(o, NULL, f);
-	g_mime_stream_flush(f);
-	hex = g_mime_filter_checksum_get_string(GMIME_FILTER_CHECKSUM(sum));
-	g_object_unref(d2u);
-	g_object_unref(sum);
-	return hex;
-}
-
-/* Remember what was decrypted (see message.h): the session key gpg used,
- * hashed at once; the ciphertext's own bytes only if gpg gave none. */
-static void
-note_decrypted(message *m, GMimeDecryptResult *res, GMimeObject *ct_part, GBytes *ct_bytes,
-	       GMimeObject *plain, gboolean plain_is_content)
-{
-	const char *sk = res != NULL ? g_mime_decrypt_result_get_session_key(res) : NULL;
-
-	g_free(m->cipher_sha256);
-	if (sk != NULL && *sk != '\0')
-		m->cipher_sha256 = g_compute_checksum_for_string(G_CHECKSUM_SHA256, sk, -1);
-	else if (ct_bytes != NULL)
-		m->cipher_sha256 = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, ct_bytes);
-	else
-		m->cipher_sha256 = plain_digest(ct_part, TRUE);
-	g_free(m->plain_sha256);
-	m->plain_sha256 = plain_digest(plain, plain_is_content);
-}
-
-/* Whether a decryption failed because the robot's key cannot be used just
- * now (gpg-agent down): then the mail must wait, not be refused. */
-static gboolean
-key_unusable_now(void)
-{
-	g_autoptr(GError) e = NULL;
-
-	return crypto_robot_key_check(&e) == VULNID_ERR_TEMP;
-}
-
-/* Check and open what sits at the top of the message: a PGP/MIME
- * encrypted or signed body, or one inline OpenPGP block.  Only this is
- * ever decrypted or counted as signed.  Returns the entity to read the
- * text from. */
-static GMimeObject *
-open_top(message *m, GMimeObject *top)
-{
-	GMimeObject *body = top;
-	GMimeContentType *ct;
-
-	if (GMIME_IS_MULTIPART_ENCRYPTED(top)) {
-		g_autoptr(GError) e = NULL;
-		GMimeDecryptResult *res = NULL;
-		const char *proto;
-		GMimeObject *clear;
-
-		ct = g_mime_object_get_content_type(top);
-		proto = ct != NULL ? g_mime_content_type_get_parameter(ct, "protocol") : NULL;
-		if (proto == NULL || g_ascii_strcasecmp(proto, "application/pgp-encrypted") != 0) {
-			message_add_problem(m, "encrypted", "the mail is encrypted with something other than "
-					    "OpenPGP (protocol application/pgp-encrypted)");
-			return top;
-		}
-		clear = g_mime_multipart_encrypted_decrypt(GMIME_MULTIPART_ENCRYPTED(top),
-							   GMIME_DECRYPT_EXPORT_SESSION_KEY, NULL, &res, &e);
-		if (clear == NULL) {
-			m->crypto_unavailable = key_unusable_now();
-			message_add_problem(m, "decrypt-failed",
-					    "the mail could not be decrypted (%s): encrypt it to this robot's "
-					    "key (mail the word \"key\" to get it), with integrity protection",
-					    e != NULL ? e->message : "unknown error");
-			if (res != NULL)
-				g_object_unref(res);
-			return top;
-		}
-		m->decrypted = TRUE;
-		m->clear = clear;
-		body = clear;
-		note_decrypted(m, res, g_mime_multipart_get_part(GMIME_MULTIPART(top), 1), NULL, clear, FALSE);
-		if (!GMIME_IS_MULTIPART_SIGNED(clear) && res != NULL) {
-			GMimeSignatureList *sigs = g_mime_decrypt_result_get_signatures(res);
-
-			if (sigs != NULL && g_mime_signature_list_length(sigs) > 0) {
-				GMimeObject *enc = g_mime_multipart_get_part(GMIME_MULTIPART(top), 1);
-
-				m->sig->present = TRUE;
-				crypto_judge(m->sig, sigs);
-				m->sealed_object = g_object_ref(top);
-				if (enc != NULL)
-					set_raw_signature(m, part_bytes(enc));
-			}
-		}
-		if (res != NULL)
-			g_object_unref(res);
-	}
-	if (GMIME_IS_MULTIPART_SIGNED(body)) {
-		const char *proto, *micalg;
-
-		ct = g_mime_object_get_content_type(body);
-		proto = ct != NULL ? g_mime_content_type_get_parameter(ct, "protocol") : NULL;
-		micalg = ct != NULL ? g_mime_content_type_get_parameter(ct, "micalg") : NULL;
-		m->signed_object = g_object_ref(body);
-		m->sig->present = TRUE;
-		if (proto == NULL || g_ascii_strcasecmp(proto, "application/pgp-signature") != 0 ||
-		    micalg == NULL || g_ascii_strncasecmp(micalg, "pgp-", 4) != 0 ||
-		    g_mime_multipart_get_count(GMIME_MULTIPART(body)) != 2) {
-			m->sig->reason = g_strdup("the multipart/signed parameters are wrong (protocol must "
-						  "be application/pgp-signature and micalg pgp-*, with two parts)");
-			return body;
-		}
-		set_raw_signature(m, part_bytes(g_mime_multipart_get_part(GMIME_MULTIPART(body), 1)));
-		verify_signed(m);
-		return g_mime_multipart_get_part(GMIME_MULTIPART(body), 0);
-	}
-	if (GMIME_IS_PART(body) && content_is(body, "text", "plain") && !is_attachment_disposition(body)) {
-		GMimeOpenPGPData kind = g_mime_part_get_openpgp_data(GMIME_PART(body));
-		g_autoptr(GBytes) text = NULL;
-
-		if (kind == GMIME_OPENPGP_DATA_SIGNED) {
-			text = part_bytes(body);
-			m->sig->present = TRUE;
-			if (!whole_armor(text, "-----BEGIN PGP SIGNED MESSAGE-----", "-----END PGP SIGNATURE-----")) {
-				m->sig->reason = g_strdup("there is text before or after the signed block, "
-							  "which the signature does not cover");
-				return body;
-			}
-			m->signed_object = g_object_ref(body);
-			set_raw_signature(m, g_bytes_ref(text));
-			verify_signed(m);
-		} else if (kind == GMIME_OPENPGP_DATA_ENCRYPTED && body == top) {
-			g_autoptr(GError) e = NULL;
-			GMimeDecryptResult *res;
-
-			text = part_bytes(body);
-			if (!whole_armor(text, "-----BEGIN PGP MESSAGE-----", "-----END PGP MESSAGE-----")) {
-				m->encrypted = TRUE;
-				return body;
-			}
-			res = g_mime_part_openpgp_decrypt(GMIME_PART(body), GMIME_DECRYPT_EXPORT_SESSION_KEY,
-							  NULL, &e);
-			if (res != NULL)
-				note_decrypted(m, res, NULL, text, body, TRUE);
-			if (res == NULL) {
-				m->crypto_unavailable = key_unusable_now();
-				message_add_problem(m, "decrypt-failed",
-						    "the mail could not be decrypted (%s): encrypt it to this robot's "
-						    "key (mail the word \"key\" to get it), with integrity protection",
-						    e != NULL ? e->message : "unknown error");
-				return body;
-			}
-			m->decrypted = TRUE;
-			{
-				GMimeSignatureList *sigs = g_mime_decrypt_result_get_signatures(res);
-
-				if (sigs != NULL && g_mime_signature_list_length(sigs) > 0) {
-					m->sig->present = TRUE;
-					crypto_judge(m->sig, sigs);
-					m->sealed_object = g_object_ref(body);
-					set_raw_signature(m, g_bytes_ref(text));
-				}
-			}
-			g_object_unref(res);
-		}
-	}
-	return body;
-}
-
 /* What GMime parses: the bounded copy of the header (header.h), then the
  * body as it lies in the spool file.  A mail refused for its header gets
  * only that copy parsed, to answer the sender: the rest is not looked at. */
@@ -1186,26 +587,11 @@ parser_stream(message *m, const message_spool *sp, int fd)
 	return cat;
 }
 
-vulnid_status
-message_parse(message_spool *sp, const message_limits *lim, message **out, GError **err)
+/* The limits measured while spooling: a mail over them is refused
+ * before GMime spends time and memory on it. */
+static void
+check_spool_limits(message *m, const message_spool *sp, const message_limits *lim)
 {
-	g_autoptr(message) m = g_new0(message, 1);
-	g_autoptr(GMimeParserOptions) opts = NULL;
-	g_autoptr(GMimeParser) parser = NULL;
-	g_autoptr(GMimeStream) stream = NULL;
-	walk_state ws = { 0 };
-	const char *fallback[] = { "UTF-8", "windows-1252", NULL };
-	gint64 cut_from = 0;
-	int fd;
-
-	m->spool = sp;
-	m->problems = g_ptr_array_new_with_free_func(g_free);
-	m->references = g_ptr_array_new_with_free_func(g_free);
-	m->x_loop = g_ptr_array_new_with_free_func(g_free);
-	m->attachments = g_ptr_array_new_with_free_func(attachment_free);
-	m->sig = crypto_signature_new();
-	m->max_text = lim->max_request_text > 0 ? lim->max_request_text : MESSAGE_MAX_TEXT_DEFAULT;
-
 	if (sp->longest_header > lim->max_header_size)
 		message_add_problem(m, "header-too-long",
 				    "a header field of %" G_GINT64_FORMAT " bytes (the limit is %" G_GINT64_FORMAT ")",
@@ -1243,7 +629,53 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 	for (guint i = 0; i < header_scan_problems(sp->scan)->len; i++)
 		message_add_problem(m, "malformed-header", "%s",
 				    (const char *) g_ptr_array_index(header_scan_problems(sp->scan), i));
+}
 
+/* The request text: the first text/plain part, else the first text/html
+ * one made text; a long one cut. */
+static void
+pick_text(message *m, const walk_state *ws)
+{
+	gint64 cut_from = 0;
+
+	if (ws->plain != NULL) {
+		m->text = part_text(m, ws->plain, &cut_from);
+		m->text_type = "text/plain";
+	} else if (ws->html != NULL) {
+		g_autofree char *html = part_text(m, ws->html, &cut_from);
+
+		if (html != NULL)
+			m->text = text_from_html(html);
+		m->text_type = "text/html";
+	}
+	m->text_part = ws->plain != NULL ? ws->plain : ws->html;
+	if (m->text != NULL && cut_from > 0)
+		text_was_cut(m, m->text_part, cut_from);
+	if (m->text == NULL && m->problem == NULL && !m->encrypted)
+		message_add_problem(m, "no-text",
+				    "no text/plain or text/html part to read the request from");
+}
+
+vulnid_status
+message_parse(message_spool *sp, const message_limits *lim, message **out, GError **err)
+{
+	g_autoptr(message) m = g_new0(message, 1);
+	g_autoptr(GMimeParserOptions) opts = NULL;
+	g_autoptr(GMimeParser) parser = NULL;
+	g_autoptr(GMimeStream) stream = NULL;
+	walk_state ws = { 0 };
+	const char *fallback[] = { "UTF-8", "windows-1252", NULL };
+	int fd;
+
+	m->spool = sp;
+	m->problems = g_ptr_array_new_with_free_func(g_free);
+	m->references = g_ptr_array_new_with_free_func(g_free);
+	m->x_loop = g_ptr_array_new_with_free_func(g_free);
+	m->attachments = g_ptr_array_new_with_free_func(attachment_free);
+	m->sig = crypto_signature_new();
+	m->max_text = lim->max_request_text > 0 ? lim->max_request_text : MESSAGE_MAX_TEXT_DEFAULT;
+
+	check_spool_limits(m, sp, lim);
 	fd = dup(sp->fd);
 	if (fd < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "dup: %s", g_strerror(errno));
@@ -1271,26 +703,11 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 	ws.m = m;
 	ws.lim = lim;
 	if (g_mime_message_get_mime_part(m->mime) != NULL) {
-		GMimeObject *body = open_top(m, g_mime_message_get_mime_part(m->mime));
+		GMimeObject *body = message_open_top(m, g_mime_message_get_mime_part(m->mime));
 
 		walk(&ws, body, body == g_mime_message_get_mime_part(m->mime) ? 0 : 1, FALSE, TRUE);
 	}
-	if (ws.plain != NULL) {
-		m->text = part_text(m, ws.plain, &cut_from);
-		m->text_type = "text/plain";
-	} else if (ws.html != NULL) {
-		g_autofree char *html = part_text(m, ws.html, &cut_from);
-
-		if (html != NULL)
-			m->text = text_from_html(html);
-		m->text_type = "text/html";
-	}
-	m->text_part = ws.plain != NULL ? ws.plain : ws.html;
-	if (m->text != NULL && cut_from > 0)
-		text_was_cut(m, m->text_part, cut_from);
-	if (m->text == NULL && m->problem == NULL && !m->encrypted)
-		message_add_problem(m, "no-text",
-				    "no text/plain or text/html part to read the request from");
+	pick_text(m, &ws);
 	*out = g_steal_pointer(&m);
 	return VULNID_OK;
 }
@@ -1335,105 +752,4 @@ message_dedup_key(const message *m)
 	if (m->message_id != NULL)
 		return g_strdup_printf("mid:%s:%s", m->message_id, m->spool->body_sha256);
 	return g_strdup_printf("hdr:%s:%s", m->spool->header_sha256, m->spool->body_sha256);
-}
-
-vulnid_status
-message_attachment_spool(const message_attachment *a, const char *dir,
-			 int *fd_out, gint64 *size, char sha256[65], GError **err)
-{
-	g_autoptr(GChecksum) c = g_checksum_new(G_CHECKSUM_SHA256);
-	g_autoptr(GMimeStream) fs = NULL;
-	vulnid_status st;
-	char buf[65536];
-	gint64 total = 0;
-	ssize_t n;
-	int fd = spool_tempfile(dir, err, &st);
-
-	if (fd < 0)
-		return st;
-	fs = g_mime_stream_fs_new(dup(fd));
-	if (GMIME_IS_MESSAGE_PART(a->object)) {
-		GMimeMessage *inner = g_mime_message_part_get_message(GMIME_MESSAGE_PART(a->object));
-
-		if (inner != NULL && g_mime_object_write_to_stream(GMIME_OBJECT(inner), NULL, fs) < 0)
-			goto write_failed;
-	} else {
-		GMimeDataWrapper *w = g_mime_part_get_content(GMIME_PART(a->object));
-
-		if (w != NULL && g_mime_data_wrapper_write_to_stream(w, fs) < 0)
-			goto write_failed;
-	}
-	if (g_mime_stream_flush(fs) < 0)
-		goto write_failed;
-	while ((n = pread(fd, buf, sizeof buf, total)) > 0) {
-		g_checksum_update(c, (const guchar *) buf, (gsize) n);
-		total += n;
-	}
-	if (n < 0) {
-		close(fd);
-		return vulnid_fail(err, VULNID_ERR_IO, "cannot read attachment spool: %s", g_strerror(errno));
-	}
-	g_strlcpy(sha256, g_checksum_get_string(c), 65);
-	*size = total;
-	*fd_out = fd;
-	return VULNID_OK;
-write_failed:
-	close(fd);
-	return vulnid_fail(err, vulnid_status_from_errno(errno ? errno : EIO),
-			   "cannot write attachment spool: %s", g_strerror(errno ? errno : EIO));
-}
-
-static gboolean
-address_is_robotic(const char *addr)
-{
-	g_autofree char *local = NULL;
-	g_autofree char *lower = NULL;
-	const char *at;
-
-	if (addr == NULL)
-		return FALSE;
-	at = strchr(addr, '@');
-	local = at != NULL ? g_strndup(addr, (gsize) (at - addr)) : g_strdup(addr);
-	lower = g_ascii_strdown(local, -1);
-	return g_ascii_strcasecmp(local, "mailer-daemon") == 0 ||
-	       g_ascii_strcasecmp(local, "postmaster") == 0 ||
-	       g_ascii_strncasecmp(local, "owner-", 6) == 0 ||
-	       g_str_has_suffix(lower, "-request") || g_str_has_suffix(lower, "-bounces") ||
-	       g_ascii_strcasecmp(local, "listserv") == 0 ||
-	       g_ascii_strcasecmp(local, "majordomo") == 0;
-}
-
-gboolean
-message_is_automatic(const message *m, const char *envelope_sender,
-		     const char *loop_address, const char **why)
-{
-	if (envelope_sender != NULL && (*envelope_sender == '\0' || strcmp(envelope_sender, "<>") == 0)) {
-		*why = "empty envelope sender (a bounce or notification)";
-		return TRUE;
-	}
-	if (address_is_robotic(envelope_sender) || address_is_robotic(m->from_addr)) {
-		*why = "sent by a mailer daemon, postmaster or list robot";
-		return TRUE;
-	}
-	if (m->auto_submitted != NULL && g_ascii_strcasecmp(m->auto_submitted, "no") != 0) {
-		*why = "Auto-Submitted header (RFC 3834)";
-		return TRUE;
-	}
-	if (m->precedence != NULL &&
-	    (g_ascii_strcasecmp(m->precedence, "bulk") == 0 ||
-	     g_ascii_strcasecmp(m->precedence, "junk") == 0 ||
-	     g_ascii_strcasecmp(m->precedence, "list") == 0)) {
-		*why = "Precedence bulk, junk or list";
-		return TRUE;
-	}
-	if (m->list_id != NULL) {
-		*why = "mailing-list traffic (List-Id)";
-		return TRUE;
-	}
-	for (guint i = 0; i < m->x_loop->len; i++)
-		if (g_ascii_strcasecmp(g_ptr_array_index(m->x_loop, i), loop_address) == 0) {
-			*why = "X-Loop: this robot's own mail came back";
-			return TRUE;
-		}
-	return FALSE;
 }

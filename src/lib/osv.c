@@ -7,8 +7,16 @@
 #include <sys/stat.h>
 
 #include "ids.h"
+#include "jsonb.h"
 #include "osv.h"
 #include "text.h"
+
+/* The value of a claim, for jsonb_str_array_of(). */
+static const char *
+claim_str(gconstpointer c)
+{
+	return ((const entry_claim *) c)->value;
+}
 
 /* ---- mapping to OSV's vocabulary ------------------------------------------ */
 
@@ -130,35 +138,6 @@ related_id(const osv_opts *o, const char *v)
 	return g_strdup(v);
 }
 
-static void
-add_str_array(JsonBuilder *b, const char *name, GPtrArray *a)
-{
-	json_builder_set_member_name(b, name);
-	json_builder_begin_array(b);
-	for (guint i = 0; i < a->len; i++)
-		json_builder_add_string_value(b, g_ptr_array_index(a, i));
-	json_builder_end_array(b);
-}
-
-static void
-add_opt_str(JsonBuilder *b, const char *name, const char *v)
-{
-	if (v == NULL)
-		return;
-	json_builder_set_member_name(b, name);
-	json_builder_add_string_value(b, v);
-}
-
-static void
-add_claims(JsonBuilder *b, const char *name, GPtrArray *claims)
-{
-	json_builder_set_member_name(b, name);
-	json_builder_begin_array(b);
-	for (guint i = 0; i < claims->len; i++)
-		json_builder_add_string_value(b, ((entry_claim *) g_ptr_array_index(claims, i))->value);
-	json_builder_end_array(b);
-}
-
 static const char *
 cv(const entry_claim *c)
 {
@@ -230,29 +209,29 @@ osv_affected(JsonBuilder *b, const entry_facts *f, const osv_package *p)
 	json_builder_begin_object(b);
 	json_builder_set_member_name(b, "package");
 	json_builder_begin_object(b);
-	add_opt_str(b, "ecosystem", p->ecosystem);
-	add_opt_str(b, "name", p->package);
-	add_opt_str(b, "purl", p->purl);
+	jsonb_str_opt(b, "ecosystem", p->ecosystem);
+	jsonb_str_opt(b, "name", p->package);
+	jsonb_str_opt(b, "purl", p->purl);
 	json_builder_end_object(b);
 	if (f->fixed_in != NULL && plain_version(f->fixed_in->value)) {
 		json_builder_set_member_name(b, "ranges");
 		json_builder_begin_array(b);
 		json_builder_begin_object(b);
-		add_opt_str(b, "type", "ECOSYSTEM");
+		jsonb_str_opt(b, "type", "ECOSYSTEM");
 		json_builder_set_member_name(b, "events");
 		json_builder_begin_array(b);
 		json_builder_begin_object(b);
-		add_opt_str(b, "introduced", "0");
+		jsonb_str_opt(b, "introduced", "0");
 		json_builder_end_object(b);
 		json_builder_begin_object(b);
-		add_opt_str(b, "fixed", f->fixed_in->value);
+		jsonb_str_opt(b, "fixed", f->fixed_in->value);
 		json_builder_end_object(b);
 		json_builder_end_array(b);
 		json_builder_end_object(b);
 		json_builder_end_array(b);
 	}
 	if (plain->len > 0)
-		add_str_array(b, "versions", plain);
+		jsonb_str_array(b, "versions", plain);
 	json_builder_end_object(b);
 	json_builder_end_array(b);
 }
@@ -272,8 +251,8 @@ osv_references(JsonBuilder *b, const entry_view *v, const osv_opts *o, GPtrArray
 			continue;
 		}
 		json_builder_begin_object(b);
-		add_opt_str(b, "type", "WEB");
-		add_opt_str(b, "url", u);
+		jsonb_str_opt(b, "type", "WEB");
+		jsonb_str_opt(b, "url", u);
 		json_builder_end_object(b);
 	}
 	if (o->base_url != NULL && url_ok(o->base_url)) {
@@ -281,8 +260,8 @@ osv_references(JsonBuilder *b, const entry_view *v, const osv_opts *o, GPtrArray
 						     g_str_has_suffix(o->base_url, "/") ? "" : "/", v->e->id);
 
 		json_builder_begin_object(b);
-		add_opt_str(b, "type", "REPORT");
-		add_opt_str(b, "url", u);
+		jsonb_str_opt(b, "type", "REPORT");
+		jsonb_str_opt(b, "url", u);
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
@@ -295,22 +274,22 @@ osv_database_specific(JsonBuilder *b, const entry_view *v, const osv_package *p,
 
 	json_builder_set_member_name(b, "database_specific");
 	json_builder_begin_object(b);
-	add_opt_str(b, "vulnid_id", v->e->id);
-	add_opt_str(b, "digest", v->e->digest);
+	jsonb_str_opt(b, "vulnid_id", v->e->id);
+	jsonb_str_opt(b, "digest", v->e->digest);
 	json_builder_set_member_name(b, "records");
 	json_builder_add_int_value(b, v->e->records->len);
-	add_opt_str(b, "created", v->e->created);
-	add_opt_str(b, "vendor", cv(f->vendor));
-	add_opt_str(b, "product", cv(f->product));
-	add_claims(b, "versions", f->versions);
-	add_opt_str(b, "type", cv(f->type));
-	add_opt_str(b, "severity", cv(f->severity));
+	jsonb_str_opt(b, "created", v->e->created);
+	jsonb_str_opt(b, "vendor", cv(f->vendor));
+	jsonb_str_opt(b, "product", cv(f->product));
+	jsonb_str_array_of(b, "versions", f->versions, claim_str);
+	jsonb_str_opt(b, "type", cv(f->type));
+	jsonb_str_opt(b, "severity", cv(f->severity));
 	if (f->vendor_status != NULL) {
 		json_builder_set_member_name(b, "vendor_position");
 		json_builder_begin_object(b);
-		add_opt_str(b, "status", f->vendor_status->value);
-		add_opt_str(b, "time", f->vendor_status->record->created);
-		add_opt_str(b, "statement", f->vendor_status->record->body);
+		jsonb_str_opt(b, "status", f->vendor_status->value);
+		jsonb_str_opt(b, "time", f->vendor_status->record->created);
+		jsonb_str_opt(b, "statement", f->vendor_status->record->body);
 		json_builder_end_object(b);
 	}
 	if (f->proposals->len > 0) {
@@ -321,21 +300,21 @@ osv_database_specific(JsonBuilder *b, const entry_view *v, const osv_package *p,
 			const entry_claim *c = g_ptr_array_index(f->proposals, k);
 
 			json_builder_begin_object(b);
-			add_opt_str(b, "field", c->key);
-			add_opt_str(b, "value", c->value);
-			add_opt_str(b, "role", entry_role_str(c->record->role));
-			add_opt_str(b, "how", entry_how_str(c->record->how));
+			jsonb_str_opt(b, "field", c->key);
+			jsonb_str_opt(b, "value", c->value);
+			jsonb_str_opt(b, "role", entry_role_str(c->record->role));
+			jsonb_str_opt(b, "how", entry_how_str(c->record->how));
 			json_builder_end_object(b);
 		}
 		json_builder_end_array(b);
 	}
-	add_opt_str(b, "duplicate_of", cv(f->duplicate_of));
+	jsonb_str_opt(b, "duplicate_of", cv(f->duplicate_of));
 	if (f->withdrawn != NULL && g_ascii_strcasecmp(f->withdrawn->value, "yes") != 0)
-		add_opt_str(b, "withdrawn_reason", f->withdrawn->value);
+		jsonb_str_opt(b, "withdrawn_reason", f->withdrawn->value);
 	if (p->ecosystem == NULL && cv(f->package) != NULL && !g_str_has_prefix(cv(f->package), "pkg:"))
-		add_opt_str(b, "package", cv(f->package));
+		jsonb_str_opt(b, "package", cv(f->package));
 	if (other_refs->len > 0)
-		add_str_array(b, "other_references", other_refs);
+		jsonb_str_array(b, "other_references", other_refs);
 	json_builder_end_object(b);
 }
 
@@ -363,15 +342,15 @@ osv_record(const export_set *set, guint i, const osv_opts *o)
 		g_ptr_array_add(related, related_id(o, ((entry_claim *) g_ptr_array_index(f->related, k))->value));
 
 	json_builder_begin_object(b);
-	add_opt_str(b, "schema_version", "1.6.0");
-	add_opt_str(b, "id", id);
-	add_opt_str(b, "modified", f->modified);
-	add_opt_str(b, "published", f->published);
-	add_opt_str(b, "withdrawn", f->withdrawn != NULL ? f->withdrawn->record->created : NULL);
-	add_claims(b, "aliases", f->aliases);
-	add_str_array(b, "related", related);
-	add_opt_str(b, "summary", summary);
-	add_opt_str(b, "details", details);
+	jsonb_str_opt(b, "schema_version", "1.6.0");
+	jsonb_str_opt(b, "id", id);
+	jsonb_str_opt(b, "modified", f->modified);
+	jsonb_str_opt(b, "published", f->published);
+	jsonb_str_opt(b, "withdrawn", f->withdrawn != NULL ? f->withdrawn->record->created : NULL);
+	jsonb_str_array_of(b, "aliases", f->aliases, claim_str);
+	jsonb_str_array(b, "related", related);
+	jsonb_str_opt(b, "summary", summary);
+	jsonb_str_opt(b, "details", details);
 	if (f->cvss->len > 0) {
 		json_builder_set_member_name(b, "severity");
 		json_builder_begin_array(b);
@@ -379,8 +358,8 @@ osv_record(const export_set *set, guint i, const osv_opts *o)
 			const entry_cvss *r = g_ptr_array_index(f->cvss, k);
 
 			json_builder_begin_object(b);
-			add_opt_str(b, "type", r->type);
-			add_opt_str(b, "score", r->score);
+			jsonb_str_opt(b, "type", r->type);
+			jsonb_str_opt(b, "score", r->score);
 			json_builder_end_object(b);
 		}
 		json_builder_end_array(b);
@@ -394,9 +373,9 @@ osv_record(const export_set *set, guint i, const osv_opts *o)
 		json_builder_set_member_name(b, "credits");
 		json_builder_begin_array(b);
 		json_builder_begin_object(b);
-		add_opt_str(b, "name", first->author_name != NULL && *first->author_name != '\0'
+		jsonb_str_opt(b, "name", first->author_name != NULL && *first->author_name != '\0'
 				       ? first->author_name : first->author);
-		add_opt_str(b, "type", "REPORTER");
+		jsonb_str_opt(b, "type", "REPORTER");
 		json_builder_end_object(b);
 		json_builder_end_array(b);
 	}

@@ -4,9 +4,17 @@
 #include <string.h>
 
 #include "crypto.h"
+#include "jsonb.h"
 #include "render.h"
 #include "text.h"
 #include "vendor.h"
+
+/* The value of a claim, for jsonb_str_array_of(). */
+static const char *
+claim_str(gconstpointer c)
+{
+	return ((const entry_claim *) c)->value;
+}
 
 /* Bounds on the text of a mail about an entry. */
 #define MAIL_MAX_RECORDS 50
@@ -209,26 +217,6 @@ render_text(const entry_view *v)
 /* ---- JSON ------------------------------------------------------------------ */
 
 static void
-json_opt_str(JsonBuilder *b, const char *name, const char *v)
-{
-	json_builder_set_member_name(b, name);
-	if (v != NULL)
-		json_builder_add_string_value(b, v);
-	else
-		json_builder_add_null_value(b);
-}
-
-static void
-json_claims(JsonBuilder *b, const char *name, GPtrArray *claims)
-{
-	json_builder_set_member_name(b, name);
-	json_builder_begin_array(b);
-	for (guint i = 0; i < claims->len; i++)
-		json_builder_add_string_value(b, ((entry_claim *) g_ptr_array_index(claims, i))->value);
-	json_builder_end_array(b);
-}
-
-static void
 json_claim_object(JsonBuilder *b, const entry_view *v, const entry_claim *c)
 {
 	const view_record *vr = render_find_record(v, c->record->seq);
@@ -274,7 +262,7 @@ json_record(JsonBuilder *b, const view_record *vr)
 	json_builder_add_string_value(b, r->kind_name);
 	json_builder_set_member_name(b, "role");
 	json_builder_add_string_value(b, r->role_name != NULL ? r->role_name : entry_role_str(r->role));
-	json_opt_str(b, "author", vr->author);
+	jsonb_str_or_null(b, "author", vr->author);
 	json_builder_set_member_name(b, "how");
 	json_builder_add_string_value(b, entry_how_str(r->how));
 	json_builder_set_member_name(b, "verified");
@@ -312,7 +300,7 @@ json_record(JsonBuilder *b, const view_record *vr)
 		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
 
 		json_builder_begin_object(b);
-		json_opt_str(b, "filename", a->filename);
+		jsonb_str_or_null(b, "filename", a->filename);
 		json_builder_set_member_name(b, "content_type");
 		json_builder_add_string_value(b, a->content_type);
 		json_builder_set_member_name(b, "size");
@@ -366,31 +354,31 @@ render_json(const entry_view *v)
 	g_autoptr(JsonBuilder) b = json_builder_new();
 
 	json_builder_begin_object(b);
-	json_opt_str(b, "id", v->e->id);
-	json_opt_str(b, "digest", v->e->digest);
-	json_opt_str(b, "created", v->e->created);
-	json_opt_str(b, "state", entry_state_str(f->state));
+	jsonb_str_or_null(b, "id", v->e->id);
+	jsonb_str_or_null(b, "digest", v->e->digest);
+	jsonb_str_or_null(b, "created", v->e->created);
+	jsonb_str_or_null(b, "state", entry_state_str(f->state));
 	json_marks(b, f->marks);
 	if (v->stub || v->withheld) {
 		/* what may be known before the embargo ends (or of spam) */
 		if (v->stub) {
-			json_opt_str(b, "embargo", f->embargo != NULL ? f->embargo : "yes");
-			json_opt_str(b, "commitment", v->e->digest);
+			jsonb_str_or_null(b, "embargo", f->embargo != NULL ? f->embargo : "yes");
+			jsonb_str_or_null(b, "commitment", v->e->digest);
 			json_commitments(b, v);
 		}
 		json_builder_end_object(b);
 		return json_builder_get_root(b);
 	}
-	json_opt_str(b, "title", entry_view_title(v));
-	json_opt_str(b, "vendor", claim_value(f->vendor));
-	json_opt_str(b, "product", claim_value(f->product));
-	json_opt_str(b, "type", claim_value(f->type));
-	json_opt_str(b, "vendor_contact", claim_value(f->vendor_contact));
-	json_opt_str(b, "embargo", f->embargo);
-	json_opt_str(b, "anonymous", f->anonymous ? "yes" : NULL);
-	json_claims(b, "versions", f->versions);
-	json_claims(b, "references", f->references);
-	json_claims(b, "aliases", f->aliases);
+	jsonb_str_or_null(b, "title", entry_view_title(v));
+	jsonb_str_or_null(b, "vendor", claim_value(f->vendor));
+	jsonb_str_or_null(b, "product", claim_value(f->product));
+	jsonb_str_or_null(b, "type", claim_value(f->type));
+	jsonb_str_or_null(b, "vendor_contact", claim_value(f->vendor_contact));
+	jsonb_str_or_null(b, "embargo", f->embargo);
+	jsonb_str_or_null(b, "anonymous", f->anonymous ? "yes" : NULL);
+	jsonb_str_array_of(b, "versions", f->versions, claim_str);
+	jsonb_str_array_of(b, "references", f->references, claim_str);
+	jsonb_str_array_of(b, "aliases", f->aliases, claim_str);
 	json_builder_set_member_name(b, "vendor_status");
 	if (f->vendor_status != NULL)
 		json_claim_object(b, v, f->vendor_status);

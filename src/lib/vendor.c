@@ -11,6 +11,7 @@
 #include <gmime/gmime.h>
 
 #include "audit.h"
+#include "store-vendor.h"
 #include "text.h"
 #include "vendor.h"
 
@@ -198,69 +199,27 @@ vendor_free(vendor *v)
 	g_free(v);
 }
 
-/* The first column of every row of sql (one int64 parameter) as strings. */
-static vulnid_status
-load_strings(store *st, const char *sql, gint64 id, GPtrArray *out, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, sql, &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, id);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		g_ptr_array_add(out, store_col_text(stmt, 0));
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "vendors", err);
-	return VULNID_OK;
-}
-
 static vulnid_status
 vendor_load(store *st, gint64 id, vendor **out, GError **err)
 {
 	g_autoptr(vendor) v = g_new0(vendor, 1);
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"SELECT id, name, notes, key_fpr, encryption, languages, expires, created, updated"
-		" FROM vendors WHERE id = ?", &s, err);
-	int rc;
+	gboolean found;
+	vulnid_status s = store_vendor_get(st, id, v, &found, err);
 
-	if (stmt == NULL)
+	if (s != VULNID_OK)
 		return s;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		v->id = sqlite3_column_int64(stmt, 0);
-		v->name = store_col_text(stmt, 1);
-		v->notes = store_col_text(stmt, 2);
-		v->key_fpr = store_col_text(stmt, 3);
-		v->encryption = store_col_text(stmt, 4);
-		v->languages = store_col_text(stmt, 5);
-		v->expires = store_col_text(stmt, 6);
-		v->created = store_col_text(stmt, 7);
-		v->updated = store_col_text(stmt, 8);
-	}
-	sqlite3_finalize(stmt);
-	if (rc == SQLITE_DONE)
+	if (!found)
 		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no vendor with id %" G_GINT64_FORMAT, id);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "vendors", err);
-
 	v->aliases = g_ptr_array_new_with_free_func(g_free);
 	v->domains = g_ptr_array_new_with_free_func(g_free);
 	v->contacts = g_ptr_array_new_with_free_func(g_free);
-	s = load_strings(st, "SELECT alias FROM vendor_aliases WHERE vendor = ? ORDER BY alias",
-			 id, v->aliases, err);
+	s = store_vendor_aliases(st, id, v->aliases, err);
 	if (s == VULNID_OK)
-		s = load_strings(st, "SELECT domain FROM vendor_domains WHERE vendor = ? ORDER BY domain",
-				 id, v->domains, err);
+		s = store_vendor_domains(st, id, v->domains, err);
 	/* Contacts in the order they were added: the first is the one the
 	 * operator (or the security.txt) named first. */
 	if (s == VULNID_OK)
-		s = load_strings(st, "SELECT address FROM vendor_contacts WHERE vendor = ?"
-				 " ORDER BY added, rowid", id, v->contacts, err);
+		s = store_vendor_contacts(st, id, v->contacts, err);
 	if (s != VULNID_OK)
 		return s;
 	*out = g_steal_pointer(&v);
@@ -272,42 +231,17 @@ vendor_load(store *st, gint64 id, vendor **out, GError **err)
 static vulnid_status
 find_id(store *st, const char *name, gint64 *id, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"SELECT id FROM vendors WHERE name = ?1"
-		" UNION ALL SELECT vendor FROM vendor_aliases WHERE alias = ?1 LIMIT 1", &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, name);
-	rc = sqlite3_step(stmt);
-	*id = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "vendors", err);
-	return VULNID_OK;
+	return store_vendor_find(st, name, id, err);
 }
 
 static vulnid_status
 vendor_name_of(store *st, gint64 id, char **name, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT name FROM vendors WHERE id = ?", &s, err);
-	int rc;
+	vulnid_status s = store_vendor_name(st, id, name, err);
 
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		*name = store_col_text(stmt, 0);
-	sqlite3_finalize(stmt);
-	if (rc == SQLITE_DONE)
+	if (s == VULNID_OK && *name == NULL)
 		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no vendor with id %" G_GINT64_FORMAT, id);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "vendors", err);
-	return VULNID_OK;
+	return s;
 }
 
 vulnid_status
@@ -331,21 +265,11 @@ vulnid_status
 vendor_find_by_domain(store *st, const char *domain, vendor **out, GError **err)
 {
 	g_autofree char *d = g_strstrip(g_ascii_strdown(domain != NULL ? domain : "", -1));
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT vendor FROM vendor_domains WHERE domain = ?",
-					   &s, err);
 	gint64 id = 0;
-	int rc;
+	vulnid_status s = store_vendor_find_by_domain(st, d, &id, err);
 
-	if (stmt == NULL)
+	if (s != VULNID_OK)
 		return s;
-	store_bind_text(stmt, 1, d);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		id = sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "vendor_domains", err);
 	if (id == 0) {
 		g_autofree char *shown = text_clean_line(d, 100);
 
@@ -357,22 +281,12 @@ vendor_find_by_domain(store *st, const char *domain, vendor **out, GError **err)
 vulnid_status
 vendor_list(store *st, GPtrArray **out, GError **err)
 {
-	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
+	g_autoptr(GArray) ids = NULL;
 	g_autoptr(GPtrArray) list = g_ptr_array_new_with_free_func((GDestroyNotify) vendor_free);
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "SELECT id FROM vendors ORDER BY name, id", &s, err);
-	int rc;
+	vulnid_status s = store_vendor_ids(st, &ids, err);
 
-	if (stmt == NULL)
+	if (s != VULNID_OK)
 		return s;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		gint64 id = sqlite3_column_int64(stmt, 0);
-
-		g_array_append_val(ids, id);
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, rc, "vendors", err);
 	for (guint i = 0; i < ids->len; i++) {
 		vendor *v = NULL;
 
@@ -392,7 +306,7 @@ vendor_list(store *st, GPtrArray **out, GError **err)
 static vulnid_status
 need_txn(store *st, GError **err)
 {
-	if (sqlite3_get_autocommit(store_db(st)) != 0)
+	if (!store_vendor_in_transaction(st))
 		return vulnid_fail(err, VULNID_ERR_INTERNAL,
 				   "vendor changes must run inside a transaction");
 	return VULNID_OK;
@@ -401,14 +315,7 @@ need_txn(store *st, GError **err)
 static vulnid_status
 touch(store *st, gint64 id, const char *now, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st, "UPDATE vendors SET updated = ? WHERE id = ?", &s, err);
-
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, now);
-	sqlite3_bind_int64(stmt, 2, id);
-	return store_step_done(st, stmt, "vendors", err);
+	return store_vendor_touch(st, id, now, err);
 }
 
 /* One audit event: vendor=NAME plus up to two more string members. */
@@ -432,7 +339,6 @@ vendor_add(store *st, const char *name, const char *notes, gint64 *id, GError **
 	g_autofree char *clean = NULL;
 	g_autofree char *note = NULL;
 	g_autofree char *now = store_now();
-	sqlite3_stmt *stmt;
 	gint64 other = 0;
 	vulnid_status s;
 
@@ -462,19 +368,9 @@ vendor_add(store *st, const char *name, const char *notes, gint64 *id, GError **
 		return vulnid_fail(err, VULNID_ERR_EXISTS,
 				   "'%s' is already the name or an alias of '%s'", clean, oname);
 	}
-	stmt = store_prepare(st, "INSERT INTO vendors (name, notes, created, updated)"
-			     " VALUES (?, ?, ?, ?)", &s, err);
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, clean);
-	store_bind_text(stmt, 2, note);
-	store_bind_text(stmt, 3, now);
-	store_bind_text(stmt, 4, now);
-	s = store_step_done(st, stmt, "vendors", err);
+	s = store_vendor_insert(st, clean, note, now, id, err);
 	if (s != VULNID_OK)
 		return s;
-	if (id != NULL)
-		*id = sqlite3_last_insert_rowid(store_db(st));
 	return audit_vendor(st, "vendor-added", clean, NULL, NULL, NULL, NULL, err);
 }
 
@@ -484,7 +380,6 @@ vendor_add_alias(store *st, gint64 vendor_id, const char *alias, GError **err)
 	g_autofree char *clean = NULL;
 	g_autofree char *vname = NULL;
 	g_autofree char *now = store_now();
-	sqlite3_stmt *stmt;
 	gint64 other = 0;
 	vulnid_status s;
 
@@ -505,12 +400,7 @@ vendor_add_alias(store *st, gint64 vendor_id, const char *alias, GError **err)
 		return vulnid_fail(err, VULNID_ERR_EXISTS,
 				   "'%s' is already the name or an alias of '%s'", clean, oname);
 	}
-	stmt = store_prepare(st, "INSERT INTO vendor_aliases (vendor, alias) VALUES (?, ?)", &s, err);
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, vendor_id);
-	store_bind_text(stmt, 2, clean);
-	if ((s = store_step_done(st, stmt, "vendor_aliases", err)) != VULNID_OK ||
+	if ((s = store_vendor_alias_insert(st, vendor_id, clean, err)) != VULNID_OK ||
 	    (s = touch(st, vendor_id, now, err)) != VULNID_OK)
 		return s;
 	return audit_vendor(st, "vendor-alias", vname, "alias", clean, NULL, NULL, err);
@@ -522,10 +412,8 @@ vendor_add_domain(store *st, gint64 vendor_id, const char *domain, GError **err)
 	g_autofree char *d = domain_normalize(domain);
 	g_autofree char *vname = NULL;
 	g_autofree char *now = store_now();
-	sqlite3_stmt *stmt;
 	gint64 owner = 0;
 	vulnid_status s;
-	int rc;
 
 	if ((s = need_txn(st, err)) != VULNID_OK)
 		return s;
@@ -536,16 +424,8 @@ vendor_add_domain(store *st, gint64 vendor_id, const char *domain, GError **err)
 	}
 	if ((s = vendor_name_of(st, vendor_id, &vname, err)) != VULNID_OK)
 		return s;
-	stmt = store_prepare(st, "SELECT vendor FROM vendor_domains WHERE domain = ?", &s, err);
-	if (stmt == NULL)
+	if ((s = store_vendor_find_by_domain(st, d, &owner, err)) != VULNID_OK)
 		return s;
-	store_bind_text(stmt, 1, d);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		owner = sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "vendor_domains", err);
 	if (owner != 0) {
 		g_autofree char *oname = NULL;
 
@@ -554,12 +434,7 @@ vendor_add_domain(store *st, gint64 vendor_id, const char *domain, GError **err)
 			return s;
 		return vulnid_fail(err, VULNID_ERR_EXISTS, "the domain '%s' belongs to '%s'", d, oname);
 	}
-	stmt = store_prepare(st, "INSERT INTO vendor_domains (vendor, domain) VALUES (?, ?)", &s, err);
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, vendor_id);
-	store_bind_text(stmt, 2, d);
-	if ((s = store_step_done(st, stmt, "vendor_domains", err)) != VULNID_OK ||
+	if ((s = store_vendor_domain_insert(st, vendor_id, d, err)) != VULNID_OK ||
 	    (s = touch(st, vendor_id, now, err)) != VULNID_OK)
 		return s;
 	return audit_vendor(st, "vendor-domain", vname, "domain", d, NULL, NULL, err);
@@ -570,23 +445,7 @@ vendor_add_domain(store *st, gint64 vendor_id, const char *domain, GError **err)
 static vulnid_status
 contact_lookup(store *st, gint64 vendor_id, const char *address, char **stored, GError **err)
 {
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare(st,
-		"SELECT address FROM vendor_contacts WHERE vendor = ? AND address = ?", &s, err);
-	int rc;
-
-	*stored = NULL;
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, vendor_id);
-	store_bind_text(stmt, 2, address);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		*stored = store_col_text(stmt, 0);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "vendor_contacts", err);
-	return VULNID_OK;
+	return store_vendor_contact_find(st, vendor_id, address, stored, err);
 }
 
 vulnid_status
@@ -598,7 +457,6 @@ vendor_add_contact(store *st, gint64 vendor_id, const char *address, const char 
 	g_autofree char *vname = NULL;
 	g_autofree char *have = NULL;
 	g_autofree char *now = store_now();
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 
 	if ((s = need_txn(st, err)) != VULNID_OK)
@@ -618,15 +476,7 @@ vendor_add_contact(store *st, gint64 vendor_id, const char *address, const char 
 		return s;
 	if (have != NULL)
 		return vulnid_fail(err, VULNID_ERR_EXISTS, "'%s' is already a contact of '%s'", have, vname);
-	stmt = store_prepare(st, "INSERT INTO vendor_contacts (vendor, address, source, added)"
-			     " VALUES (?, ?, ?, ?)", &s, err);
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, vendor_id);
-	store_bind_text(stmt, 2, a);
-	store_bind_text(stmt, 3, src);
-	store_bind_text(stmt, 4, now);
-	if ((s = store_step_done(st, stmt, "vendor_contacts", err)) != VULNID_OK ||
+	if ((s = store_vendor_contact_insert(st, vendor_id, a, src, now, err)) != VULNID_OK ||
 	    (s = touch(st, vendor_id, now, err)) != VULNID_OK)
 		return s;
 	return audit_vendor(st, "vendor-contact-added", vname, "address", a, "source", src, err);
@@ -639,7 +489,6 @@ vendor_remove_contact(store *st, gint64 vendor_id, const char *address, GError *
 	g_autofree char *vname = NULL;
 	g_autofree char *have = NULL;
 	g_autofree char *now = store_now();
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 
 	if ((s = need_txn(st, err)) != VULNID_OK ||
@@ -651,12 +500,7 @@ vendor_remove_contact(store *st, gint64 vendor_id, const char *address, GError *
 
 		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "'%s' is not a contact of '%s'", shown, vname);
 	}
-	stmt = store_prepare(st, "DELETE FROM vendor_contacts WHERE vendor = ? AND address = ?", &s, err);
-	if (stmt == NULL)
-		return s;
-	sqlite3_bind_int64(stmt, 1, vendor_id);
-	store_bind_text(stmt, 2, have);
-	if ((s = store_step_done(st, stmt, "vendor_contacts", err)) != VULNID_OK ||
+	if ((s = store_vendor_contact_delete(st, vendor_id, have, err)) != VULNID_OK ||
 	    (s = touch(st, vendor_id, now, err)) != VULNID_OK)
 		return s;
 	return audit_vendor(st, "vendor-contact-removed", vname, "address", have, NULL, NULL, err);
@@ -674,7 +518,6 @@ vendor_set_securitytxt(store *st, gint64 vendor_id, const char *encryption,
 	g_autofree char *vname = NULL;
 	g_autofree char *now = store_now();
 	g_autoptr(audit_event) ev = NULL;
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 
 	if ((s = need_txn(st, err)) != VULNID_OK ||
@@ -683,16 +526,7 @@ vendor_set_securitytxt(store *st, gint64 vendor_id, const char *encryption,
 	    (s = clean_value("expires", expires, VENDOR_VALUE_MAX, &exp, err)) != VULNID_OK ||
 	    (s = vendor_name_of(st, vendor_id, &vname, err)) != VULNID_OK)
 		return s;
-	stmt = store_prepare(st, "UPDATE vendors SET encryption = ?, languages = ?, expires = ?,"
-			     " updated = ? WHERE id = ?", &s, err);
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, enc);
-	store_bind_text(stmt, 2, lang);
-	store_bind_text(stmt, 3, exp);
-	store_bind_text(stmt, 4, now);
-	sqlite3_bind_int64(stmt, 5, vendor_id);
-	if ((s = store_step_done(st, stmt, "vendors", err)) != VULNID_OK)
+	if ((s = store_vendor_set_securitytxt(st, vendor_id, enc, lang, exp, now, err)) != VULNID_OK)
 		return s;
 	ev = audit_event_new("vendor-updated", NULL, NULL);
 	audit_event_str(ev, "vendor", vname);
@@ -708,19 +542,12 @@ vendor_set_key(store *st, gint64 vendor_id, const char *fpr, GError **err)
 	g_autofree char *vname = NULL;
 	g_autofree char *now = store_now();
 	g_autoptr(audit_event) ev = NULL;
-	sqlite3_stmt *stmt;
 	vulnid_status s;
 
 	if ((s = need_txn(st, err)) != VULNID_OK ||
 	    (s = vendor_name_of(st, vendor_id, &vname, err)) != VULNID_OK)
 		return s;
-	stmt = store_prepare(st, "UPDATE vendors SET key_fpr = ?, updated = ? WHERE id = ?", &s, err);
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, fpr);
-	store_bind_text(stmt, 2, now);
-	sqlite3_bind_int64(stmt, 3, vendor_id);
-	if ((s = store_step_done(st, stmt, "vendors", err)) != VULNID_OK)
+	if ((s = store_vendor_set_key(st, vendor_id, fpr, now, err)) != VULNID_OK)
 		return s;
 	ev = audit_event_new("vendor-key", NULL, NULL);
 	audit_event_str(ev, "vendor", vname);
@@ -1057,6 +884,69 @@ securitytxt_unsign(securitytxt *s, char **lines, guint nlines, guint first,
 	return VULNID_OK;
 }
 
+typedef struct {
+	gboolean contact;
+	guint expires;
+	guint languages;
+} field_counts;
+
+/* The first Expires counts: not a date, or past, is expired. */
+static void
+securitytxt_expires(securitytxt *s, guint ln, const char *value, GDateTime *now, field_counts *seen)
+{
+	g_autoptr(GDateTime) t = NULL;
+	g_autofree char *shown = text_clean_line(value, 100);
+
+	if (seen->expires++ > 0) {
+		if (seen->expires == 2)
+			securitytxt_warn(s, "line %u: more than one Expires field"
+					 " (the first one counts)", ln);
+		return;
+	}
+	s->expires = text_clean_line(value, VENDOR_VALUE_MAX);
+	t = parse_rfc3339(value);
+	if (t == NULL) {
+		s->expired = TRUE;
+		securitytxt_warn(s, "line %u: Expires '%s' is not an RFC 3339 date and time;"
+				 " taken as expired", ln, shown);
+	} else if (g_date_time_compare(t, now) <= 0) {
+		s->expired = TRUE;
+		securitytxt_warn(s, "the file expired (Expires: %s)", shown);
+	}
+}
+
+/* One field.  Others than these (Canonical, Policy, Acknowledgments,
+ * Hiring, CSAF, extensions) do not decide who is told. */
+static void
+securitytxt_field(securitytxt *s, guint ln, const char *name, const char *value, GDateTime *now,
+		  field_counts *seen)
+{
+	if (g_ascii_strcasecmp(name, "Contact") == 0) {
+		if (*value == '\0') {
+			securitytxt_warn(s, "line %u: empty Contact", ln);
+			return;
+		}
+		seen->contact = TRUE;
+		securitytxt_contact(s, ln, value);
+	} else if (g_ascii_strcasecmp(name, "Encryption") == 0) {
+		if (*value != '\0')
+			g_ptr_array_add(s->encryption, text_clean_line(value, VENDOR_VALUE_MAX));
+	} else if (g_ascii_strcasecmp(name, "Preferred-Languages") == 0) {
+		g_auto(GStrv) tags = g_strsplit(value, ",", -1);
+
+		if (seen->languages++ == 1)
+			securitytxt_warn(s, "line %u: more than one Preferred-Languages field", ln);
+		for (char **t = tags; *t != NULL; t++) {
+			g_autofree char *tag = text_clean_line(*t, 64);
+
+			if (*tag != '\0')
+				add_unique(s->languages, g_steal_pointer(&tag));
+		}
+	} else if (g_ascii_strcasecmp(name, "Expires") == 0) {
+		securitytxt_expires(s, ln, value, now, seen);
+	}
+}
+
 vulnid_status
 securitytxt_parse(const char *text, gsize len, GDateTime *now, securitytxt **out, GError **err)
 {
@@ -1066,8 +956,8 @@ securitytxt_parse(const char *text, gsize len, GDateTime *now, securitytxt **out
 	g_auto(GStrv) lines = NULL;
 	g_autoptr(GPtrArray) body = g_ptr_array_new();	/* borrowed from lines */
 	g_autoptr(GArray) lineno = g_array_new(FALSE, FALSE, sizeof(guint));
-	guint nlines, first = 0, expires_seen = 0, languages_seen = 0;
-	gboolean contact_seen = FALSE;
+	guint nlines, first = 0;
+	field_counts seen = { 0 };
 	const char *start;
 	vulnid_status st;
 
@@ -1133,54 +1023,11 @@ securitytxt_parse(const char *text, gsize len, GDateTime *now, securitytxt **out
 		value = line + k + 1;
 		while (*value == ' ' || *value == '\t')
 			value++;
-		if (g_ascii_strcasecmp(line, "Contact") == 0) {
-			if (*value == '\0') {
-				securitytxt_warn(s, "line %u: empty Contact", ln);
-				continue;
-			}
-			contact_seen = TRUE;
-			securitytxt_contact(s, ln, value);
-		} else if (g_ascii_strcasecmp(line, "Encryption") == 0) {
-			if (*value != '\0')
-				g_ptr_array_add(s->encryption, text_clean_line(value, VENDOR_VALUE_MAX));
-		} else if (g_ascii_strcasecmp(line, "Preferred-Languages") == 0) {
-			g_auto(GStrv) tags = g_strsplit(value, ",", -1);
-
-			if (languages_seen++ == 1)
-				securitytxt_warn(s, "line %u: more than one Preferred-Languages field", ln);
-			for (char **t = tags; *t != NULL; t++) {
-				g_autofree char *tag = text_clean_line(*t, 64);
-
-				if (*tag != '\0')
-					add_unique(s->languages, g_steal_pointer(&tag));
-			}
-		} else if (g_ascii_strcasecmp(line, "Expires") == 0) {
-			g_autoptr(GDateTime) t = NULL;
-			g_autofree char *shown = text_clean_line(value, 100);
-
-			if (expires_seen++ > 0) {
-				if (expires_seen == 2)
-					securitytxt_warn(s, "line %u: more than one Expires field"
-							 " (the first one counts)", ln);
-				continue;
-			}
-			s->expires = text_clean_line(value, VENDOR_VALUE_MAX);
-			t = parse_rfc3339(value);
-			if (t == NULL) {
-				s->expired = TRUE;
-				securitytxt_warn(s, "line %u: Expires '%s' is not an RFC 3339 date and time;"
-						 " taken as expired", ln, shown);
-			} else if (g_date_time_compare(t, now) <= 0) {
-				s->expired = TRUE;
-				securitytxt_warn(s, "the file expired (Expires: %s)", shown);
-			}
-		}
-		/* Other fields (Canonical, Policy, Acknowledgments, Hiring,
-		 * CSAF, extensions) do not decide who is told. */
+		securitytxt_field(s, ln, line, value, now, &seen);
 	}
-	if (!contact_seen)
+	if (!seen.contact)
 		return vulnid_fail(err, VULNID_ERR_INVALID, "not a security.txt: no Contact field");
-	if (expires_seen == 0)
+	if (seen.expires == 0)
 		securitytxt_warn(s, "no Expires field");
 	*out = g_steal_pointer(&s);
 	return VULNID_OK;
