@@ -22,9 +22,16 @@ test_expect_success 'the configuration has every key, commented' '
 	test "$(grep -c "^#" "$CONF")" -gt 20
 '
 
+test_expect_success 'the defaults the configuration states are the defaults: [export] title' '
+	grep -B2 "^title = $" "$CONF" | tr "\n" " " >"$TMP/title-comment" &&
+	expect_match "empty means \"PREFIX vulnerability # identifiers\", with the prefix of \[instance\]" "$TMP/title-comment" &&
+	"$VULNID" -c "$CONF" export html "$TMP/site" >/dev/null &&
+	expect_match "<title>TEST vulnerability identifiers</title>" "$TMP/site/index.html"
+'
+
 test_expect_success 'the database is in WAL mode at the current schema version' '
 	expect_eq wal "$(sql "PRAGMA journal_mode")" &&
-	expect_eq "$(sed -n "s/^#define STORE_SCHEMA_VERSION \([0-9]*\).*/\1/p" "$VULNID_SRCDIR/src/lib/store.h")" "$(sql "PRAGMA user_version")"
+	expect_eq "$(schema_version)" "$(sql "PRAGMA user_version")"
 '
 
 test_expect_success 'init refuses a directory that already holds an instance' '

@@ -42,8 +42,10 @@ test_expect_success 'server down: the filter still exits 0 and the mail is defer
 
 start_sink sink2
 test_expect_success 'the backoff holds the mail until its time, then it goes out once' '
-	out=$("$VULNID" -c "$CONF" queue run) &&
+	rc=0; out=$("$VULNID" -c "$CONF" queue run 2>"$TMP/run.err") || rc=$?
+	expect_eq 75 "$rc" "a queue that holds deferred mail: exit status" &&
 	expect_eq "delivered 0, deferred 0, failed 0" "$out" &&
+	expect_match "^vulnid: deferred: item 2 \(ack to \[\"alice@example.net\"\], .*1 attempts, next .*\): 127.0.0.1:$SINK_PORT: Connection refused" "$TMP/run.err" &&
 	out=$(VULNID_TEST_NOW=$(minutes_from_now 2) "$VULNID" -c "$CONF" queue run) &&
 	expect_eq "delivered 1, deferred 0, failed 0" "$out" &&
 	expect_eq delivered "$(sql "SELECT status FROM outbox WHERE id = 2")" &&

@@ -1,10 +1,12 @@
 #!/bin/bash
 # T720-mta-configs: the Exim and OpenSMTPD snippets of filters/ pass the
 # daemons' own configuration checks, and route the robot's addresses (and
-# only those) to the filter.  Skipped when the MTA is not installed: on
-# Debian exim4-daemon-* and opensmtpd each replace postfix as the system
-# MTA, so they are not installed next to it.
+# only those) to the filter.  On Debian exim4-daemon-* and opensmtpd each
+# replace postfix as the system MTA, so where they are not installed the
+# test runs them from their packages, unpacked (test/mta-lib.sh; T750 and
+# T751 run them as daemons).
 . "$(dirname "$0")/test-lib.sh"
+. "$(dirname "$0")/mta-lib.sh"
 
 FILTERS="$VULNID_SRCDIR/filters"
 
@@ -37,7 +39,23 @@ for e in exim4 exim; do
 done
 : >"$TMP/empty.conf"
 if [ -z "$EXIM" ] || ! "$EXIM" -C "$TMP/empty.conf" -bV </dev/null 2>/dev/null | grep -q "^Exim version"; then
-	test_skip "Exim router and pipe transport" "Exim is not installed (Debian package exim4-daemon-light; it conflicts with postfix)"
+	EXIM=
+	if mta_have exim4-daemon-light usr/sbin/exim4; then
+		# the unpacked one, as nobody, with the user it was built for in
+		# its passwd
+		chmod o+x "$TMP"
+		mkdir -p "$TMP/exim-ns"
+		mta_passwd "$TMP/exim-ns" "Debian-exim:$MTA_NOBODY"
+		exim_unpacked() {
+			mta_ns "bind $TMP/exim-ns/passwd /etc/passwd
+bind $TMP/exim-ns/group /etc/group" 'exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"' \
+				"$MTA_ROOT/usr/sbin/exim4" "$@"
+		}
+		EXIM=exim_unpacked
+	fi
+fi
+if [ -z "$EXIM" ]; then
+	test_skip "Exim router and pipe transport" "Exim is not installed (Debian package exim4-daemon-light; it conflicts with postfix), and its package cannot be run here: $MTA_WHY"
 else
 	mkdir -p "$TMP/exim/spool" "$TMP/exim/log"
 	# A whole configuration: a main section, the snippet (which has its
@@ -64,7 +82,8 @@ else
 
 	test_expect_success 'exim -bV refuses a broken transport (the check is real)' '
 		sed "s/^  driver = pipe$/  driver = pipe\n  no_such_option = 1/" "$TMP/exim.conf" >"$TMP/exim-bad.conf" &&
-		! "$EXIM" -C "$TMP/exim-bad.conf" -bV >"$TMP/exim.out" 2>&1
+		! "$EXIM" -C "$TMP/exim-bad.conf" -bV >"$TMP/exim.out" 2>&1 &&
+		expect_match "no_such_option" "$TMP/exim.out"
 	'
 
 	test_expect_success 'exim -bt: request@, request+ID@ and request-bounces+TOKEN@ go to vulnid_pipe, nothing else' '
@@ -86,8 +105,18 @@ for s in $(PATH="$PATH:/usr/sbin" command -v smtpd 2>/dev/null) /usr/sbin/smtpd;
 		break
 	fi
 done
+if [ -z "$SMTPD" ] && mta_have opensmtpd usr/sbin/smtpd; then
+	chmod o+x "$TMP"
+	mkdir -p "$TMP/smtpd-ns"
+	mta_passwd "$TMP/smtpd-ns" opensmtpd:64001 opensmtpq:64002
+	smtpd_unpacked() {
+		mta_ns "bind $TMP/smtpd-ns/passwd /etc/passwd
+bind $TMP/smtpd-ns/group /etc/group" 'exec "$@"' "$MTA_ROOT/usr/sbin/smtpd" "$@"
+	}
+	SMTPD=smtpd_unpacked
+fi
 if [ -z "$SMTPD" ]; then
-	test_skip "OpenSMTPD action and match rule" "OpenSMTPD is not installed (Debian package opensmtpd; it conflicts with postfix)"
+	test_skip "OpenSMTPD action and match rule" "OpenSMTPD is not installed (Debian package opensmtpd; it conflicts with postfix), and its package cannot be run here: $MTA_WHY"
 else
 	test_expect_success 'smtpd -n accepts filters/opensmtpd as an smtpd.conf' '
 		cp "$FILTERS/opensmtpd" "$TMP/smtpd.conf" &&

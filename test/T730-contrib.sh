@@ -28,6 +28,40 @@ else
 	test_skip "shellcheck" "shellcheck is not installed (Debian package shellcheck)"
 fi
 
+# ---- manual pages of the scripts --------------------------------------------------
+D="$VULNID_SRCDIR/doc"
+# man_ok PAGE SCRIPT: the page renders without a warning, and names every
+# option the script's --help lists
+man_ok() {
+	LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$1" >"$TMP/man.out" 2>"$TMP/man.err" ||
+		fail "man $1: $(cat "$TMP/man.err")"
+	[ ! -s "$TMP/man.err" ] || fail "man $1 warns: $(cat "$TMP/man.err")"
+	for o in $(sh -c '"$@" --help' - "${@:2}" 2>&1 | grep -o -- "--[a-z][a-z-]*" | sort -u); do
+		grep -q -- "$o" "$TMP/man.out" || fail "$1 does not describe $o"
+	done
+}
+
+if command -v man >/dev/null 2>&1; then
+	test_expect_success 'every installed script has a manual page that describes each of its options' '
+		man_ok "$D/vulnid-request.1" bash "$REQUEST" &&
+		man_ok "$D/vulnid-fetch-securitytxt.1" sh "$FETCH" &&
+		man_ok "$D/vulnid-mirror.8" sh "$C/vulnid-mirror" &&
+		grep -q "^\.BR vulnid\\\\-request (1)" "$D/vulnid-request.7"
+	'
+else
+	test_skip "manual pages of the scripts" "man is not installed (Debian package man-db)"
+fi
+
+test_expect_success 'make install puts each script and its manual page in place' '
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$VULNID_BUILDDIR" install DESTDIR="$TMP/root" \
+		>"$TMP/install.out" 2>&1 || fail "make install: $(tail "$TMP/install.out")"
+	for f in bin/vulnid-request bin/vulnid-fetch-securitytxt sbin/vulnid-mirror sbin/vulnid sbin/vulnid-filter \
+		share/man/man1/vulnid-request.1 share/man/man1/vulnid-fetch-securitytxt.1 \
+		share/man/man8/vulnid-mirror.8 share/man/man8/vulnid.8 share/man/man7/vulnid-request.7; do
+		test -e "$(find "$TMP/root" -path "*/$f" | head -n 1)" || fail "not installed: $f"
+	done
+'
+
 # ---- vulnid-request ------------------------------------------------------------
 printf 'A request with an overlong Host header overflows a fixed buffer\nin parse_request().\n' >"$TMP/desc"
 
@@ -265,6 +299,59 @@ test_expect_success 'vulnid-fetch-securitytxt: a failed fetch is 75 and imports 
 	"$VULNID" -c "$CONF" vendor show other.example | grep -q "psirt@other.example"
 '
 
+# A vendor whose security.txt is elsewhere than /.well-known, on an HTTPS
+# server with a certificate from a throwaway CA: curl, for real.
+if command -v openssl >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
+	mkdir -p "$TMP/https/www/psirt" &&
+	sed "s/security@vendor/psirt@third/" "$TMP/security.txt" >"$TMP/https/www/psirt/security.txt" &&
+	( cd "$TMP/https" &&
+	  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=test CA" \
+		-addext "basicConstraints=critical,CA:TRUE" -keyout ca.key -out ca.crt &&
+	  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout srv.key -out srv.csr &&
+	  printf "subjectAltName=IP:127.0.0.1\n" >srv.ext &&
+	  openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+		-extfile srv.ext -out srv.crt ) >"$TMP/https/openssl.log" 2>&1
+	HTTPS_PORT=$(free_port)
+	"$PYTHON" - "$TMP/https" "$HTTPS_PORT" >"$TMP/https/server.log" 2>&1 <<-'PY' &
+	import functools, http.server, ssl, sys
+	d, port = sys.argv[1], int(sys.argv[2])
+	h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=d + "/www")
+	srv = http.server.HTTPServer(("127.0.0.1", port), h)
+	ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+	ctx.load_cert_chain(d + "/srv.crt", d + "/srv.key")
+	srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+	srv.serve_forever()
+	PY
+	bg_track $!
+	for _ in $(seq 100); do ss -ltnH "sport = :$HTTPS_PORT" | grep -q . && break; sleep 0.05; done
+
+	test_expect_success 'vulnid-fetch-securitytxt --url: that URL over https, the CA of --ca-file, then the import' '
+		VULNID="$VULNID" sh "$FETCH" -c "$CONF" --ca-file "$TMP/https/ca.crt" \
+			--url "https://127.0.0.1:$HTTPS_PORT/psirt/security.txt" third.example >"$TMP/out" 2>&1 ||
+			fail "$(cat "$TMP/out" "$TMP/https/server.log")"
+		expect_match "GET /psirt/security.txt HTTP" "$TMP/https/server.log" &&
+		"$VULNID" -c "$CONF" vendor show third.example | grep -q "psirt@third.example"
+	'
+
+	test_expect_success 'vulnid-fetch-securitytxt --url: a certificate it does not trust is 75; http and user parts are refused' '
+		rc=0; VULNID="$VULNID" sh "$FETCH" -c "$CONF" \
+			--url "https://127.0.0.1:$HTTPS_PORT/psirt/security.txt" fourth.example >/dev/null 2>"$TMP/err" || rc=$?
+		expect_eq 75 "$rc" &&
+		expect_match "fourth.example: cannot fetch https://127.0.0.1:$HTTPS_PORT/psirt/security.txt" "$TMP/err" &&
+		! "$VULNID" -c "$CONF" vendor show fourth.example >/dev/null 2>&1 &&
+		rc=0; sh "$FETCH" --dry-run --url "http://vendor.example/security.txt" x.example >/dev/null 2>"$TMP/err" || rc=$?
+		expect_eq 64 "$rc" && expect_match "over https only" "$TMP/err" &&
+		rc=0; sh "$FETCH" --dry-run --url "https://u@vendor.example/s.txt" >/dev/null 2>"$TMP/err" || rc=$?
+		expect_eq 64 "$rc" && expect_match "user name" "$TMP/err" &&
+		CURL=/usr/bin/curl VULNID="$VULNID" sh "$FETCH" --dry-run -c "$CONF" \
+			--url "https://www.fifth.example:8443/sec/security.txt" >"$TMP/dry" &&
+		expect_match "^fetch: .* .--. .https://www.fifth.example:8443/sec/security.txt.$" "$TMP/dry" &&
+		expect_match "^run: .* .import-securitytxt. .www.fifth.example. " "$TMP/dry"
+	'
+else
+	test_skip "vulnid-fetch-securitytxt --url" "openssl or curl is not installed"
+fi
+
 # ---- bash completion -------------------------------------------------------------
 BASH_COMPLETION=/usr/share/bash-completion/bash_completion
 if [ ! -r "$BASH_COMPLETION" ]; then
@@ -295,7 +382,50 @@ else
 			grep -qx -- "$w" "$TMP/complete.out" || fail "no completion $w: $(cat "$TMP/complete.out")"
 		done
 	'
+
+	# comp_of WORDS...: the completions alone, one per line
+	comp_of() {
+		cat >"$TMP/c1.sh" <<-EOF
+		source "$BASH_COMPLETION"
+		source "$C/bash-completion/vulnid"
+		cd "$TMP"
+		COMP_WORDS=($(printf "%q " "$@")); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1))
+		COMP_LINE="\${COMP_WORDS[*]}"; COMP_POINT=\${#COMP_LINE}; COMPREPLY=()
+		_vulnid
+		printf "%s\n" "\${COMPREPLY[@]}"
+		EOF
+		bash "$TMP/c1.sh" 2>/dev/null | sed "/^$/d" | sort
+	}
+
+	test_expect_success 'bash completion: retry once, only the options of each queue subcommand, no files after --key-algo' '
+		words() { tr "\n" " " | sed "s/ $//"; } &&
+		expect_eq "list retry run" "$(comp_of "$VULNID" -c "$CONF" queue "" | words)" &&
+		expect_eq "--force" "$(comp_of "$VULNID" -c "$CONF" queue run - | words)" &&
+		expect_eq "--json" "$(comp_of "$VULNID" -c "$CONF" queue list - | words)" &&
+		expect_eq "" "$(comp_of "$VULNID" -c "$CONF" queue retry - | words)" &&
+		: >"$TMP/a-file" &&
+		expect_eq "ed25519 rsa3072" "$(comp_of "$VULNID" init --key-algo "" | words)" &&
+		expect_eq "rsa3072" "$(comp_of "$VULNID" init --key-algo r | words)" &&
+		expect_eq "" "$(comp_of "$VULNID" -c "$CONF" export html x --title "" | words)" &&
+		rc=0; "$VULNID" -c "$CONF" queue run --json >/dev/null 2>"$TMP/err" || rc=$?
+		expect_eq 64 "$rc" && expect_match "--json is for queue list only" "$TMP/err"
+	'
 fi
+
+# ---- README: cron ----------------------------------------------------------------
+test_expect_success 'the README'\''s cron line works with cron'\''s PATH, and prints what a healthy tick prints' '
+	line=$(grep -E "^  \*/5 \* \* \* \* vulnid /usr/local/sbin/vulnid -c /var/lib/vulnid/vulnid.conf tick >/dev/null$" \
+		"$VULNID_SRCDIR/README") ||
+		fail "no cron line with full paths in README" &&
+	cmd=$(printf "%s\n" "$line" | sed -e "s/^  \*\/5 \* \* \* \* vulnid //" -e "s| >/dev/null$||" \
+		-e "s|/usr/local/sbin/vulnid|$VULNID|" -e "s|/var/lib/vulnid/vulnid.conf|$CONF|") &&
+	env -i PATH=/usr/bin:/bin VULNID_TEMPLATE_DIR="$VULNID_TEMPLATE_DIR" sh -c "$cmd" >"$TMP/cron.out" 2>"$TMP/cron.err" ||
+		fail "$(cat "$TMP/cron.err")"
+	expect_eq "released 0 embargoed entries
+queued 0 announcement digests
+delivered 0, deferred 0, failed 0" "$(cat "$TMP/cron.out")" &&
+	expect_eq "" "$(cat "$TMP/cron.err")"
+'
 
 # ---- systemd and logrotate ------------------------------------------------------
 if command -v systemd-analyze >/dev/null 2>&1; then

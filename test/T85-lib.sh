@@ -192,39 +192,3 @@ pf_stop() {
 }
 pf_stop_all() { for n in $PF_NAMES; do pf_stop "$n"; done; }
 pf_queue_empty() { [ -z "$("$POSTQUEUE" -c "$TMP/$1/etc" -j)" ]; }
-
-# --- MTAs that cannot be installed beside Postfix ------------------------------
-# unpack_mta PACKAGE...: the Debian packages' files under
-# $VULNID_BUILDDIR/test/mta/root (apt-get download, dpkg-deb -x; the .debs
-# are kept there for the next run).  Sets MTA_ROOT; fails when apt cannot
-# fetch them.
-unpack_mta() {
-	local dir="$VULNID_BUILDDIR/test/mta" p f
-	MTA_ROOT="$dir/root"
-	mkdir -p "$dir/debs" "$MTA_ROOT"
-	for p in "$@"; do
-		f=$(ls "$dir/debs/${p}_"*.deb 2>/dev/null | head -n 1)
-		if [ -z "$f" ]; then
-			(cd "$dir/debs" && apt-get download "$p" >/dev/null 2>&1) || return 1
-			f=$(ls "$dir/debs/${p}_"*.deb 2>/dev/null | head -n 1)
-			[ -n "$f" ] || return 1
-		fi
-		[ -e "$dir/root/.$p" ] || { dpkg-deb -x "$f" "$MTA_ROOT" && touch "$dir/root/.$p"; } || return 1
-	done
-}
-
-# nss_wrap USER...: run later commands with these users known (nss_wrapper,
-# Debian package libnss-wrapper), as nobody's uid and gid: an MTA built for
-# its own system user, without adding it to the system.
-nss_wrap() {
-	local lib u
-	lib=$(ls /usr/lib/*/libnss_wrapper.so 2>/dev/null | head -n 1)
-	[ -n "$lib" ] || return 1
-	cp /etc/passwd "$TMP/nss.passwd"
-	cp /etc/group "$TMP/nss.group"
-	for u in "$@"; do
-		echo "$u:x:$(id -u nobody):$(id -g nobody)::/nonexistent:/usr/sbin/nologin" >>"$TMP/nss.passwd"
-		echo "$u:x:$(id -g nobody):" >>"$TMP/nss.group"
-	done
-	NSS_PRELOAD=$lib
-}

@@ -160,6 +160,10 @@ deliver_ok() {
 
 sql() { sqlite3 -batch -noheader "$INST/vulnid.db" "$@"; }
 
+# The schema version this build writes (tests never hard-code it: branches
+# that add a migration are renumbered when merged).
+schema_version() { sed -n 's/^#define STORE_SCHEMA_VERSION \([0-9]*\).*/\1/p' "$VULNID_SRCDIR/src/lib/store.h"; }
+
 # Mails the robot delivered into its Maildir, oldest first.
 sent_files() { ls -1tr "$INST/sent/new" 2>/dev/null | sed "s|^|$INST/sent/new/|"; }
 sent_count() { sent_files | wc -l | tr -d ' '; }
@@ -324,3 +328,43 @@ while i < len(data) and (data[i].startswith(b"X-") or data[i].startswith(b"Recei
 sys.stdout.buffer.write(b"\n".join(data[i:]))
 PY
 }
+
+# --- a scriptable SMTP server on 127.0.0.1: test/smtp-server.py -------------
+# For what smtp-sink cannot do: a reply per recipient (--reply
+# ADDR='550 ...'), and a bounce run before the end of DATA is answered
+# (--bounce ADDR --bounce-cmd CMD).  start_server NAME [options]: a server
+# on SRV_PORT (kept if set) that writes each mail into SRV_DIR.  Start it
+# at the top level of a script, so that it is stopped at exit.
+SMTP_SERVER_PY="$VULNID_SRCDIR/test/smtp-server.py"
+start_server() {
+	local name=$1
+	shift
+	[ -z "${SRV_PID:-}" ] || stop_server
+	SRV_DIR="$TMP/$name"
+	mkdir -p "$SRV_DIR"
+	: "${SRV_PORT:=$(free_port)}"
+	"$PYTHON" "$SMTP_SERVER_PY" --port "$SRV_PORT" --dir "$SRV_DIR" "$@" >"$TMP/$name.log" 2>&1 &
+	SRV_PID=$!
+	bg_track "$SRV_PID"
+	for _ in $(seq 100); do
+		ss -ltnH "sport = :$SRV_PORT" | grep -q . && return 0
+		sleep 0.05
+	done
+	echo "smtp-server.py did not start: $(cat "$TMP/$name.log")" >&2
+	return 1
+}
+stop_server() {
+	[ -n "${SRV_PID:-}" ] || return 0
+	kill "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID" 2>/dev/null
+	SRV_PID=
+	for _ in $(seq 100); do
+		ss -ltnH "sport = :$SRV_PORT" | grep -q . || return 0
+		sleep 0.05
+	done
+	return 0
+}
+# srv_mails_to ADDR: the mails the server accepted for ADDR, oldest first;
+# srv_count_to ADDR: how many.
+srv_mails_to() { grep -il -- "^X-Rcpt-To: <$1>" "$SRV_DIR"/*.eml 2>/dev/null | sort; }
+srv_count_to() { srv_mails_to "$1" | wc -l | tr -d ' '; }

@@ -40,7 +40,10 @@ cli_open(const cli_global *g, store_open_mode mode, vulnid_config **cfg, store *
 	g_autoptr(GError) err = NULL;
 	vulnid_status s;
 
-	s = config_load(conf, cfg, &err);
+	/* as the instance's owner, or not at all: before anything is read */
+	s = config_become_owner(conf, &err);
+	if (s == VULNID_OK)
+		s = config_load(conf, cfg, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
 	crypto_set_home((*cfg)->gnupg_home, NULL);

@@ -13,6 +13,7 @@
 #include "feedlog.h"
 #include "crypto.h"
 #include "ids.h"
+#include "owner.h"
 
 static char *
 default_domain(void)
@@ -89,6 +90,14 @@ cmd_init(const cli_global *g, int argc, char **argv)
 	}
 	dir = g_canonicalize_filename(argv[1], NULL);
 	conf = g_build_filename(dir, "vulnid.conf", NULL);
+	/* An existing directory (made with install -d -o vulnid ...) decides
+	 * whose instance it is: root becomes that user before creating
+	 * anything, the robot key and its gpg-agent included. */
+	if (g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+		s = owner_become(dir, &err);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
+	}
 	{
 		g_autofree char *db = g_build_filename(dir, "vulnid.db", NULL);
 

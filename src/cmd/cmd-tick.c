@@ -31,12 +31,13 @@ cmd_tick(const cli_global *g, int argc, char **argv)
 	s = embargo_release_due(st, cfg, &released, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
-	if (released > 0)
-		printf("released %u embargoed entr%s\n", released, released == 1 ? "y" : "ies");
+	/* Always the three lines, zeros too: a healthy tick is recognisable
+	 * by its output (vulnid(8)), and a missing line is a failed step. */
+	printf("released %u embargoed entr%s\n", released, released == 1 ? "y" : "ies");
 	s = notify_digest_run(st, cfg, &digests, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
-	if (digests > 0)
-		printf("queued %u announcement digest\n", digests);
+	printf("queued %u announcement digest%s\n", digests, digests == 1 ? "" : "s");
+	fflush(stdout);
 	return cli_queue_run(cfg, st, FALSE);
 }

@@ -104,7 +104,12 @@ main(int argc, char **argv)
 		return EX_OK;
 	}
 	conf = config_locate(conf_opt);
-	s = config_load(conf, &cfg, &err);
+	/* Run as the instance's owner: as root, become it (a root-owned file
+	 * or gpg-agent in the instance would lock the robot out); as anyone
+	 * else, keep the mail (75) and say whose instance it is. */
+	s = config_become_owner(conf, &err);
+	if (s == VULNID_OK)
+		s = config_load(conf, &cfg, &err);
 	if (s != VULNID_OK) {
 		fprintf(stderr, "vulnid-filter: %s\n", err->message);
 		syslog(LOG_ERR, "%s", err->message);

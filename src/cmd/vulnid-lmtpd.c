@@ -53,7 +53,13 @@ main(int argc, char **argv)
 		g_free(conf);
 		conf = abs;
 	}
-	if (agent)
+	/* As vulnid-filter: run as the instance's owner (started as root,
+	 * become it before anything in DIR is read or made; a root-owned
+	 * socket, file or gpg-agent there would lock the robot out). */
+	s = config_become_owner(conf, &err);
+	if (s != VULNID_OK)
+		;
+	else if (agent)
 		s = lmtpd_delivery_agent(conf, &err);
 	else {
 		lmtpd_stats st = { 0 };

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "ids.h"
+#include "owner.h"
 #include "smtp.h"
 
 /* The one table of configuration keys: defaults for loading, and the text
@@ -68,8 +69,20 @@ static const config_key config_keys[] = {
 	{ "delivery", "starttls", "if-available",
 	  "SMTP: no, if-available or required.  With required, a server that does\n"
 	  "not offer STARTTLS gets nothing and the mail is deferred." },
-	{ "delivery", "tls_verify", "yes",
-	  "SMTP: refuse a server certificate that does not verify (yes or no)." },
+	{ "delivery", "tls_verify", "remote",
+	  "SMTP with STARTTLS: which relay certificates to accept.  remote: a relay\n"
+	  "on this machine (localhost, 127.0.0.0/8, ::1) any, so that a fresh\n"
+	  "Debian MTA with its self-signed certificate works; every other relay\n"
+	  "only one that verifies (a trusted CA, the relay's name or address).\n"
+	  "yes: every relay only one that verifies.  no: any certificate\n"
+	  "(encryption without authentication)." },
+	{ "delivery", "tls_ca_file", "",
+	  "SMTP: a PEM file of the CAs to trust for tls_verify, instead of the\n"
+	  "system's (relative paths are inside the instance directory)." },
+	{ "delivery", "tls_fingerprint", "",
+	  "SMTP: pin the relay's certificate: its SHA-256 fingerprint(s),\n"
+	  "comma-separated (openssl x509 -noout -fingerprint -sha256).  When set,\n"
+	  "only those certificates are accepted, whatever tls_verify says." },
 	{ "delivery", "smtp_user", "",
 	  "SMTP AUTH user name; empty means no authentication." },
 	{ "delivery", "smtp_password_file", "",
@@ -157,7 +170,8 @@ static const config_key config_keys[] = {
 	  "Public URL where vulnid export html is published, for absolute links;\n"
 	  "empty means relative links only." },
 	{ "export", "title", "",
-	  "Title of the static web archive; empty means \"vulnid at DOMAIN\"." },
+	  "Title of the static web archive; empty means \"PREFIX vulnerability\n"
+	  "identifiers\", with the prefix of [instance]." },
 	{ "export", "log_origin", "",
 	  "Name of the feed's transparency log (its checkpoint origin and note key),\n"
 	  "used when the log key DIR/log.key is made; empty means\n"
@@ -248,6 +262,26 @@ config_locate(const char *explicit_path)
 	return NULL;
 }
 
+vulnid_status
+config_become_owner(const char *path, GError **err)
+{
+	g_autoptr(GError) e = NULL;
+	g_autofree char *abs = NULL;
+	g_autofree char *dir = NULL;
+	vulnid_status s;
+
+	if (path == NULL)
+		return VULNID_OK;	/* config_load() says what is missing */
+	abs = g_canonicalize_filename(path, NULL);
+	dir = g_path_get_dirname(abs);
+	s = owner_become(dir, &e);
+	if (s == VULNID_ERR_NOTFOUND)
+		return VULNID_OK;	/* config_load() says it cannot read the file */
+	if (s != VULNID_OK)
+		g_propagate_error(err, g_steal_pointer(&e));
+	return s;
+}
+
 static const char *
 config_default(const char *group, const char *key)
 {
@@ -297,6 +331,53 @@ config_get_int(GKeyFile *kf, const char *group, const char *key,
 				   " to %" G_GINT64_FORMAT ", not '%s'",
 				   group, key, min, max, s);
 	*out = v;
+	return VULNID_OK;
+}
+
+static vulnid_status config_get_bool(GKeyFile *kf, const char *group, const char *key, gboolean *out,
+				     GError **err);
+
+/* [delivery] tls_verify, tls_ca_file, tls_fingerprint */
+static vulnid_status
+config_tls(GKeyFile *kf, vulnid_config *cfg, GError **err)
+{
+	g_autofree char *fprs = NULL;
+	g_auto(GStrv) parts = NULL;
+	g_autoptr(GPtrArray) list = g_ptr_array_new();
+	vulnid_status st;
+
+	/* yes and no as before; true and false as every boolean key */
+	if (g_ascii_strcasecmp(cfg->tls_verify, "true") == 0 || g_ascii_strcasecmp(cfg->tls_verify, "false") == 0) {
+		gboolean yes = g_ascii_strcasecmp(cfg->tls_verify, "true") == 0;
+
+		g_free(cfg->tls_verify);
+		cfg->tls_verify = g_strdup(yes ? "yes" : "no");
+	}
+	if (strcmp(cfg->tls_verify, "yes") != 0 && strcmp(cfg->tls_verify, "no") != 0 &&
+	    strcmp(cfg->tls_verify, "remote") != 0)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "[delivery] tls_verify must be remote, yes or no, not '%s'", cfg->tls_verify);
+	st = config_get_string(kf, "delivery", "tls_fingerprint", &fprs, err);
+	if (st != VULNID_OK)
+		return st;
+	parts = g_strsplit(fprs, ",", -1);
+	for (char **p = parts; *p; p++) {
+		char *f;
+
+		if (*g_strstrip(*p) == '\0')
+			continue;
+		f = smtp_fingerprint_normalize(*p);
+		if (f == NULL) {
+			g_ptr_array_foreach(list, (GFunc) (void (*)(void)) g_free, NULL);
+			return vulnid_fail(err, VULNID_ERR_CONFIG,
+					   "[delivery] tls_fingerprint: '%s' is not a SHA-256 fingerprint", *p);
+		}
+		g_ptr_array_add(list, f);
+	}
+	if (list->len > 0) {
+		g_ptr_array_add(list, NULL);
+		cfg->tls_fingerprints = (char **) g_ptr_array_free(g_steal_pointer(&list), FALSE);
+	}
 	return VULNID_OK;
 }
 
@@ -356,6 +437,9 @@ config_free(vulnid_config *cfg)
 	g_free(cfg->maildir);
 	g_free(cfg->smtp_host);
 	g_free(cfg->starttls);
+	g_free(cfg->tls_verify);
+	g_free(cfg->tls_ca_file);
+	g_strfreev(cfg->tls_fingerprints);
 	g_free(cfg->smtp_user);
 	g_free(cfg->smtp_password_file);
 	g_free(cfg->helo);
@@ -524,6 +608,8 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	INT("database", "busy_timeout", 0, 3600 * 1000, busy_timeout);
 	STR("delivery", "transport", transport);
 	STR("delivery", "starttls", starttls);
+	STR("delivery", "tls_verify", tls_verify);
+	STR("delivery", "tls_ca_file", tls_ca_file);
 	STR("delivery", "smtp_user", smtp_user);
 	STR("delivery", "smtp_password_file", smtp_password_file);
 	INT("delivery", "timeout", 1, 3600, smtp_timeout);
@@ -546,9 +632,9 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	st = config_lmtpd(kf, cfg, err);
 	if (st != VULNID_OK)
 		return st;
-	st = config_get_bool(kf, "delivery", "tls_verify", &cfg->tls_verify, err);
+	st = config_get_bool(kf, "notify", "vendors", &cfg->notify_vendors, err);
 	if (st == VULNID_OK)
-		st = config_get_bool(kf, "notify", "vendors", &cfg->notify_vendors, err);
+		st = config_tls(kf, cfg, err);
 	if (st != VULNID_OK)
 		return st;
 	{
@@ -672,6 +758,14 @@ config_load(const char *path, vulnid_config **out, GError **err)
 	if (*cfg->helo == '\0') {
 		g_free(cfg->helo);
 		cfg->helo = g_strdup(cfg->domain);
+	}
+	if (*cfg->tls_ca_file == '\0') {
+		g_clear_pointer(&cfg->tls_ca_file, g_free);
+	} else {
+		char *p = config_resolve_path(cfg, cfg->tls_ca_file);
+
+		g_free(cfg->tls_ca_file);
+		cfg->tls_ca_file = p;
 	}
 	if (*cfg->template_dir == '\0') {
 		g_free(cfg->template_dir);

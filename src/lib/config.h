@@ -41,7 +41,9 @@ typedef struct {
 	char *smtp_host;	/* of an smtp transport, else NULL */
 	int smtp_port;
 	char *starttls;		/* no, if-available, required */
-	gboolean tls_verify;
+	char *tls_verify;	/* yes, no, remote (verify unless the relay is on loopback) */
+	char *tls_ca_file;	/* resolved path of trusted CAs (PEM), or NULL: the system's */
+	char **tls_fingerprints;	/* pinned SHA-256s, lower-case hex (NULL-terminated), or NULL */
 	char *smtp_user;	/* empty: no AUTH */
 	char *smtp_password_file;
 	gint64 smtp_timeout;	/* seconds per protocol step */
@@ -81,6 +83,12 @@ const char *config_builtin_template_dir(void);
 
 /* Find the configuration file: explicit path, else $VULNID_CONF. */
 char *config_locate(const char *explicit_path);
+
+/* Become the owner of the instance whose configuration is at path (the
+ * owner of its directory): root switches to that user, anyone else but
+ * the owner is refused (owner_become()).  Call it before anything else
+ * touches the instance.  NULL path: nothing to do. */
+vulnid_status config_become_owner(const char *path, GError **err);
 
 vulnid_status config_load(const char *path, vulnid_config **out, GError **err);
 void config_free(vulnid_config *cfg);

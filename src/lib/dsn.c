@@ -28,6 +28,7 @@ dsn_report_free(dsn_report *r)
 		dsn_recipient *d = g_ptr_array_index(r->recipients, i);
 
 		g_free(d->recipient);
+		g_free(d->original);
 		g_free(d->action);
 		g_free(d->status);
 		g_free(d->diagnostic);
@@ -86,8 +87,8 @@ parse_block(dsn_report *r, char **lines, gsize from, gsize to, gboolean per_mess
 				} else if (g_ascii_strcasecmp(name, "Final-Recipient") == 0) {
 					g_free(d->recipient);
 					d->recipient = address_value(value);
-				} else if (g_ascii_strcasecmp(name, "Original-Recipient") == 0 && d->recipient == NULL) {
-					d->recipient = address_value(value);
+				} else if (g_ascii_strcasecmp(name, "Original-Recipient") == 0 && d->original == NULL) {
+					d->original = address_value(value);
 				} else if (g_ascii_strcasecmp(name, "Action") == 0 && d->action == NULL) {
 					g_autofree char *v = text_clean_line(value, 40);
 
@@ -106,10 +107,13 @@ parse_block(dsn_report *r, char **lines, gsize from, gsize to, gboolean per_mess
 	g_string_free(cur, TRUE);
 	if (d == NULL)
 		return;
+	if (d->recipient == NULL && d->original != NULL)
+		d->recipient = g_strdup(d->original);
 	if ((d->recipient != NULL || d->action != NULL) && r->recipients->len < DSN_MAX_RECIPIENTS)
 		g_ptr_array_add(r->recipients, d);
 	else {
 		g_free(d->recipient);
+		g_free(d->original);
 		g_free(d->action);
 		g_free(d->status);
 		g_free(d->diagnostic);

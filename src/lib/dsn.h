@@ -7,6 +7,7 @@
 
 typedef struct {
 	char *recipient;	/* Final-Recipient (or Original-Recipient) address */
+	char *original;		/* Original-Recipient address, or NULL */
 	char *action;		/* failed, delayed, delivered, relayed, expanded */
 	char *status;		/* e.g. 5.1.1 */
 	char *diagnostic;	/* Diagnostic-Code text, cleaned */

@@ -640,6 +640,29 @@ bounce_insert(intake_ctx *c, gint64 outbox, const dsn_recipient *d, GError **err
 	return rc == SQLITE_DONE ? VULNID_OK : store_fail(c->st, rc, "bounces", err);
 }
 
+/* text with every occurrence of address rewritten (any case) put back as
+ * the address sent to. */
+static char *
+unrewritten(const char *text, const char *rewritten, const char *sent)
+{
+	g_autofree char *lower = NULL;
+	g_autofree char *needle = NULL;
+	GString *out;
+	const char *p, *hit;
+
+	if (rewritten == NULL || *rewritten == '\0' || g_ascii_strcasecmp(rewritten, sent) == 0)
+		return g_strdup(text);
+	lower = g_ascii_strdown(text, -1);
+	needle = g_ascii_strdown(rewritten, -1);
+	out = g_string_new(NULL);
+	for (p = lower; (hit = strstr(p, needle)) != NULL; p = hit + strlen(needle)) {
+		g_string_append_len(out, text + (p - lower), hit - p);
+		g_string_append(out, sent);
+	}
+	g_string_append(out, text + (p - lower));
+	return g_string_free(out, FALSE);
+}
+
 /* A mail to our envelope sender: a bounce.  It is matched to the outbox
  * item by its VERP address, recorded, and never answered. */
 static vulnid_status
@@ -648,7 +671,8 @@ intake_bounce(intake_ctx *c, const char *rcpt, GError **err)
 	g_autoptr(outbox_ref) ref = NULL;
 	g_autoptr(dsn_report) dsn = NULL;
 	g_autoptr(GError) e = NULL;
-	gboolean told = FALSE;
+	g_autoptr(GPtrArray) failed_addrs = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) failed_why = g_ptr_array_new_with_free_func(g_free);
 	vulnid_status s;
 
 	s = outbox_find_by_envelope(c->st, rcpt, &ref, &e);
@@ -676,27 +700,41 @@ intake_bounce(intake_ctx *c, const char *rcpt, GError **err)
 							  d->status != NULL && d->diagnostic != NULL ? " " : "",
 							  d->diagnostic != NULL ? d->diagnostic : "");
 		g_autoptr(audit_event) ev = audit_event_new(failed ? "bounced" : "dsn", ref->entry, ref->message_id);
+		g_autofree char *address = NULL;
 
 		s = bounce_insert(c, ref->id, d, err);
 		if (s == VULNID_OK && failed)
-			s = outbox_mark_bounced(c->st, ref->id, d->recipient, reason, err);
+			s = outbox_mark_bounced(c->st, ref->id, d->original, d->recipient, reason, &address, err);
 		if (s != VULNID_OK)
 			return s;
 		audit_event_int(ev, "outbox", ref->id);
 		audit_event_str(ev, "kind", ref->kind);
 		audit_event_str(ev, "recipient", d->recipient);
+		if (d->original != NULL && g_strcmp0(d->original, d->recipient) != 0)
+			audit_event_str(ev, "original_recipient", d->original);
+		if (address != NULL && (d->recipient == NULL || g_ascii_strcasecmp(address, d->recipient) != 0))
+			audit_event_str(ev, "sent_to", address);
 		audit_event_str(ev, "action", d->action);
 		audit_event_str(ev, "status", d->status);
 		audit_event_str(ev, "diagnostic", d->diagnostic);
 		s = audit_append(c->st, ev, err);
 		if (s != VULNID_OK)
 			return s;
-		if (failed && !told && ref->entry != NULL && strcmp(ref->kind, "vendor-notify") == 0) {
-			s = notify_delivery_failed(c->st, c->cfg, c->msg_row, ref->entry, d->recipient, reason, err);
-			if (s != VULNID_OK)
-				return s;
-			told = TRUE;
+		if (address != NULL) {
+			/* The failure is told under the address the robot used:
+			 * a relay's rewritten one (the vendor's internal
+			 * forwarding) is the operator's to see, not the
+			 * researcher's. */
+			g_ptr_array_add(failed_why, unrewritten(reason, d->recipient, address));
+			g_ptr_array_add(failed_addrs, g_steal_pointer(&address));
 		}
+	}
+	if (failed_addrs->len > 0) {
+		outbox_failure f = { ref->id, ref->kind, ref->entry, c->msg_row, failed_addrs, failed_why };
+
+		s = notify_delivery_failed(c->st, c->cfg, &f, err);
+		if (s != VULNID_OK)
+			return s;
 	}
 	c->res->outcome = INTAKE_BOUNCE;
 	return VULNID_OK;
@@ -1562,10 +1600,11 @@ intake_after_commit(intake_mail *im, store *st, guint budget)
 	/* The job is done once the transaction commits; these steps only
 	 * make its results visible sooner, and are repeated by the next
 	 * process or `vulnid queue run` when they fail here. */
+	outbox_run_opts ro = { c->msg_row, FALSE, budget, notify_delivery_failed };
+
 	c->st = st;
 	if (budget > 0 &&
-	    (outbox_run(st, c->cfg, c->msg_row, FALSE, budget, &rr, &e) != VULNID_OK ||
-	     rr.deferred > 0)) {
+	    (outbox_run(st, c->cfg, &ro, &rr, &e) != VULNID_OK || rr.deferred > 0)) {
 		g_autofree char *m = text_mask_controls(e != NULL ? e->message : "");
 
 		if (e != NULL)
@@ -1624,6 +1663,11 @@ intake_message(const vulnid_config *cfg, int in_fd, const intake_envelope *env,
 	s = store_open(cfg->db_path, cfg->busy_timeout, STORE_OPEN_EXISTING, &st, err);
 	if (s != VULNID_OK)
 		return s;
+	/* The mail this one causes is delivered right after the commit, by
+	 * this process: it is claimed as it is queued (no transaction of its
+	 * own), for as long as that delivery may take. */
+	if (cfg->filter_budget > 0)
+		outbox_claim_queued(outbox_claim_seconds(cfg, (guint) cfg->filter_budget));
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
 		return s;

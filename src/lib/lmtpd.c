@@ -26,6 +26,7 @@
 #include "lmtp.h"
 #include "lmtpd.h"
 #include "message.h"
+#include "notify.h"
 #include "outbox.h"
 #include "store.h"
 #include "text.h"
@@ -536,6 +537,7 @@ lmtpd_delivery_agent(const char *conf_path, GError **err)
 		ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
 		g_autoptr(GError) e = NULL;
 		outbox_run_result rr = { 0 };
+		outbox_run_opts ro = { 0, FALSE, (guint) cfg->filter_budget, notify_delivery_failed };
 
 		if (n == 0)
 			break;
@@ -562,9 +564,8 @@ lmtpd_delivery_agent(const char *conf_path, GError **err)
 				;
 			fcntl(STDIN_FILENO, F_SETFL, fl);
 		}
-		if (cfg->filter_budget > 0 &&
-		    (outbox_run(st, cfg, 0, FALSE, (guint) cfg->filter_budget, &rr, &e) != VULNID_OK ||
-		     rr.deferred > 0)) {
+		ro.deadline = (guint) cfg->filter_budget;	/* as reloaded */
+		if (cfg->filter_budget > 0 && (outbox_run(st, cfg, &ro, &rr, &e) != VULNID_OK || rr.deferred > 0)) {
 			g_autofree char *m = text_mask_controls(e != NULL ? e->message : "");
 
 			syslog(LOG_WARNING, "delivery deferred%s%s (%u item%s; see vulnid queue list)",
@@ -661,7 +662,11 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 		j->fd = dup(fd);
 		j->sender = g_strdup(env->sender);
 		j->recipient = g_strdup(g_ptr_array_index(env->recipients, i));
-		j->client_address = g_strdup(env->client_address);
+		/* Without XFORWARD (Exim's and OpenSMTPD's LMTP clients send
+		 * none) the client is the one in brackets of the topmost
+		 * Received field, which the MTA in front of this server added,
+		 * as vulnid-filter -a received reads it. */
+		j->client_address = g_strdup(env->client_address != NULL ? env->client_address : "received");
 		j->deadline = deadline;
 		g_ptr_array_add(jobs, j);
 	}

@@ -322,36 +322,82 @@ fail:
 	return s;
 }
 
+/* What the researcher was told went out: the vendor notification (the
+ * ack says who was notified) and the researcher's messages relayed to the
+ * vendor (the reply says it was relayed).  A failure of those is theirs
+ * to know; of any other mail, the operator's (vulnid queue list). */
+static const char *
+failure_what(const char *kind, const char **headline)
+{
+	if (strcmp(kind, "vendor-notify") == 0) {
+		*headline = "The vendor could not be notified";
+		return "notification of the vendor";
+	}
+	if (strcmp(kind, "relay-to-vendor") == 0) {
+		*headline = "Your message could not be relayed to the vendor";
+		return "relay of your message to the vendor";
+	}
+	return NULL;
+}
+
 vulnid_status
-notify_delivery_failed(store *st, const vulnid_config *cfg, gint64 cause, const char *entry_id,
-		       const char *recipient, const char *reason, GError **err)
+notify_delivery_failed(store *st, const vulnid_config *cfg, const outbox_failure *f, GError **err)
 {
 	g_autoptr(entry) e = NULL;
 	g_autoptr(entry_view) view = NULL;
 	g_autoptr(GDateTime) now = store_now_datetime();
 	g_autoptr(GHashTable) vars = NULL;
+	g_autoptr(GString) lines = g_string_new(NULL);
+	g_autoptr(GString) who = g_string_new(NULL);
 	g_autofree char *reply_to = NULL;
 	const entry_record *first;
+	const char *what, *headline = NULL;
 	outbox_mail mail = { 0 };
 	vulnid_status s;
 
-	s = entry_load(st, entry_id, &e, err);
+	what = failure_what(f->kind, &headline);
+	if (what == NULL || f->entry == NULL || f->addresses->len == 0)
+		return VULNID_OK;
+	s = entry_load(st, f->entry, &e, err);
 	if (s != VULNID_OK)
 		return s;
 	first = e->records->len > 0 ? g_ptr_array_index(e->records, 0) : NULL;
 	if (first == NULL || first->author == NULL || !config_address_valid(first->author))
 		return VULNID_OK;
+	for (guint i = 0; i < f->addresses->len; i++) {
+		g_autofree char *a = text_clean_line(g_ptr_array_index(f->addresses, i), 320);
+		const char *r = g_ptr_array_index(f->reasons, i);
+		g_autofree char *why = text_clean_line(r != NULL && *r ? r : "no reason given", 500);
+
+		g_string_append_printf(who, "%s%s", i > 0 ? ", " : "", a);
+		g_string_append_printf(lines, "  %s: %s\n", a, why);
+	}
 	/* to the researcher, about their own entry; sealed content is not
 	 * repeated in a mail that goes out in clear */
 	view = entry_view_new(e, AUDIENCE_CREATOR, G_MAXINT64, now);
 	vars = render_template_vars(cfg, view);
-	put(vars, "recipient", text_clean_line(recipient != NULL ? recipient : "the vendor", 320));
-	put(vars, "reason", text_clean_line(reason != NULL ? reason : "", 500));
-	reply_to = g_strdup_printf("%s+%s@%s", cfg->request_local, entry_id, cfg->domain);
+	put(vars, "what", g_strdup(what));
+	put(vars, "failure_headline", g_strdup(headline));
+	put(vars, "recipient", g_strdup(who->str));
+	put(vars, "reason", text_clean_line(g_ptr_array_index(f->reasons, 0) != NULL
+					    ? g_ptr_array_index(f->reasons, 0) : "", 500));
+	put(vars, "failures", g_strdup(lines->str));
+	reply_to = g_strdup_printf("%s+%s@%s", cfg->request_local, f->entry, cfg->domain);
 	mail.kind = "notify-failed";
-	mail.entry = entry_id;
+	mail.entry = f->entry;
 	mail.to_addr = first->author;
 	mail.reply_to = reply_to;
 	mail.auto_submitted = "auto-generated";
-	return notify_queue_template(st, cfg, cause, "notify-failed.txt", vars, &mail, NULL, err);
+	s = notify_queue_template(st, cfg, f->cause, "notify-failed.txt", vars, &mail, NULL, err);
+	if (s != VULNID_OK)
+		return s;
+	{
+		g_autoptr(audit_event) ev = audit_event_new("failure-notice", f->entry, NULL);
+
+		audit_event_int(ev, "outbox", f->outbox);
+		audit_event_str(ev, "kind", f->kind);
+		audit_event_str(ev, "failed", who->str);
+		audit_event_str(ev, "to", first->author);
+		return audit_append(st, ev, err);
+	}
 }

@@ -30,9 +30,12 @@ vulnid_status notify_announce(store *st, const vulnid_config *cfg, gint64 cause,
 /* Send the digest of entries announced before today; *sent is 0 or 1. */
 vulnid_status notify_digest_run(store *st, const vulnid_config *cfg, guint *sent, GError **err);
 
-/* Tell an entry's creator that the vendor notification failed. */
-vulnid_status notify_delivery_failed(store *st, const vulnid_config *cfg, gint64 cause,
-				     const char *entry_id, const char *recipient,
-				     const char *reason, GError **err);
+/* Tell an entry's creator, once, that mail they were told about failed
+ * for good for these recipients (a bounce, a 5xx, given up): the vendor
+ * notification or a message relayed to the vendor.  Names the addresses
+ * as the robot sent to them.  Other kinds: nothing.  An outbox_failure_fn,
+ * run in the transaction that records the failure. */
+vulnid_status notify_delivery_failed(store *st, const vulnid_config *cfg, const outbox_failure *f,
+				     GError **err);
 
 #endif

@@ -2,6 +2,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -44,6 +45,115 @@ outbox_new_token(void)
 	for (gsize i = 0; i < sizeof b; i++)
 		g_string_append_printf(s, "%02x", b[i]);
 	return g_string_free(s, FALSE);
+}
+
+/* ---- claims ---------------------------------------------------------------
+ *
+ * A run delivers only items it has claimed: claim = its token, claim_until
+ * = when the claim lapses, set in the transaction that selects them (or,
+ * in the filter, in the one that queues them: those carry the process's
+ * token, which every run of the process takes for its own).  Tokens are
+ * "PID.START.RANDOM", a new RANDOM for each run: a run never claims an
+ * item twice, a later run of a long-lived process may again. */
+#define OUTBOX_CLAIM_MARGIN 60	/* s after the delivery deadline to record it */
+#define OUTBOX_CLAIM_BATCH 100	/* items claimed (and sent in one session) at a time */
+#define OUTBOX_RUN_MAX 1000	/* items one run delivers at most */
+#define OUTBOX_DEFAULT_DEADLINE 3600
+
+static char *claim_token;	/* the process's, for what it queues */
+static char *run_token;		/* the current outbox_run()'s */
+static guint claim_queued_seconds;
+
+/* State and start time (clock ticks after boot) of process pid, from
+ * /proc/PID/stat; FALSE if there is no such process.  *start is NULL
+ * when /proc cannot tell. */
+static gboolean
+proc_state(pid_t pid, char *state, char **start)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int) pid);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) f = NULL;
+	const char *paren;
+
+	*start = NULL;
+	*state = '?';
+	/* kill(0) sees processes that /proc hides (hidepid, ProtectProc) */
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return FALSE;
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return TRUE;
+	/* "PID (COMM) STATE PPID ...": COMM may hold anything, even ")" */
+	paren = strrchr(text, ')');
+	if (paren == NULL)
+		return TRUE;
+	f = g_strsplit(paren + 1, " ", 0);
+	if (g_strv_length(f) > 20) {
+		*state = f[1][0];
+		*start = g_strdup(f[20]);
+	}
+	return TRUE;
+}
+
+/* A new token of this process: "PID.START.RANDOM", START being its start
+ * time, so that a dead claimer is recognised even when its PID is reused. */
+static char *
+new_claim_token(void)
+{
+	g_autofree char *r = outbox_new_token();
+	g_autofree char *start = NULL;
+	char state;
+
+	proc_state(getpid(), &state, &start);
+	return g_strdup_printf("%d.%s.%s", (int) getpid(), start != NULL ? start : "0", r);
+}
+
+static const char *
+outbox_claim_token(void)
+{
+	if (claim_token == NULL)
+		claim_token = new_claim_token();
+	return claim_token;
+}
+
+/* Whether the process that made token still runs.  All claimers share one
+ * host (SQLite's WAL requires it), so its process table tells. */
+static gboolean
+claimer_alive(const char *token)
+{
+	g_auto(GStrv) f = g_strsplit(token, ".", 3);
+	g_autofree char *start = NULL;
+	gint64 pid;
+	char state;
+
+	if (g_strv_length(f) != 3 || !g_ascii_string_to_signed(f[0], 10, 1, G_MAXINT, &pid, NULL))
+		return TRUE;	/* not ours to judge: wait for it to lapse */
+	if (!proc_state((pid_t) pid, &state, &start))
+		return FALSE;
+	if (state == 'Z' || state == 'X')
+		return FALSE;
+	return start == NULL || strcmp(f[1], "0") == 0 || strcmp(start, f[1]) == 0;
+}
+
+guint
+outbox_claim_seconds(const vulnid_config *cfg, guint deadline)
+{
+	return (deadline > 0 ? deadline : OUTBOX_DEFAULT_DEADLINE) +
+	       (guint) (cfg->busy_timeout / 1000) + OUTBOX_CLAIM_MARGIN;
+}
+
+void
+outbox_claim_queued(guint seconds)
+{
+	claim_queued_seconds = seconds;
+}
+
+static char *
+time_after(guint seconds)
+{
+	g_autoptr(GDateTime) t = store_now_datetime();
+	g_autoptr(GDateTime) u = g_date_time_add_seconds(t, (gdouble) seconds);
+
+	return g_date_time_format(u, "%Y-%m-%dT%H:%M:%SZ");
 }
 
 /* A header value that came from a mail (a Subject, a Title, a name): its
@@ -247,7 +357,8 @@ outbox_queue(store *st, const vulnid_config *cfg, gint64 cause, const outbox_mai
 	g_string_append_c(rcpts, ']');
 	stmt = store_prepare(st,
 		"INSERT INTO outbox (created, kind, entry, cause, message_id, envelope_from,"
-		" recipients, data, next_attempt, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		" recipients, data, next_attempt, updated, claim, claim_until)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		&s, err);
 	if (stmt == NULL)
 		return s;
@@ -267,6 +378,10 @@ outbox_queue(store *st, const vulnid_config *cfg, gint64 cause, const outbox_mai
 	sqlite3_bind_blob(stmt, 8, data->data, (int) data->len, SQLITE_TRANSIENT);
 	sqlite3_bind_text(stmt, 9, now, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(stmt, 10, now, -1, SQLITE_TRANSIENT);
+	if (claim_queued_seconds > 0) {
+		sqlite3_bind_text(stmt, 11, outbox_claim_token(), -1, SQLITE_STATIC);
+		sqlite3_bind_text(stmt, 12, time_after(claim_queued_seconds), -1, g_free);
+	}
 	s = store_step_done(st, stmt, "outbox", err);
 	if (s != VULNID_OK)
 		return s;
@@ -404,6 +519,8 @@ typedef struct {
 	char *kind;
 	char *envelope_from;
 	gint64 attempts;
+	gint64 cause;
+	gint64 claim_until;	/* unix time our claim on it lapses */
 	GPtrArray *pending;	/* char*: recipients still to deliver */
 	GPtrArray *results;	/* smtp_rcpt-like: filled by the transport */
 	GBytes *signed_now;	/* signed in this run: kept if it must go out again */
@@ -480,15 +597,30 @@ outbox_tally(store *st, gint64 id, int *pending, int *failed, int *delivered, GE
 static vulnid_status outbox_keep_signed(store *st, const vulnid_config *cfg, outbox_item *it,
 				       const char *now, GError **err);
 
+/* The state a verdict moves a pending recipient to. */
+static const char *
+verdict_state(smtp_result result, gboolean expired)
+{
+	return result == SMTP_RESULT_DELIVERED ? "delivered"
+	     : result == SMTP_RESULT_PERMANENT || expired ? "failed" : "deferred";
+}
+
 /* Store the transport's verdicts for one item and its new overall state,
- * with one audit event, inside the caller's transaction. */
+ * with one audit event, inside the caller's transaction.  A verdict only
+ * applies to a recipient still pending: one that a bounce failed while the
+ * mail was on its way (a fast bounce) stays failed, whatever the server
+ * said first.  Recipients that fail now are passed to on_failure. */
 static vulnid_status
-outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_result *res, GError **err)
+outbox_record(store *st, const vulnid_config *cfg, const outbox_run_opts *o, outbox_item *it,
+	      outbox_run_result *res, GError **err)
 {
 	g_autofree char *now = store_now();
 	g_autoptr(GDateTime) t = store_now_datetime();
 	g_autoptr(GDateTime) created = g_date_time_new_from_iso8601(it->created, NULL);
 	g_autoptr(audit_event) ev = NULL;
+	g_autoptr(GPtrArray) failed_now = g_ptr_array_new();	/* const char* */
+	g_autoptr(GPtrArray) failed_why = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GString) late = g_string_new(NULL);
 	g_autofree char *next_s = NULL;
 	const char *state, *reply = NULL;
 	gboolean expired;
@@ -498,14 +630,12 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 
 	expired = created != NULL && g_date_time_difference(t, created) / G_TIME_SPAN_SECOND > cfg->lifetime;
 	stmt = store_prepare_cached(st, "UPDATE outbox_recipients SET status = ?, reply = ?, updated = ?"
-			     " WHERE outbox = ? AND address = ? AND status <> 'delivered'", &s, err);
+			     " WHERE outbox = ? AND address = ? AND status IN ('queued', 'deferred')", &s, err);
 	if (stmt == NULL)
 		goto fail;
 	for (guint i = 0; i < it->results->len; i++) {
 		rcpt_result *r = g_ptr_array_index(it->results, i);
-		const char *rs = r->result == SMTP_RESULT_DELIVERED ? "delivered"
-			       : r->result == SMTP_RESULT_PERMANENT ? "failed"
-			       : expired ? "failed" : "deferred";
+		const char *rs = verdict_state(r->result, expired);
 
 		if (r->result != SMTP_RESULT_DELIVERED && reply == NULL)
 			reply = r->reply;
@@ -520,6 +650,14 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 			sqlite3_reset(stmt);
 			s = store_fail(st, rc, "outbox", err);
 			goto fail;
+		}
+		if (sqlite3_changes(store_db(st)) == 0) {
+			/* settled meanwhile (a bounce came first) */
+			g_string_append_printf(late, "%s%s", late->len ? ", " : "", r->address);
+		} else if (strcmp(rs, "failed") == 0) {
+			g_ptr_array_add(failed_now, r->address);
+			g_ptr_array_add(failed_why, r->result == SMTP_RESULT_PERMANENT ? g_strdup(r->reply)
+				: g_strdup_printf("gave up after %" G_GINT64_FORMAT " s: %s", cfg->lifetime, r->reply));
 		}
 	}
 	sqlite3_reset(stmt);
@@ -546,7 +684,7 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 	} else if (failed > 0) {
 		state = "failed";
 		res->failed++;
-		if (expired && reply != NULL) {
+		if (expired && reply != NULL && failed_now->len > 0) {
 			g_autofree char *why = g_strdup_printf("gave up after %" G_GINT64_FORMAT " s: %s",
 							       cfg->lifetime, reply);
 
@@ -558,9 +696,15 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 		state = "delivered";
 		res->delivered++;
 	}
-	stmt = store_prepare_cached(st, "UPDATE outbox SET status = ?1, attempts = attempts + 1, updated = ?2,"
-			     " last_error = ?3, next_attempt = coalesce(?4, next_attempt) WHERE id = ?5",
-			     &s, err);
+	/* The claim ends with the outcome (its token stays: this run does not
+	 * claim the item again).  If it lapsed and another run holds the item
+	 * now, only the state derived from the recipients changes. */
+	stmt = store_prepare_cached(st, "UPDATE outbox SET status = ?1, updated = ?2,"
+			     " last_error = CASE WHEN ?1 = 'delivered' THEN NULL ELSE coalesce(?3, last_error) END,"
+			     " attempts = attempts + (claim IN (?6, ?7)), next_attempt = coalesce(?4, next_attempt),"
+			     " claim_until = CASE WHEN claim IN (?6, ?7) THEN NULL ELSE claim_until END,"
+			     " claim = CASE WHEN claim IN (?6, ?7) THEN ?6 ELSE claim END"
+			     " WHERE id = ?5", &s, err);
 	if (stmt == NULL)
 		goto fail;
 	sqlite3_bind_text(stmt, 1, state, -1, SQLITE_STATIC);
@@ -576,6 +720,8 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 	else
 		sqlite3_bind_null(stmt, 4);
 	sqlite3_bind_int64(stmt, 5, it->id);
+	sqlite3_bind_text(stmt, 6, run_token, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 7, outbox_claim_token(), -1, SQLITE_STATIC);
 	s = store_step_reset(st, stmt, "outbox", err);
 	if (s != VULNID_OK)
 		goto fail;
@@ -596,9 +742,16 @@ outbox_record(store *st, const vulnid_config *cfg, outbox_item *it, outbox_run_r
 		}
 		audit_event_str(ev, "to", to->str);
 	}
+	if (late->len > 0)
+		audit_event_str(ev, "settled_before", late->str);
 	if (next_s != NULL)
 		audit_event_str(ev, "next_attempt", next_s);
-	return audit_append(st, ev, err);
+	s = audit_append(st, ev, err);
+	if (s == VULNID_OK && failed_now->len > 0 && o->on_failure != NULL) {
+		outbox_failure f = { it->id, it->kind, it->entry, it->cause, failed_now, failed_why };
+
+		s = o->on_failure(st, cfg, &f, err);
+	}
 fail:
 	return s;
 }
@@ -624,23 +777,145 @@ outbox_get_data(store *st, gint64 id, GBytes **out, GError **err)
 	return VULNID_OK;
 }
 
+/* Due, and nobody holds it; never one this run claimed before (a run
+ * tries each item once, --force or not). */
+#define OUTBOX_DUE \
+	" status IN ('queued', 'deferred') AND (?1 = 0 OR cause = ?1)" \
+	" AND (?2 OR next_attempt <= ?3) AND (claim_until IS NULL OR claim_until <= ?3)" \
+	" AND claim IS NOT ?4"
+
+/* Claim the due items nobody holds, in one transaction; nothing to do (no
+ * transaction, no sync) when there are none. */
+/* Claims of runs that died (killed, crashed) before recording what they
+ * sent: released at once instead of when they lapse.  This is the crash
+ * window of vulnid-filter(8): what such a run sent and did not record is
+ * sent again. */
 static vulnid_status
-outbox_load_due(store *st, gint64 cause, gboolean force, GPtrArray *items, GError **err)
+dead_claims(store *st, const char *now, GPtrArray *dead, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st, "SELECT DISTINCT claim FROM outbox"
+		" WHERE status IN ('queued', 'deferred') AND claim NOT IN (?1, ?3) AND claim_until > ?2", &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_text(stmt, 1, outbox_claim_token(), -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 3, run_token, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		if (!claimer_alive((const char *) sqlite3_column_text(stmt, 0)))
+			g_ptr_array_add(dead, store_col_text(stmt, 0));
+	sqlite3_finalize(stmt);
+	return rc == SQLITE_DONE ? VULNID_OK : store_fail(st, rc, "outbox", err);
+}
+
+static vulnid_status
+release_dead(store *st, GPtrArray *dead, GError **err)
+{
+	for (guint i = 0; i < dead->len; i++) {
+		g_autoptr(audit_event) ev = NULL;
+		vulnid_status s;
+		sqlite3_stmt *stmt = store_prepare(st, "UPDATE outbox SET claim_until = NULL"
+						   " WHERE claim = ? AND claim_until IS NOT NULL", &s, err);
+		int n;
+
+		if (stmt == NULL)
+			return s;
+		sqlite3_bind_text(stmt, 1, g_ptr_array_index(dead, i), -1, SQLITE_TRANSIENT);
+		s = store_step_done(st, stmt, "outbox", err);
+		if (s != VULNID_OK)
+			return s;
+		n = sqlite3_changes(store_db(st));
+		if (n == 0)
+			continue;
+		ev = audit_event_new("claim-released", NULL, NULL);
+		audit_event_str(ev, "claim", g_ptr_array_index(dead, i));
+		audit_event_int(ev, "items", n);
+		audit_event_str(ev, "why", "the process that claimed them has ended");
+		s = audit_append(st, ev, err);
+		if (s != VULNID_OK)
+			return s;
+	}
+	return VULNID_OK;
+}
+
+static vulnid_status
+outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *until, GError **err)
+{
+	g_autoptr(GPtrArray) dead = g_ptr_array_new_with_free_func(g_free);
+	vulnid_status s;
+	sqlite3_stmt *stmt;
+	gboolean any;
+	int rc;
+
+	s = dead_claims(st, now, dead, err);
+	if (s != VULNID_OK)
+		return s;
+	stmt = store_prepare(st, "SELECT EXISTS (SELECT 1 FROM outbox WHERE" OUTBOX_DUE ")", &s, err);
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_int64(stmt, 1, o->cause);
+	sqlite3_bind_int(stmt, 2, o->force);
+	sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 4, run_token, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	any = rc == SQLITE_ROW && sqlite3_column_int(stmt, 0) != 0;
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW)
+		return store_fail(st, rc, "outbox", err);
+	if (!any && dead->len == 0)
+		return VULNID_OK;
+	s = store_begin(st, err);
+	if (s != VULNID_OK)
+		return s;
+	s = release_dead(st, dead, err);
+	if (s != VULNID_OK)
+		goto fail;
+	stmt = store_prepare(st, "UPDATE outbox SET claim = ?4, claim_until = ?5 WHERE id IN"
+			     " (SELECT id FROM outbox WHERE" OUTBOX_DUE " ORDER BY id LIMIT ?6)", &s, err);
+	if (stmt == NULL)
+		goto fail;
+	sqlite3_bind_int64(stmt, 1, o->cause);
+	sqlite3_bind_int(stmt, 2, o->force);
+	sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 4, run_token, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 5, until, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(stmt, 6, OUTBOX_CLAIM_BATCH);
+	s = store_step_done(st, stmt, "outbox", err);
+	if (s != VULNID_OK)
+		goto fail;
+	return store_commit(st, err);
+fail:
+	store_rollback(st);
+	return s;
+}
+
+/* Claim what is due, then load every pending item this process holds a
+ * live claim on (also those the filter claimed when it queued them). */
+static vulnid_status
+outbox_load_claimed(store *st, const outbox_run_opts *o, guint claim_seconds, GPtrArray *items,
+		    GError **err)
 {
 	g_autofree char *now = store_now();
+	g_autofree char *until = time_after(claim_seconds);
 	sqlite3_stmt *stmt, *rs;
 	vulnid_status s;
 	int rc;
 
+	s = outbox_claim(st, o, now, until, err);
+	if (s != VULNID_OK)
+		return s;
 	stmt = store_prepare(st,
-		"SELECT id, created, message_id, entry, kind, envelope_from, attempts FROM outbox"
-		" WHERE status IN ('queued', 'deferred') AND (?1 = 0 OR cause = ?1)"
-		" AND (?2 OR next_attempt <= ?3) ORDER BY id LIMIT 1000", &s, err);
+		"SELECT id, created, message_id, entry, kind, envelope_from, attempts, coalesce(cause, 0),"
+		" CAST(strftime('%s', claim_until) AS INTEGER) FROM outbox"
+		" WHERE claim IN (?1, ?3) AND claim_until > ?2 AND status IN ('queued', 'deferred')"
+		" ORDER BY id", &s, err);
 	if (stmt == NULL)
 		return s;
-	sqlite3_bind_int64(stmt, 1, cause);
-	sqlite3_bind_int(stmt, 2, force);
-	sqlite3_bind_text(stmt, 3, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 1, outbox_claim_token(), -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 3, run_token, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		outbox_item *it = g_new0(outbox_item, 1);
 
@@ -651,6 +926,8 @@ outbox_load_due(store *st, gint64 cause, gboolean force, GPtrArray *items, GErro
 		it->kind = store_col_text(stmt, 4);
 		it->envelope_from = store_col_text(stmt, 5);
 		it->attempts = sqlite3_column_int64(stmt, 6);
+		it->cause = sqlite3_column_int64(stmt, 7);
+		it->claim_until = sqlite3_column_int64(stmt, 8);
 		it->pending = g_ptr_array_new_with_free_func(g_free);
 		it->results = g_ptr_array_new_with_free_func(rcpt_result_free);
 		g_ptr_array_add(items, it);
@@ -827,8 +1104,25 @@ outbox_keep_signed(store *st, const vulnid_config *cfg, outbox_item *it, const c
 	return store_step_reset(st, stmt, "outbox", err);
 }
 
+/* Seconds the session may take: the run's deadline, and never past the
+ * time needed to record the outcome before the first claim lapses. */
+static gint64
+session_seconds(const vulnid_config *cfg, const outbox_run_opts *o, GPtrArray *items)
+{
+	g_autoptr(GDateTime) t = store_now_datetime();
+	gint64 now = g_date_time_to_unix(t);
+	gint64 left = o->deadline > 0 ? o->deadline : OUTBOX_DEFAULT_DEADLINE;
+
+	for (guint i = 0; i < items->len; i++) {
+		outbox_item *it = g_ptr_array_index(items, i);
+
+		left = MIN(left, it->claim_until - now - cfg->busy_timeout / 1000 - OUTBOX_CLAIM_MARGIN);
+	}
+	return left;
+}
+
 static void
-deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, guint deadline)
+deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, const outbox_run_opts *o)
 {
 	g_autoptr(GPtrArray) msgs = g_ptr_array_new_with_free_func((GDestroyNotify) smtp_message_free);
 	g_autofree char *password = NULL;
@@ -839,7 +1133,15 @@ deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, guint deadli
 	ss.port = cfg->smtp_port;
 	ss.starttls = strcmp(cfg->starttls, "required") == 0 ? SMTP_STARTTLS_REQUIRED
 		    : strcmp(cfg->starttls, "no") == 0 ? SMTP_STARTTLS_NO : SMTP_STARTTLS_IF_AVAILABLE;
-	ss.tls_verify = cfg->tls_verify;
+	/* remote (the default): a relay on this machine is trusted as the
+	 * machine is; Debian's MTA comes with a self-signed certificate */
+	ss.tls = cfg->tls_fingerprints != NULL ? SMTP_TLS_PIN
+	       : strcmp(cfg->tls_verify, "no") == 0 ? SMTP_TLS_ENCRYPT
+	       : strcmp(cfg->tls_verify, "remote") == 0 && smtp_host_is_loopback(cfg->smtp_host) ? SMTP_TLS_ENCRYPT
+	       : SMTP_TLS_VERIFY;
+	ss.ca_file = cfg->tls_ca_file;
+	ss.fingerprints = cfg->tls_fingerprints;
+	ss.client_dir = cfg->dir;
 	ss.timeout = (int) cfg->smtp_timeout;
 	ss.helo = cfg->helo;
 	if (*cfg->smtp_user != '\0') {
@@ -873,7 +1175,23 @@ deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, guint deadli
 		for (guint i = 0; i < msgs->len; i++)
 			if (g_ptr_array_index(msgs, i) != NULL)
 				g_ptr_array_add(send, g_ptr_array_index(msgs, i));
-		smtp_send(&ss, send, deadline, NULL);
+		/* reckoned now, after the signing: the session must end in
+		 * time to record its outcome before the claims lapse */
+		gint64 left = session_seconds(cfg, o, items);
+
+		if (left > 0)
+			smtp_send(&ss, send, (guint) left, NULL);
+		else
+			for (guint i = 0; i < send->len; i++) {
+				smtp_message *m = g_ptr_array_index(send, i);
+
+				for (guint j = 0; j < m->rcpts->len; j++) {
+					smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
+
+					g_free(r->reply);
+					r->reply = g_strdup("not sent: its delivery claim ran out before the session could start");
+				}
+			}
 	}
 	for (guint i = 0; i < items->len; i++) {
 		outbox_item *it = g_ptr_array_index(items, i);
@@ -907,43 +1225,91 @@ deliver_maildir(store *st, const vulnid_config *cfg, GPtrArray *items)
 	}
 }
 
-vulnid_status
-outbox_run(store *st, const vulnid_config *cfg, gint64 cause, gboolean force, guint deadline,
-	   outbox_run_result *res, GError **err)
+/* Record the outcomes, up to 100 items per transaction: a commit is a
+ * sync of the database, which costs more than sending the mail.  A busy
+ * database is waited for again, as long as the claims last; what cannot
+ * be recorded stays claimed until the claim lapses (or this process ends),
+ * and is not sent again by this run. */
+static vulnid_status
+outbox_record_all(store *st, const vulnid_config *cfg, const outbox_run_opts *o, GPtrArray *items,
+		  outbox_run_result *res, GError **err)
+{
+	vulnid_status s = VULNID_OK;
+	guint i = 0, busy = 0;
+
+	while (i < items->len) {
+		guint end = MIN(items->len, i + OUTBOX_RECORD_BATCH);
+		outbox_run_result r = *res;
+		guint j;
+
+		s = store_begin(st, err);
+		for (j = i; s == VULNID_OK && j < end; j++)
+			s = outbox_record(st, cfg, o, g_ptr_array_index(items, j), &r, err);
+		if (s == VULNID_OK)
+			s = store_commit(st, err);
+		else
+			store_rollback(st);
+		if (s == VULNID_ERR_BUSY && ++busy < 10 &&
+		    session_seconds(cfg, o, items) + OUTBOX_CLAIM_MARGIN > 5) {
+			g_clear_error(err);
+			continue;
+		}
+		if (s != VULNID_OK)
+			break;
+		*res = r;
+		i = end;
+	}
+	return s;
+}
+
+/* One round: claim (up to OUTBOX_CLAIM_BATCH), deliver in one session,
+ * record.  *n is how many items it tried. */
+static vulnid_status
+outbox_round(store *st, const vulnid_config *cfg, const outbox_run_opts *o, outbox_run_result *res,
+	     guint *n, GError **err)
 {
 	g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(outbox_item_free);
 	vulnid_status s;
 
-	memset(res, 0, sizeof *res);
-	s = outbox_load_due(st, cause, force, items, err);
+	*n = 0;
+	s = outbox_load_claimed(st, o, outbox_claim_seconds(cfg, o->deadline), items, err);
 	if (s != VULNID_OK || items->len == 0)
 		return s;
+	*n = items->len;
 	if (cfg->maildir != NULL)
 		deliver_maildir(st, cfg, items);
 	else
-		deliver_smtp(st, cfg, items, deadline);
-	/* The outcomes of a batch of items commit together: a commit is a
-	 * sync of the database, which cost more than sending the mail.  If
-	 * one fails, its batch stays as it was and is sent again (delivery
-	 * is at least once anyway: a crash between the server's "250" and
-	 * the commit has the same effect). */
-	for (guint i = 0; i < items->len;) {
-		guint end = MIN(items->len, i + OUTBOX_RECORD_BATCH);
+		deliver_smtp(st, cfg, items, o);
+	return outbox_record_all(st, cfg, o, items, res, err);
+}
 
-		s = store_begin(st, err);
+vulnid_status
+outbox_run(store *st, const vulnid_config *cfg, const outbox_run_opts *opts, outbox_run_result *res,
+	   GError **err)
+{
+	gint64 start = g_get_monotonic_time();
+	guint budget = opts->deadline > 0 ? opts->deadline : OUTBOX_DEFAULT_DEADLINE;
+	guint total = 0, n;
+	vulnid_status s;
+
+	memset(res, 0, sizeof *res);
+	g_free(run_token);
+	run_token = new_claim_token();
+	/* Round after round, so that concurrent runs share the work; what
+	 * on_failure queues (the researcher's notice) is due at once and goes
+	 * out in the next round. */
+	do {
+		outbox_run_opts o = *opts;
+		gint64 spent = (g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+
+		if (spent >= budget)
+			break;
+		o.deadline = budget - (guint) spent;
+		s = outbox_round(st, cfg, &o, res, &n, err);
 		if (s != VULNID_OK)
 			return s;
-		for (; i < end; i++) {
-			s = outbox_record(st, cfg, g_ptr_array_index(items, i), res, err);
-			if (s != VULNID_OK) {
-				store_rollback(st);
-				return s;
-			}
-		}
-		s = store_commit(st, err);
-		if (s != VULNID_OK)
-			return s;
-	}
+		total += n;
+	} while (n > 0 && total < OUTBOX_RUN_MAX);
 	return VULNID_OK;
 }
 
@@ -1047,44 +1413,81 @@ outbox_find_by_message_id(store *st, const char *msgid, outbox_ref **out, GError
 	return outbox_find(st, "message_id", msgid, out, err);
 }
 
+/* The item's own address for what a DSN names: its Original-Recipient,
+ * else its Final-Recipient, else (one-recipient items) the only one. */
+static vulnid_status
+bounced_address(store *st, gint64 id, const char *original, const char *final, char **out,
+		GError **err)
+{
+	const char *cands[] = { original, final };
+	vulnid_status s;
+	sqlite3_stmt *stmt;
+	int rc;
+
+	stmt = store_prepare(st, "SELECT address FROM outbox_recipients WHERE outbox = ?1"
+			     " AND (address = ?2 COLLATE NOCASE OR"
+			     " (?2 IS NULL AND (SELECT count(*) FROM outbox_recipients WHERE outbox = ?1) = 1))"
+			     " ORDER BY rowid LIMIT 1", &s, err);
+	if (stmt == NULL)
+		return s;
+	for (gsize i = 0; i <= G_N_ELEMENTS(cands) && *out == NULL; i++) {
+		if (i < G_N_ELEMENTS(cands) && (cands[i] == NULL || *cands[i] == '\0'))
+			continue;
+		sqlite3_reset(stmt);
+		sqlite3_bind_int64(stmt, 1, id);
+		if (i < G_N_ELEMENTS(cands))
+			sqlite3_bind_text(stmt, 2, cands[i], -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(stmt, 2);
+		rc = sqlite3_step(stmt);
+		if (rc == SQLITE_ROW)
+			*out = store_col_text(stmt, 0);
+		else if (rc != SQLITE_DONE) {
+			sqlite3_finalize(stmt);
+			return store_fail(st, rc, "outbox", err);
+		}
+	}
+	sqlite3_finalize(stmt);
+	return VULNID_OK;
+}
+
 vulnid_status
-outbox_mark_bounced(store *st, gint64 id, const char *recipient, const char *reason, GError **err)
+outbox_mark_bounced(store *st, gint64 id, const char *original, const char *final, const char *reason,
+		    char **failed, GError **err)
 {
 	g_autofree char *now = store_now();
+	g_autofree char *address = NULL;
 	sqlite3_stmt *stmt;
 	vulnid_status s;
-	int changed, pending, failed, delivered;
+	int pending, nfailed, delivered;
 
-	/* The DSN's recipient is matched when it can be; a relay that
-	 * rewrote it (aliases, forwarding) still names the item by VERP,
-	 * and then every recipient of a one-recipient item is meant. */
+	*failed = NULL;
+	s = bounced_address(st, id, original, final, &address, err);
+	if (s != VULNID_OK || address == NULL)
+		return s;
+	/* Forward only: a recipient already failed stays as it was (a second
+	 * DSN for it is recorded, but fails nothing and tells nobody again). */
 	stmt = store_prepare(st, "UPDATE outbox_recipients SET status = 'failed', reply = ?1, updated = ?2"
-			     " WHERE outbox = ?3 AND (address = ?4 COLLATE NOCASE OR"
-			     " (SELECT count(*) FROM outbox_recipients WHERE outbox = ?3) = 1)", &s, err);
+			     " WHERE outbox = ?3 AND address = ?4 AND status <> 'failed'", &s, err);
 	if (stmt == NULL)
 		return s;
 	sqlite3_bind_text(stmt, 1, reason, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(stmt, 3, id);
-	sqlite3_bind_text(stmt, 4, recipient != NULL ? recipient : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 4, address, -1, SQLITE_TRANSIENT);
 	s = store_step_done(st, stmt, "outbox", err);
-	if (s != VULNID_OK)
+	if (s != VULNID_OK || sqlite3_changes(store_db(st)) == 0)
 		return s;
-	changed = sqlite3_changes(store_db(st));
-	s = outbox_tally(st, id, &pending, &failed, &delivered, err);
-	if (s != VULNID_OK)
+	*failed = g_steal_pointer(&address);
+	s = outbox_tally(st, id, &pending, &nfailed, &delivered, err);
+	if (s != VULNID_OK || pending > 0)
 		return s;
-	if (changed > 0 && pending == 0) {
-		stmt = store_prepare(st, "UPDATE outbox SET status = 'failed', last_error = ?, updated = ?"
-				     " WHERE id = ?", &s, err);
-		if (stmt == NULL)
-			return s;
-		sqlite3_bind_text(stmt, 1, reason, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(stmt, 3, id);
-		s = store_step_done(st, stmt, "outbox", err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	return VULNID_OK;
+	stmt = store_prepare(st, "UPDATE outbox SET status = 'failed', last_error = ?, updated = ?"
+			     " WHERE id = ?", &s, err);
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_text(stmt, 1, reason, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 2, now, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(stmt, 3, id);
+	return store_step_done(st, stmt, "outbox", err);
 }

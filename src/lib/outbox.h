@@ -41,12 +41,54 @@ typedef struct {
 	guint failed;
 } outbox_run_result;
 
-/* Deliver due items (all when cause is 0, else those caused by that
- * message); force ignores next_attempt.  Over SMTP, all of them go over one
- * connection, bounded by deadline seconds (0: none).  Each item's new state
- * is committed in its own transaction, with its audit event. */
-vulnid_status outbox_run(store *st, const vulnid_config *cfg, gint64 cause, gboolean force,
-			 guint deadline, outbox_run_result *res, GError **err);
+/* Recipients of one item that have just failed for good (a 5xx, given up
+ * after the lifetime, a bounce), as the item names them: the addresses
+ * the robot sent to, never a relay's rewritten ones. */
+typedef struct {
+	gint64 outbox;
+	const char *kind;
+	const char *entry;	/* or NULL */
+	gint64 cause;		/* the message that queued the item, or 0 */
+	GPtrArray *addresses;	/* const char* */
+	GPtrArray *reasons;	/* const char*, one for each address */
+} outbox_failure;
+
+/* Called inside the transaction that records the failure, so that what it
+ * queues (a notice to the researcher) exists exactly when the failure is
+ * recorded: once per failure. */
+typedef vulnid_status (*outbox_failure_fn)(store *st, const vulnid_config *cfg,
+					   const outbox_failure *f, GError **err);
+
+typedef struct {
+	gint64 cause;		/* only items caused by this message; 0: all */
+	gboolean force;		/* ignore next_attempt (never another run's claim) */
+	guint deadline;		/* seconds for the whole delivery; 0: an hour */
+	outbox_failure_fn on_failure;	/* or NULL */
+} outbox_run_opts;
+
+/* Deliver due items.  They are claimed first, 100 at a time: in one
+ * transaction the due items nobody holds (or whose claim has lapsed or
+ * whose claimer has died) get this run's token and a claim_until of
+ * outbox_claim_seconds() from now, so that any number of concurrent runs
+ * deliver each item once.  Over SMTP, the items of a claim go over one
+ * connection, which ends early enough to record the outcome before the
+ * claim lapses.  The outcomes of up to 100 items commit
+ * together, each with its audit event; a recipient's outcome only moves
+ * forward (a bounce recorded meanwhile stays).  A run tries an item at
+ * most once (a later run may again); mail that on_failure queues is
+ * delivered in a later round of the same run. */
+vulnid_status outbox_run(store *st, const vulnid_config *cfg, const outbox_run_opts *opts,
+			 outbox_run_result *res, GError **err);
+
+/* How long a run with this deadline holds its claims: the deadline, plus
+ * the database lock wait and a minute for recording the outcome. */
+guint outbox_claim_seconds(const vulnid_config *cfg, guint deadline);
+
+/* From now on, items this process queues are claimed by it at once, for
+ * seconds (0: no longer): the filter delivers the mail a message caused
+ * right after its commit, and so needs no transaction of its own to claim
+ * it. */
+void outbox_claim_queued(guint seconds);
 
 /* Make item id due now again; failed recipients are tried again too. */
 vulnid_status outbox_retry(store *st, gint64 id, GError **err);
@@ -71,9 +113,13 @@ vulnid_status outbox_find_by_envelope(store *st, const char *address, outbox_ref
 /* The item with this Message-ID (without <>), or NOTFOUND. */
 vulnid_status outbox_find_by_message_id(store *st, const char *msgid, outbox_ref **out, GError **err);
 
-/* Record that recipient of item id failed for good (a bounce); the item
- * becomes failed once no recipient is left to deliver.  Audited. */
-vulnid_status outbox_mark_bounced(store *st, gint64 id, const char *recipient,
-				  const char *reason, GError **err);
+/* A bounce says that a recipient of item id failed for good.  The
+ * recipient is found by the DSN's Original-Recipient, then its
+ * Final-Recipient, and for a one-recipient item by the VERP address alone
+ * (a relay may have rewritten it).  *failed is the item's address that
+ * failed now (as queued), or NULL when none did (already failed, or not
+ * found); the item becomes failed once no recipient is left to deliver. */
+vulnid_status outbox_mark_bounced(store *st, gint64 id, const char *original, const char *final,
+				  const char *reason, char **failed, GError **err);
 
 #endif

@@ -16,6 +16,10 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+/* for smtp_starttls_set_ctx(), libesmtp.h wants OpenSSL first */
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 /* libesmtp.h needs size_t first, and auth-client.h before it. */
 #include <auth-client.h>
 #include <libesmtp.h>
@@ -52,7 +56,26 @@
 	X(smtp_set_timeout) \
 	X(smtp_start_session) \
 	X(smtp_starttls_enable) \
-	X(smtp_strerror)
+	X(smtp_starttls_set_ctx) \
+	X(smtp_strerror) \
+	/* OpenSSL, which libESMTP brings: the STARTTLS context is ours */ \
+	X(TLS_client_method) \
+	X(SSL_CTX_new) \
+	X(SSL_CTX_free) \
+	X(SSL_CTX_ctrl) \
+	X(SSL_CTX_set_verify) \
+	X(SSL_CTX_load_verify_locations) \
+	X(SSL_CTX_set_default_verify_paths) \
+	X(SSL_CTX_get0_param) \
+	X(SSL_get_verify_result) \
+	X(X509_VERIFY_PARAM_set1_host) \
+	X(X509_VERIFY_PARAM_set1_ip_asc) \
+	X(X509_STORE_CTX_get_current_cert) \
+	X(X509_STORE_CTX_get_error_depth) \
+	X(X509_STORE_CTX_get_error) \
+	X(X509_verify_cert_error_string) \
+	X(X509_digest) \
+	X(EVP_sha256)
 
 static struct {
 #define ESMTP_POINTER(f) __typeof__(f) *f;
@@ -151,6 +174,53 @@ smtp_parse_url(const char *url, char **host, int *port, GError **err)
 	}
 	*port = (int) p;
 	return TRUE;
+}
+
+gboolean
+smtp_host_is_loopback(const char *host)
+{
+	g_autofree char *h = g_strdup(host);
+	gsize n = strlen(h);
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
+		memmove(h, h + 1, n - 2);
+		h[n - 2] = '\0';
+	}
+	if (g_ascii_strcasecmp(h, "localhost") == 0 || g_ascii_strcasecmp(h, "localhost.") == 0)
+		return TRUE;
+	if (inet_pton(AF_INET, h, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, h, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6) ||
+		       (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+	return FALSE;
+}
+
+char *
+smtp_fingerprint_normalize(const char *text)
+{
+	g_autofree char *t = g_strstrip(g_strdup(text));
+	GString *out = g_string_new(NULL);
+	const char *p = t;
+
+	if (g_ascii_strncasecmp(p, "sha256:", 7) == 0)
+		p += 7;
+	for (; *p; p++) {
+		if (*p == ':')
+			continue;
+		if (!g_ascii_isxdigit(*p) || out->len >= 64) {
+			g_string_free(out, TRUE);
+			return NULL;
+		}
+		g_string_append_c(out, g_ascii_tolower(*p));
+	}
+	if (out->len != 64) {
+		g_string_free(out, TRUE);
+		return NULL;
+	}
+	return g_string_free(out, FALSE);
 }
 
 static gboolean
@@ -325,6 +395,132 @@ typedef struct {
 	GArray *old_sockets;	/* connected to the port before the session */
 } session_state;
 
+/* ---- STARTTLS ----------------------------------------------------------------
+ *
+ * The TLS context is ours, not libESMTP's: libESMTP's own takes its CAs
+ * from files under $HOME (unusable when HOME is another user's), checks
+ * the host name only against DNS names (127.0.0.1 never matched), and is
+ * cached across sessions after it was freed.  Ours verifies with
+ * OpenSSL, the host name or IP address included, against the system's CAs
+ * or [delivery] tls_ca_file; or accepts only pinned certificates; or any
+ * (tls_verify = no, and a relay on this machine by default).  Its verify
+ * callback decides, and a refused certificate ends the handshake, and so
+ * the session, before anything is sent.  libESMTP's checks after the
+ * handshake then only repeat what the callback decided (see event_cb). */
+
+static session_state *tls_session;	/* one session at a time */
+
+static gboolean
+fingerprint_pinned(X509 *cert, char **seen)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	GString *hex = g_string_new(NULL);
+	gboolean ok = FALSE;
+
+	if (cert == NULL || !esmtp.X509_digest(cert, esmtp.EVP_sha256(), md, &len)) {
+		g_string_free(hex, TRUE);
+		*seen = NULL;
+		return FALSE;
+	}
+	for (unsigned int i = 0; i < len; i++)
+		g_string_append_printf(hex, "%02x", md[i]);
+	for (char **f = tls_session->cfg->fingerprints; f != NULL && *f != NULL; f++)
+		ok = ok || strcmp(*f, hex->str) == 0;
+	*seen = g_string_free(hex, FALSE);
+	return ok;
+}
+
+static int
+verify_cb(int preverify_ok, X509_STORE_CTX *x)
+{
+	session_state *ss = tls_session;
+	int depth = esmtp.X509_STORE_CTX_get_error_depth(x);
+	g_autofree char *seen = NULL;
+
+	if (ss == NULL)
+		return 0;
+	switch (ss->cfg->tls) {
+	case SMTP_TLS_ENCRYPT:
+		return 1;
+	case SMTP_TLS_PIN:
+		if (depth > 0)
+			return 1;	/* only the server's own certificate counts */
+		if (fingerprint_pinned(esmtp.X509_STORE_CTX_get_current_cert(x), &seen))
+			return 1;
+		if (ss->problem == NULL)
+			ss->problem = g_strdup_printf("the relay's TLS certificate (SHA-256 %s) is not one of"
+						      " [delivery] tls_fingerprint", seen != NULL ? seen : "?");
+		return 0;
+	case SMTP_TLS_VERIFY:
+	default:
+		if (!preverify_ok && ss->problem == NULL) {
+			int e = esmtp.X509_STORE_CTX_get_error(x);
+
+			ss->problem = g_strdup_printf(
+				"the relay's TLS certificate does not verify: %s (depth %d); %s",
+				esmtp.X509_verify_cert_error_string(e), depth,
+				smtp_host_is_loopback(ss->cfg->host)
+				? "for a relay on this machine set [delivery] tls_verify = remote,"
+				  " or trust it with tls_ca_file or tls_fingerprint"
+				: "trust its CA with [delivery] tls_ca_file, or pin it with tls_fingerprint");
+		}
+		return preverify_ok;
+	}
+}
+
+/* The session's TLS context, or NULL with ss->problem set. */
+static SSL_CTX *
+tls_context(session_state *ss)
+{
+	const smtp_settings *cfg = ss->cfg;
+	SSL_CTX *ctx = esmtp.SSL_CTX_new(esmtp.TLS_client_method());
+
+	if (ctx == NULL) {
+		ss->problem = g_strdup("cannot set up TLS (out of memory?)");
+		return NULL;
+	}
+	/* TLS 1.2, and only 1.2: libESMTP 1.1 cannot do 1.3.  A 1.3 server
+	 * sends its session tickets after the handshake; when they arrive
+	 * before libESMTP has sent its second EHLO, its poll() reports the
+	 * socket readable and writable at once, it reads first, finds only
+	 * the tickets, and waits for the answer to an EHLO it never flushed
+	 * until the session times out (siobuf.c, protocol.c).  1.2 has no
+	 * messages after the handshake. */
+	esmtp.SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
+	esmtp.SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MAX_PROTO_VERSION, TLS1_2_VERSION, NULL);
+	if (cfg->tls == SMTP_TLS_VERIFY) {
+		X509_VERIFY_PARAM *param = esmtp.SSL_CTX_get0_param(ctx);
+		g_autofree char *host = g_strdup(cfg->host);
+		struct in6_addr a;
+		int ok;
+
+		if (cfg->ca_file != NULL && *cfg->ca_file != '\0')
+			ok = esmtp.SSL_CTX_load_verify_locations(ctx, cfg->ca_file, NULL);
+		else
+			ok = esmtp.SSL_CTX_set_default_verify_paths(ctx);
+		if (!ok) {
+			ss->problem = g_strdup_printf("cannot read the trusted CAs%s%s", cfg->ca_file != NULL ? " in " : "",
+						      cfg->ca_file != NULL ? cfg->ca_file : "");
+			esmtp.SSL_CTX_free(ctx);
+			return NULL;
+		}
+		g_strdelimit(host, "[]", ' ');
+		g_strstrip(host);
+		if (inet_pton(AF_INET, host, &a) == 1 || inet_pton(AF_INET6, host, &a) == 1)
+			ok = esmtp.X509_VERIFY_PARAM_set1_ip_asc(param, host);
+		else
+			ok = esmtp.X509_VERIFY_PARAM_set1_host(param, host, 0);
+		if (!ok) {
+			ss->problem = g_strdup_printf("cannot verify TLS certificates for '%s'", host);
+			esmtp.SSL_CTX_free(ctx);
+			return NULL;
+		}
+	}
+	esmtp.SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, verify_cb);
+	return ctx;
+}
+
 static void
 event_cb(smtp_session_t session, int event, void *arg, ...)
 {
@@ -362,16 +558,35 @@ event_cb(smtp_session_t session, int event, void *arg, ...)
 		if (ss->problem == NULL)
 			ss->problem = g_strdup("the server does not offer STARTTLS, which is required");
 		break;
-	case SMTP_EV_INVALID_PEER_CERTIFICATE:
-	case SMTP_EV_NO_PEER_CERTIFICATE:
-	case SMTP_EV_WRONG_PEER_CERTIFICATE: {
-		long vfy = va_arg(ap, long);
+	/* After the handshake libESMTP checks the certificate again, and
+	 * refuses it unless told otherwise: it then sends QUIT instead of the
+	 * second EHLO.  Our verify callback has decided already (a certificate
+	 * it refused ended the handshake), so these only say yes; but their
+	 * arguments differ per event (libESMTP 1.1, smtp-tls.c), and reading
+	 * them all as (long, int *) left "ok" unset for a wrong name, which
+	 * every relay reached by address (127.0.0.1) has. */
+	case SMTP_EV_INVALID_PEER_CERTIFICATE: {
+		long vfy = va_arg(ap, long);	/* (long result, int *ok, SSL *) */
 		int *ok = va_arg(ap, int *);
 
-		if (!ss->cfg->tls_verify) {
-			*ok = 1;
-		} else if (ss->problem == NULL)
-			ss->problem = g_strdup_printf("the server's TLS certificate does not verify (%ld)", vfy);
+		*ok = ss->cfg->tls != SMTP_TLS_VERIFY || vfy == X509_V_OK;
+		if (!*ok && ss->problem == NULL)
+			ss->problem = g_strdup_printf("the relay's TLS certificate does not verify (%ld)", vfy);
+		break;
+	}
+	case SMTP_EV_WRONG_PEER_CERTIFICATE: {
+		int *ok = va_arg(ap, int *);	/* (int *ok, char *name, SSL *) */
+
+		/* OpenSSL matched the host (name or address) already */
+		*ok = 1;
+		break;
+	}
+	case SMTP_EV_NO_PEER_CERTIFICATE: {
+		int *ok = va_arg(ap, int *);	/* (int *ok) */
+
+		*ok = ss->cfg->tls == SMTP_TLS_ENCRYPT;
+		if (!*ok && ss->problem == NULL)
+			ss->problem = g_strdup("the relay sent no TLS certificate");
 		break;
 	}
 	case SMTP_EV_UNUSABLE_CA_LIST:
@@ -412,9 +627,27 @@ status_text(const smtp_status_t *st)
 	return g_strdup_printf("%d %s", st->code, text);
 }
 
+/* Every recipient temporary, for why. */
+static void
+smtp_fail_all(GPtrArray *messages, const char *why)
+{
+	for (guint i = 0; i < messages->len; i++) {
+		smtp_message *m = g_ptr_array_index(messages, i);
+
+		for (guint j = 0; j < m->rcpts->len; j++) {
+			smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
+
+			r->result = SMTP_RESULT_TEMPORARY;
+			g_free(r->reply);
+			r->reply = text_clean_line(why, 500);
+		}
+	}
+}
+
 vulnid_status
 smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError **err)
 {
+	SSL_CTX *tls_ctx = NULL;
 	smtp_session_t s;
 	auth_context_t auth = NULL;
 	session_state ss = { cfg, NULL };
@@ -435,17 +668,7 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 		return VULNID_OK;
 	if (!esmtp_load(&why)) {
 		/* as if the server could not be reached: the mail waits */
-		for (guint i = 0; i < messages->len; i++) {
-			smtp_message *m = g_ptr_array_index(messages, i);
-
-			for (guint j = 0; j < m->rcpts->len; j++) {
-				smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
-
-				r->result = SMTP_RESULT_TEMPORARY;
-				g_free(r->reply);
-				r->reply = g_strdup(why);
-			}
-		}
+		smtp_fail_all(messages, why);
 		return VULNID_OK;
 	}
 	s = esmtp.smtp_create_session();
@@ -457,9 +680,24 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 	esmtp.smtp_set_eventcb(s, event_cb, &ss);
 	for (int t = Timeout_GREETING; t <= Timeout_DATA2; t++)
 		esmtp.smtp_set_timeout(s, t | Timeout_OVERRIDE_RFC2822_MINIMUM, (long) cfg->timeout * 1000);
-	if (cfg->starttls != SMTP_STARTTLS_NO)
+	if (cfg->starttls != SMTP_STARTTLS_NO) {
+		tls_ctx = tls_context(&ss);
+		if (tls_ctx == NULL) {
+			/* never fall back to plain text, nor to libESMTP's checks */
+			esmtp.smtp_destroy_session(s);
+			smtp_fail_all(messages, ss.problem);
+			g_free(ss.problem);
+			return VULNID_OK;
+		}
+		esmtp.smtp_starttls_set_ctx(s, tls_ctx);
 		esmtp.smtp_starttls_enable(s, cfg->starttls == SMTP_STARTTLS_REQUIRED ? Starttls_REQUIRED
 										  : Starttls_ENABLED);
+		/* libESMTP still looks for a client certificate, under
+		 * $XDG_CONFIG_DIR/libesmtp/private/HOST.pem, else under $HOME:
+		 * never another user's HOME (unreadable, it ends the session). */
+		if (cfg->client_dir != NULL)
+			g_setenv("XDG_CONFIG_DIR", cfg->client_dir, TRUE);
+	}
 	if (cfg->user != NULL) {
 		esmtp.auth_client_init();
 		auth = esmtp.auth_create_context();
@@ -526,8 +764,10 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 		if (!have_timer)
 			sigaction(SESSION_SIGNAL, &old_sa, NULL);
 	}
+	tls_session = &ss;
 	ok = esmtp.smtp_start_session(s);
 	serr = esmtp.smtp_errno();
+	tls_session = NULL;
 	if (have_timer) {
 		struct sigaction ign;
 
@@ -591,6 +831,8 @@ smtp_send(const smtp_settings *cfg, GPtrArray *messages, guint deadline, GError 
 		}
 	}
 	esmtp.smtp_destroy_session(s);
+	if (tls_ctx != NULL)
+		esmtp.SSL_CTX_free(tls_ctx);	/* the session held a reference of its own */
 	if (auth != NULL) {
 		esmtp.auth_destroy_context(auth);
 		esmtp.auth_client_exit();

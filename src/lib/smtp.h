@@ -16,15 +16,26 @@ typedef enum {
 	SMTP_STARTTLS_REQUIRED,
 } smtp_starttls;
 
+/* Which server certificate the STARTTLS session accepts. */
+typedef enum {
+	SMTP_TLS_VERIFY,	/* one that chains to a trusted CA and names the host */
+	SMTP_TLS_ENCRYPT,	/* any: encryption without authentication */
+	SMTP_TLS_PIN,		/* only one whose SHA-256 is in fingerprints */
+} smtp_tls_policy;
+
 typedef struct {
 	char *host;
 	int port;
 	smtp_starttls starttls;
-	gboolean tls_verify;	/* refuse certificates that do not verify */
+	smtp_tls_policy tls;
 	char *user;		/* NULL: no SMTP AUTH */
 	char *password;
 	int timeout;		/* seconds, for each protocol step */
 	char *helo;		/* EHLO name */
+	char *ca_file;		/* SMTP_TLS_VERIFY: trust these CAs (PEM), not the system's */
+	char **fingerprints;	/* SMTP_TLS_PIN: SHA-256 of the certificate, 64 lower-case hex */
+	char *client_dir;	/* where libESMTP looks for a client certificate:
+				   CLIENT_DIR/libesmtp/private/HOST.pem (NULL: none) */
 } smtp_settings;
 
 typedef enum {
@@ -52,6 +63,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(smtp_message, smtp_message_free)
 
 /* "smtp://host[:port]" (port 25 by default). */
 gboolean smtp_parse_url(const char *url, char **host, int *port, GError **err);
+
+/* Whether a connection to host never leaves this machine: localhost, an
+ * address in 127.0.0.0/8, ::1. */
+gboolean smtp_host_is_loopback(const char *host);
+
+/* A certificate fingerprint as 64 lower-case hex digits, from hex with or
+ * without colons (and an optional "sha256:" in front); NULL if it is not
+ * a SHA-256. */
+char *smtp_fingerprint_normalize(const char *text);
 
 /* Outcome of one recipient from the replies to MAIL, RCPT and the end of
  * DATA (0: no reply).  530 and 535 (authentication) are configuration

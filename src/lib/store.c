@@ -218,6 +218,21 @@ static const char *const migrations[] = {
 	"  BEGIN SELECT RAISE(ABORT, 'decrypted is append-only'); END;"
 	"CREATE TRIGGER decrypted_no_delete BEFORE DELETE ON decrypted"
 	"  BEGIN SELECT RAISE(ABORT, 'decrypted is append-only'); END;",
+	/* 6 -> 7: delivery claims.  A run that delivers an item first claims
+	 * it (claim = its token, claim_until = when the claim lapses) in the
+	 * transaction that selects it, so that concurrent filters, queue runs
+	 * and ticks never send one item at the same time; a crashed run's
+	 * claim lapses by itself.  And delivery outcomes only move forward: a
+	 * recipient that failed (a bounce, a 5xx, given up) is never made
+	 * delivered or deferred again by a delivery attempt, and a delivered
+	 * one never becomes pending again (queue retry re-queues failed
+	 * recipients only). */
+	"ALTER TABLE outbox ADD COLUMN claim TEXT;"
+	"ALTER TABLE outbox ADD COLUMN claim_until TEXT;"
+	"CREATE TRIGGER outbox_recipients_forward BEFORE UPDATE OF status ON outbox_recipients"
+	"  WHEN (OLD.status = 'failed' AND NEW.status IN ('delivered', 'deferred'))"
+	"    OR (OLD.status = 'delivered' AND NEW.status IN ('queued', 'deferred'))"
+	"  BEGIN SELECT RAISE(ABORT, 'delivery outcomes only move forward'); END;",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
 

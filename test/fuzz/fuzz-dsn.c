@@ -49,6 +49,7 @@ check_report(const dsn_report *r)
 		if (d->recipient == NULL && d->action == NULL)
 			fuzz_fail("a recipient block with neither recipient nor action kept");
 		one_line("Final-Recipient", d->recipient);
+		one_line("Original-Recipient", d->original);
 		if (!fuzz_known_open("property-dsn-action-not-utf8"))
 			one_line("Action", d->action);
 		one_line("Status", d->status);
