@@ -21,6 +21,11 @@ test_expect_success 'every shipped snippet passes the client address' '
 			# over LMTP the client address travels in XFORWARD
 			grep -Eq "^lmtp_send_xforward_command *= *yes" "$f" || fail "$f: no XFORWARD"
 			continue ;;
+		*/opensmtpd-lmtp)
+			# the LMTP client of smtpd sends no XFORWARD: vulnid-lmtpd reads
+			# the client from the Received field of smtpd (T863)
+			grep -q "^action \"vulnid\" lmtp " "$f" || fail "$f: no lmtp action"
+			continue ;;
 		esac
 		n=$((n + 1))
 		tr "\n" " " <"$f" | sed "s/\\\\ / /g" | grep -Eq "vulnid-filter[^#]* (-a [^ ]|--client-address=)|VULNID_FILTER[^#]* -a " ||
