@@ -1,7 +1,8 @@
 #!/bin/bash
 # T003-layers: the include graph of src/ follows the layers (doc/ARCHITECTURE.md):
 # src/util includes nothing of src/lib or src/cmd, src/lib nothing of src/cmd,
-# and the modules of src/lib include one another without a cycle.
+# the modules of src/lib include one another without a cycle, and only the
+# database layer (src/lib/store*.c) touches SQLite.
 . "$(dirname "$0")/test-lib.sh"
 
 LAYERS="$VULNID_SRCDIR/test/layers.py"
@@ -43,6 +44,20 @@ test_expect_success 'the check finds src/util including src/lib, and src/lib src
 	expect_eq 1 "$rc" "exit status" &&
 	expect_match "src/util/u.c includes src/lib/l.h" "$TMP/out" &&
 	expect_match "src/lib/l.c includes src/cmd/cli.h" "$TMP/out"
+'
+
+test_expect_success 'the check finds SQLite outside src/lib/store*.c' '
+	rm -rf "$TMP/tree" && mkdir -p "$TMP/tree/src/util" "$TMP/tree/src/cmd" &&
+	tree_file lib store.h "" && tree_file lib store.c "#include <sqlite3.h>" "int x(void) { return sqlite3_step(0); }" &&
+	tree_file lib store-db.h "#include <sqlite3.h>" &&
+	tree_file lib store-thing.c "#include \"store-db.h\"" &&
+	tree_file lib intake.h "" && tree_file lib intake.c "#include \"store-db.h\"" &&
+	tree_file cmd cmd-queue.c "static int n(void) { return sqlite3_changes(db); }" &&
+	rc=0; "$PYTHON" "$LAYERS" "$TMP/tree" >"$TMP/out" || rc=$?
+	expect_eq 1 "$rc" "exit status" &&
+	expect_match "src/lib/intake.c:1: SQLite outside the database layer" "$TMP/out" &&
+	expect_match "src/cmd/cmd-queue.c:1: SQLite outside the database layer" "$TMP/out" &&
+	! grep -q "^src/lib/store" "$TMP/out"
 '
 
 test_done

@@ -131,6 +131,18 @@ test_expect_success 'defect 7: sealed additions have commitments; releases are a
 	expect_match "More sealed text" "$TMP/m7.mbox"
 '
 
+test_expect_success 'defect 7: the reply about an embargoed entry repeats no word of the Subject' '
+	printf "Vendor: Gadget Co\nEmbargo: 2099-01-01\n\nSealed.\n" | write_mail "$TMP/r9.eml" "Subject: sealed too"
+	deliver_ok "$TMP/r9.eml" -f alice@example.net -r request@example.org &&
+	E=$(newest_id) && T=$(token_in "$(sent_to alice@example.net)") &&
+	printf "Token: %s\n\nStill secret.\n" "$T" |
+		write_mail "$TMP/a9.eml" "Subject: Re: [$E] heap overflow in parse_frobnicate()"
+	deliver_ok "$TMP/a9.eml" -f alice@example.net -r "request+$E@example.org" &&
+	f=$(sent_to alice@example.net) &&
+	expect_eq "Re: [$E] your embargoed mail" "$(mail_header "$f" Subject)" &&
+	expect_no_match "frobnicate" "$f"
+'
+
 test_expect_success 'defect 8: subject is "" (never null) in every record of the JSON views' '
 	for e in $(sql "SELECT id FROM entries"); do
 		V show "$e" --json | json_get "[type(r[\"subject\"]).__name__ for r in j.get(\"records\", [])]"

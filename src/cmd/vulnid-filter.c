@@ -16,7 +16,7 @@
 #include "crypto.h"
 #include "intake.h"
 #include "message.h"
-#include "smtp.h"
+#include "timelimit.h"
 #include "text.h"
 
 /* The wall-clock limit [limits] time_limit: whatever is in progress is

@@ -63,7 +63,7 @@ export_set_load(store *st, export_set **out, GError **err)
 	set->duplicates = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 						(GDestroyNotify) g_ptr_array_unref);
 	/* One read transaction: every entry from the same snapshot. */
-	s = store_exec(st, "BEGIN", err);
+	s = store_begin_read(st, err);
 	if (s != VULNID_OK)
 		return s;
 	s = entry_list_ids(st, 0, &ids, err);

@@ -30,6 +30,7 @@
 #include "timelimit.h"
 #include "request.h"
 #include "store.h"
+#include "store-audit.h"
 #include "store-intake.h"
 #include "template.h"
 #include "text.h"
@@ -781,7 +782,7 @@ audit_tofu(mail_ctx *c, GError **err)
 	if (c->imported_key == NULL && c->m->sig->valid && c->m->pgp_keys != NULL && c->m->sig->fpr != NULL) {
 		gboolean audited = FALSE;
 
-		s = store_intake_key_import_audited(c->st, c->m->sig->fpr, &audited, err);
+		s = store_audit_has_fingerprint_event(c->st, "key-imported", c->m->sig->fpr, &audited, err);
 		if (s != VULNID_OK)
 			return s;
 		if (!audited)

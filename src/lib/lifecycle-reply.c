@@ -52,6 +52,25 @@ help_text(const vulnid_config *cfg, GHashTable *vars)
 	return body;
 }
 
+/* Whether the Subject of the mail must stay out of the reply: the mail
+ * was archived sealed, or the entry it is about is under embargo (one
+ * that cannot be read counts as one; one that does not exist does not). */
+static gboolean
+reply_subject_secret(mail_ctx *c, const char *entry_id)
+{
+	g_autoptr(entry) e = NULL;
+	vulnid_status s;
+
+	if (c->sealed)
+		return TRUE;
+	if (entry_id == NULL)
+		return FALSE;
+	s = entry_load(c->st, entry_id, &e, NULL);
+	if (s == VULNID_ERR_NOTFOUND)
+		return FALSE;
+	return s != VULNID_OK || entry_embargoed(e);
+}
+
 vulnid_status
 lc_send_reply(lc_mail *l, const char *entry_id, GError **err)
 {
@@ -65,8 +84,11 @@ lc_send_reply(lc_mail *l, const char *entry_id, GError **err)
 		return VULNID_OK;
 	vars = mail_template_vars(c);
 	{
-		/* "Re: [ID] subject": the tag routes the answer to the entry. */
-		const char *rest = l->subject;
+		/* "Re: [ID] subject": the tag routes the answer to the entry.
+		 * The reply goes out in clear: about an embargoed entry (or
+		 * a mail archived sealed) it repeats no word of the Subject,
+		 * which may have come encrypted (protected headers). */
+		const char *rest = reply_subject_secret(c, entry_id) ? "your embargoed mail" : l->subject;
 
 		while (g_ascii_strncasecmp(rest, "Re:", 3) == 0)
 			for (rest += 3; *rest == ' ' || *rest == '\t'; rest++)

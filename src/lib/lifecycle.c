@@ -27,6 +27,7 @@
 #include "ratelimit.h"
 #include "request.h"
 #include "template.h"
+#include "store-policy.h"
 #include "text.h"
 #include "tokens.h"
 #include "vendor.h"
@@ -37,9 +38,7 @@
 gboolean
 lifecycle_confirm_unsigned(const vulnid_config *cfg)
 {
-	g_autofree char *v = config_key_string(cfg, "lifecycle", "confirm_unsigned");
-
-	return g_ascii_strcasecmp(v, "yes") == 0 || g_ascii_strcasecmp(v, "true") == 0;
+	return config_key_bool(cfg, "lifecycle", "confirm_unsigned");
 }
 
 /* A fingerprint without spaces, upper case, for comparing. */
@@ -94,7 +93,7 @@ handle_limited(mail_ctx *c, const char *entry_id, GError **err)
 	if (s != VULNID_OK || to == NULL || !config_address_valid(to))
 		return s;
 	/* One notice an hour at most: a flood must not become one back. */
-	s = store_lifecycle_rate_notices(c->st, to, since, &n, err);
+	s = store_policy_rate_notices(c->st, to, since, &n, err);
 	if (s != VULNID_OK || n > 0)
 		return s;
 	vars = mail_template_vars(c);

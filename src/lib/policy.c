@@ -5,7 +5,6 @@
 #include <gio/gio.h>
 
 #include "audit.h"
-#include "lifecycle.h"
 #include "policy.h"
 #include "random.h"
 #include "store-policy.h"

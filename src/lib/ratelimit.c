@@ -59,12 +59,6 @@ ratelimit_since(GDateTime *now, gint64 seconds)
 	return g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ");
 }
 
-vulnid_status
-ratelimit_count(store *st, const char *sql, const char *a, const char *since, gint64 *n, GError **err)
-{
-	return store_policy_count_sql(st, sql, a, since, n, err);
-}
-
 /* A fingerprint without spaces, upper case. */
 static char *
 fpr_norm(const char *f)

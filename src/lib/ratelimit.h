@@ -29,11 +29,6 @@ char *ratelimit_client_net(const char *address);
 vulnid_status ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, const char **which,
 			      GError **err);
 
-/* count(*) of sql with ?1 = a and ?2 = since (either may be NULL).  Only
- * for lifecycle.c's count of rate-limited notices, until it calls
- * store_policy_rate_notices() (store-policy.h); nothing new uses it. */
-vulnid_status ratelimit_count(store *st, const char *sql, const char *a, const char *since, gint64 *n,
-			      GError **err);
 /* now - seconds, as stored (RFC 3339, UTC). */
 char *ratelimit_since(GDateTime *now, gint64 seconds);
 

@@ -77,8 +77,4 @@ smtp_result smtp_classify(int mail_code, int rcpt_code, int data_code);
 vulnid_status smtp_send(const smtp_settings *cfg, GPtrArray *messages /* smtp_message* */,
 			guint deadline, GError **err);
 
-/* The filter's time limit is its own module; vulnid-filter.c reads
- * time_limit_committed() through this header until it includes it. */
-#include "timelimit.h"
-
 #endif

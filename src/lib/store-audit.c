@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include "store-db.h"
 #include "store-audit.h"
 
 static const char SQL_AUDIT_HEAD[] =

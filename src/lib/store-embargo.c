@@ -2,6 +2,7 @@
  * store-embargo.h), named and prepared once per connection. */
 #include "autoconfig.h"
 
+#include "store-db.h"
 #include "store-embargo.h"
 
 static const char SQL_RAW_MESSAGE[] =

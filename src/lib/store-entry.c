@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sqlite3.h>
 
+#include "store-db.h"
 #include "store-entry.h"
 
 static const char SQL_ENTRY_GET[] =

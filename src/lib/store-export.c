@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include "store-db.h"
 #include "store-export.h"
 
 static const char SQL_BACKUP_JOURNAL[] = "PRAGMA journal_mode = DELETE";

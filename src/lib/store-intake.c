@@ -2,13 +2,12 @@
  * named and prepared once per connection. */
 #include "autoconfig.h"
 
+#include "store-db.h"
 #include "store-intake.h"
 
 static const char SQL_BOUNCE_INSERT[] =
 	"INSERT INTO bounces (message, outbox, recipient, action, status, diagnostic, created)"
 	" VALUES (?, ?, ?, ?, ?, ?, ?)";
-static const char SQL_KEY_IMPORT_AUDITED[] =
-	"SELECT 1 FROM audit WHERE line LIKE ?1 AND line LIKE '%\"event\":\"key-imported\"%'";
 static const char SQL_SIGNATURE_SEEN[] = "SELECT coalesce(message, -1) FROM signatures WHERE sha256 = ?";
 static const char SQL_SIGNATURE_INSERT[] =
 	"INSERT INTO signatures (sha256, fingerprint, message, created) VALUES (?, ?, ?, ?)";
@@ -38,25 +37,6 @@ store_intake_bounce_insert(store *st, gint64 message, gint64 outbox, const char 
 	store_bind_text(stmt, 6, diagnostic);
 	store_bind_text(stmt, 7, created);
 	return store_step_reset(st, stmt, "bounces", err);
-}
-
-vulnid_status
-store_intake_key_import_audited(store *st, const char *fpr, gboolean *found, GError **err)
-{
-	g_autofree char *like = g_strdup_printf("%%\"fingerprint\":\"%s\"%%", fpr);
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_KEY_IMPORT_AUDITED, &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, like);
-	rc = sqlite3_step(stmt);
-	sqlite3_reset(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "audit", err);
-	*found = rc == SQLITE_ROW;
-	return VULNID_OK;
 }
 
 vulnid_status

@@ -14,8 +14,6 @@ vulnid_status store_intake_bounce_insert(store *st, gint64 message, gint64 outbo
 					 const char *action, const char *status, const char *diagnostic,
 					 const char *created, GError **err);
 
-/* Whether a "key-imported" audit event names fingerprint fpr. */
-vulnid_status store_intake_key_import_audited(store *st, const char *fpr, gboolean *found, GError **err);
 
 /* The message whose signature had replay key sha256 (-1: a message since
  * gone), or 0. */

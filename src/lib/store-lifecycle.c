@@ -3,6 +3,7 @@
  * once per connection. */
 #include "autoconfig.h"
 
+#include "store-db.h"
 #include "store-lifecycle.h"
 
 static const char SQL_ENTRY_EXISTS[] = "SELECT 1 FROM entries WHERE id = ?";
@@ -11,11 +12,6 @@ static const char SQL_RECORD_NEXT_SEQ[] = "SELECT coalesce(max(seq), 0) + 1 FROM
 static const char SQL_VENDOR_TOKEN_ADDRESSES[] =
 	"SELECT address FROM tokens WHERE entry = ? AND role = 'vendor'"
 	" AND address IS NOT NULL ORDER BY rowid LIMIT 50";
-/* One notice an hour at most: a flood must not become one back. */
-static const char SQL_RATE_NOTICES_SINCE[] =
-	"SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
-	" WHERE o.kind = 'rate-limited' AND r.address = ?1 COLLATE NOCASE AND o.created >= ?2";
-
 /* Whether the statement sql with text parameter a has a row. */
 static vulnid_status
 exists_row(store *st, const char *sql, const char *a, gboolean *found, GError **err)
@@ -85,21 +81,3 @@ store_lifecycle_vendor_token_addresses(store *st, const char *entry_id, GPtrArra
 	return VULNID_OK;
 }
 
-vulnid_status
-store_lifecycle_rate_notices(store *st, const char *address, const char *since, gint64 *n, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_RATE_NOTICES_SINCE, &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, address);
-	store_bind_text(stmt, 2, since);
-	rc = sqlite3_step(stmt);
-	*n = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_reset(stmt);
-	if (rc != SQLITE_ROW)
-		return store_fail(st, rc, "messages", err);
-	return VULNID_OK;
-}

@@ -25,8 +25,5 @@ vulnid_status store_lifecycle_next_seq(store *st, const char *entry_id, gint64 *
 vulnid_status store_lifecycle_vendor_token_addresses(store *st, const char *entry_id, GPtrArray **out,
 						     GError **err);
 
-/* How many rate-limit notices went to address since (RFC 3339). */
-vulnid_status store_lifecycle_rate_notices(store *st, const char *address, const char *since, gint64 *n,
-					   GError **err);
 
 #endif

@@ -1,6 +1,7 @@
 /* store-lmtpd.c - the LMTP server's connection settings (see store-lmtpd.h). */
 #include "autoconfig.h"
 
+#include "store-db.h"
 #include "store-lmtpd.h"
 
 static const char SQL_SYNCHRONOUS_NORMAL[] = "PRAGMA synchronous = NORMAL";

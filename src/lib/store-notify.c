@@ -2,6 +2,7 @@
  * store-notify.h), named and prepared once per connection. */
 #include "autoconfig.h"
 
+#include "store-db.h"
 #include "store-notify.h"
 
 static const char SQL_PENDING_ADD[] = "INSERT OR IGNORE INTO announce_pending (entry, created) VALUES (?, ?)";

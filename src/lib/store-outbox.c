@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include "store-db.h"
 #include "store-outbox.h"
 
 static const char SQL_OUTBOX_INSERT[] =

@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include "store-db.h"
 #include "store-policy.h"
 
 static const char SQL_LEDGER_ADD[] =
@@ -252,13 +253,6 @@ vulnid_status
 store_policy_rate_notices(store *st, const char *address, const char *since, gint64 *n, GError **err)
 {
 	return rate_count(st, SQL_RATE_NOTICES, address, since, n, err);
-}
-
-vulnid_status
-store_policy_count_sql(store *st, const char *sql, const char *a, const char *since, gint64 *n,
-		       GError **err)
-{
-	return rate_count(st, sql, a, since, n, err);
 }
 
 vulnid_status

@@ -74,10 +74,6 @@ vulnid_status store_policy_vendor_keys(store *st, const char *fpr, gint64 *n, GE
 /* 'rate-limited' notices queued to address since a time. */
 vulnid_status store_policy_rate_notices(store *st, const char *address, const char *since,
 					gint64 *n, GError **err);
-/* count(*) of sql with ?1 = a and ?2 = since: only for ratelimit_count(),
- * kept while its last caller outside passes SQL text. */
-vulnid_status store_policy_count_sql(store *st, const char *sql, const char *a, const char *since,
-				     gint64 *n, GError **err);
 
 /* ---- the loop brake (loop.c) ---- */
 

@@ -2,6 +2,7 @@
  * named statements prepared once per connection. */
 #include "autoconfig.h"
 
+#include "store-db.h"
 #include "store-quarantine.h"
 
 #define QUARANTINE_COLUMNS \

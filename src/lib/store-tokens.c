@@ -2,6 +2,7 @@
  * named and prepared once per connection. */
 #include "autoconfig.h"
 
+#include "store-db.h"
 #include "store-tokens.h"
 
 static const char SQL_TOKEN_INSERT[] =

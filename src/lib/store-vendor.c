@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include "store-db.h"
 #include "store-vendor.h"
 
 static const char SQL_VENDOR_GET[] =

@@ -8,7 +8,23 @@
 
 #include "status.h"
 #include "store.h"
-#include "vendor.h"
+
+/* A vendor of the directory, as its rows hold it (vendor.c reads and
+ * frees it: vendor_free()). */
+typedef struct {
+	gint64 id;
+	char *name;
+	char *notes;		/* may be NULL */
+	char *key_fpr;		/* OpenPGP fingerprint, may be NULL */
+	char *encryption;	/* from security.txt, may be NULL */
+	char *languages;	/* from security.txt, may be NULL */
+	char *expires;		/* from security.txt, may be NULL */
+	char *created;
+	char *updated;
+	GPtrArray *aliases;	/* char* */
+	GPtrArray *domains;	/* char* */
+	GPtrArray *contacts;	/* char*: addresses */
+} vendor;
 
 /* Fill v's own columns (not its lists); *found FALSE when no such id. */
 vulnid_status store_vendor_get(store *st, gint64 id, vendor *v, gboolean *found, GError **err);

@@ -1,13 +1,11 @@
 /* store.c - schema, migrations and row-level access to vulnid.db */
 #include "autoconfig.h"
 
-#define VULNID_STORE_C	/* the real sqlite3_finalize() here (store.h) */
-#define REAL_FINALIZE sqlite3_finalize
-
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "store-db.h"
 #include "crypto.h"
 #include "ids.h"
 #include "store.h"
@@ -374,13 +372,13 @@ store_stmt_release(sqlite3_stmt *stmt)
 		return rc;
 	}
 	g_mutex_unlock(&stmt_lock);
-	return REAL_FINALIZE(stmt);
+	return sqlite3_finalize(stmt);
 }
 
 static void
 stmt_finalize(gpointer stmt)
 {
-	REAL_FINALIZE(stmt);
+	sqlite3_finalize(stmt);
 }
 
 sqlite3_stmt *
@@ -431,6 +429,12 @@ store_begin(store *st, GError **err)
 	if (s == VULNID_OK)
 		st->in_txn = TRUE;
 	return s;
+}
+
+vulnid_status
+store_begin_read(store *st, GError **err)
+{
+	return store_exec(st, "BEGIN", err);
 }
 
 vulnid_status

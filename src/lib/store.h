@@ -3,7 +3,6 @@
 #define VULNID_STORE_H
 
 #include <glib.h>
-#include <sqlite3.h>
 
 #include "status.h"
 
@@ -23,46 +22,23 @@ vulnid_status store_open(const char *path, gint64 busy_timeout_ms,
 void store_close(store *st);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(store, store_close)
 
-sqlite3 *store_db(store *st);
-
 /* BEGIN IMMEDIATE: every transaction that writes takes the write lock at
  * its start, so that it waits for busy_timeout instead of failing on
  * upgrade. */
 vulnid_status store_begin(store *st, GError **err);
 vulnid_status store_commit(store *st, GError **err);
 void store_rollback(store *st);
+/* BEGIN (deferred): a read transaction, so that several reads see one
+ * snapshot; ended by store_rollback(). */
+vulnid_status store_begin_read(store *st, GError **err);
 
-/* Map a SQLite result code to a status and fill err with `what: message`. */
-vulnid_status store_fail(store *st, int rc, const char *what, GError **err);
-vulnid_status store_exec(store *st, const char *sql, GError **err);
-/* Prepared statement or NULL (err set, *status set). */
-sqlite3_stmt *store_prepare(store *st, const char *sql, vulnid_status *status, GError **err);
 
 /* A process that handles many mails on one connection (vulnid-lmtpd) keeps
- * the statements store_prepare() compiles: compiling them (with the
- * append-only triggers they fire) was the largest part of applying a
- * mail.  sqlite3_finalize() of such a statement then only resets it and
- * puts it back for the next store_prepare() of the same SQL; for that,
- * this header maps sqlite3_finalize() to store_stmt_release(), which
- * finalizes every other statement as before.  Off by default. */
+ * the statements the database layer compiles (store-db.h): compiling them
+ * (with the append-only triggers they fire) was the largest part of
+ * applying a mail.  Off by default. */
 void store_keep_statements(store *st, gboolean keep);
-int store_stmt_release(sqlite3_stmt *stmt);
-#ifndef VULNID_STORE_C
-#define sqlite3_finalize(stmt) store_stmt_release(stmt)
-#endif
 
-/* Bind a string, NULL as SQL NULL. */
-void store_bind_text(sqlite3_stmt *stmt, int i, const char *v);
-/* Run a statement that returns no rows, then finalize it. */
-vulnid_status store_step_done(store *st, sqlite3_stmt *stmt, const char *what, GError **err);
-/* For statements run once per item in a loop (queue run): prepared once
- * per connection and kept.  The caller never finalizes one; it resets it
- * (sqlite3_reset(), or store_step_reset(): step, expect SQLITE_DONE,
- * reset) as soon as it has read the row, so that no read stays open. */
-sqlite3_stmt *store_prepare_cached(store *st, const char *sql, vulnid_status *status, GError **err);
-vulnid_status store_step_reset(store *st, sqlite3_stmt *stmt, const char *what, GError **err);
-/* A text column as a new string, or NULL. */
-char *store_col_text(sqlite3_stmt *stmt, int i);
 
 /* Current time as RFC 3339 UTC with seconds (VULNID_TEST_NOW, an RFC 3339
  * time, overrides the clock for the test suite). */

@@ -6,21 +6,8 @@
 
 #include "status.h"
 #include "store.h"
+#include "store-vendor.h"	/* the vendor row */
 
-typedef struct {
-	gint64 id;
-	char *name;
-	char *notes;		/* may be NULL */
-	char *key_fpr;		/* OpenPGP fingerprint, may be NULL */
-	char *encryption;	/* from security.txt, may be NULL */
-	char *languages;	/* from security.txt, may be NULL */
-	char *expires;		/* from security.txt, may be NULL */
-	char *created;
-	char *updated;
-	GPtrArray *aliases;	/* char* */
-	GPtrArray *domains;	/* char* */
-	GPtrArray *contacts;	/* char*: addresses */
-} vendor;
 
 void vendor_free(vendor *v);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vendor, vendor_free)

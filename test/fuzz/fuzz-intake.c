@@ -32,6 +32,7 @@
 #include "intake.h"
 #include "message.h"
 #include "store.h"
+#include "store-db.h"
 #include "fuzz.h"
 
 #define VERP "request-bounces+000000000000000000000000@example.org"

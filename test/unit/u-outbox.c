@@ -8,6 +8,7 @@
 #include <gmime/gmime.h>
 
 #include "outbox.h"
+#include "store-db.h"
 #include "store-outbox.h"
 
 typedef struct {
