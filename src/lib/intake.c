@@ -133,35 +133,6 @@ intake_key(intake_ctx *c, GError **err)
 	return mail_queue_reply(c, "key.txt", vars, &mail, err);
 }
 
-/* Archive the attachments once; each entry's first record lists them. */
-static vulnid_status
-intake_store_attachments(intake_ctx *c, GPtrArray *out, gboolean store_blobs, GError **err)
-{
-	for (guint i = 0; i < c->m->attachments->len; i++) {
-		const message_attachment *a = g_ptr_array_index(c->m->attachments, i);
-		entry_attachment *ea = g_new0(entry_attachment, 1);
-		char sha[65];
-		vulnid_status s;
-		int fd = -1;
-
-		g_ptr_array_add(out, ea);
-		s = message_attachment_spool(a, c->cfg->spool_dir, &fd, &ea->size, sha, err);
-		if (s != VULNID_OK)
-			return s;
-		/* Sealed mail: the bytes stay inside the sealed message until
-		 * release; only what the commitment covers is computed. */
-		if (store_blobs)
-			s = store_blob_put_fd(c->st, fd, ea->size, sha, err);
-		close(fd);
-		if (s != VULNID_OK)
-			return s;
-		ea->sha256 = g_strdup(sha);
-		ea->filename = g_strdup(a->filename);
-		ea->content_type = g_strdup(a->content_type);
-	}
-	return VULNID_OK;
-}
-
 static gboolean
 block_embargoed(const request_block *b)
 {
@@ -510,7 +481,7 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	if (s == VULNID_OK && a.sealed_mail)
 		s = crypto_robot_fingerprint(&a.robot, err);
 	if (s == VULNID_OK)
-		s = intake_store_attachments(c, a.attachments, !a.sealed_mail, err);
+		s = mail_store_attachments(c, !a.sealed_mail, a.attachments, err);
 	for (guint bi = 0; s == VULNID_OK && bi < r->blocks->len; bi++)
 		s = assign_one(c, &a, bi, err);
 	if (s == VULNID_OK) {

@@ -83,27 +83,7 @@ lc_store_attachments(lc_mail *l, gboolean store_blobs, GError **err)
 	if (l->attachments != NULL)
 		return VULNID_OK;
 	l->attachments = g_ptr_array_new_with_free_func(entry_attachment_free);
-	for (guint i = 0; i < c->m->attachments->len; i++) {
-		const message_attachment *a = g_ptr_array_index(c->m->attachments, i);
-		entry_attachment *ea = g_new0(entry_attachment, 1);
-		char sha[65];
-		vulnid_status s;
-		int fd = -1;
-
-		g_ptr_array_add(l->attachments, ea);
-		s = message_attachment_spool(a, c->cfg->spool_dir, &fd, &ea->size, sha, err);
-		if (s != VULNID_OK)
-			return s;
-		if (store_blobs)
-			s = store_blob_put_fd(c->st, fd, ea->size, sha, err);
-		close(fd);
-		if (s != VULNID_OK)
-			return s;
-		ea->sha256 = g_strdup(sha);
-		ea->filename = g_strdup(a->filename);
-		ea->content_type = g_strdup(a->content_type);
-	}
-	return VULNID_OK;
+	return mail_store_attachments(c, store_blobs, l->attachments, err);
 }
 
 

@@ -5,10 +5,12 @@
 #include "autoconfig.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "canonjson.h"
 #include "crypto.h"
+#include "entry.h"
 #include "mailctx.h"
 #include "notify.h"
 
@@ -191,4 +193,32 @@ mail_record_signer(mail_ctx *c, gint64 row, const char *auth, GError **err)
 	    strncmp(auth, c->auth_json_withheld, strlen(c->auth_json_withheld) - 1) != 0)
 		return VULNID_OK;
 	return store_record_signer_insert(c->st, row, c->signer, c->key_salt, err);
+}
+
+vulnid_status
+mail_store_attachments(mail_ctx *c, gboolean store_blobs, GPtrArray *out, GError **err)
+{
+	for (guint i = 0; i < c->m->attachments->len; i++) {
+		const message_attachment *a = g_ptr_array_index(c->m->attachments, i);
+		entry_attachment *ea = g_new0(entry_attachment, 1);
+		char sha[65];
+		vulnid_status s;
+		int fd = -1;
+
+		g_ptr_array_add(out, ea);
+		s = message_attachment_spool(a, c->cfg->spool_dir, &fd, &ea->size, sha, err);
+		if (s != VULNID_OK)
+			return s;
+		/* Sealed mail: the bytes stay inside the sealed message until
+		 * release; only what the commitment covers is computed. */
+		if (store_blobs)
+			s = store_blob_put_fd(c->st, fd, ea->size, sha, err);
+		close(fd);
+		if (s != VULNID_OK)
+			return s;
+		ea->sha256 = g_strdup(sha);
+		ea->filename = g_strdup(a->filename);
+		ea->content_type = g_strdup(a->content_type);
+	}
+	return VULNID_OK;
 }

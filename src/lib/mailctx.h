@@ -117,6 +117,12 @@ char *mail_record_auth(const mail_ctx *c, gboolean withhold_key, const char *rol
  * auth object of the record withholds it. */
 vulnid_status mail_record_signer(mail_ctx *c, gint64 row, const char *auth, GError **err);
 
+/* Archive the mail's attachments once, each as an entry_attachment
+ * (entry.h) appended to out.  With store_blobs FALSE (a sealed record)
+ * only what the commitment covers is computed: the bytes stay inside the
+ * archived mail until the release stores them. */
+vulnid_status mail_store_attachments(mail_ctx *c, gboolean store_blobs, GPtrArray *out, GError **err);
+
 /* Set the mail aside with a reason (and audit it); no reply. */
 vulnid_status mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err);
 
