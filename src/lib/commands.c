@@ -335,12 +335,73 @@ token_value(const char *line, gsize keylen)
 	return g_ascii_strdown(v, -1);
 }
 
+/* Strip CR line ends; the number of lines before the signature (after
+ * "-- ", RFC 3676), which is not text. */
+static guint
+lines_before_signature(char **lines)
+{
+	guint n = g_strv_length(lines);
+
+	for (guint i = 0; i < n; i++) {
+		gsize len = strlen(lines[i]);
+
+		if (len > 0 && lines[i][len - 1] == '\r')
+			lines[i][len - 1] = '\0';
+		if (strcmp(lines[i], "-- ") == 0)
+			return i;
+	}
+	return n;
+}
+
+/* A "Token:" line: kept once (the same token twice acts once), up to
+ * COMMANDS_MAX_TOKENS; a malformed or surplus one is counted. */
+static void
+add_token(mail_text *t, const char *line, gsize klen)
+{
+	char *v = token_value(line, klen);
+	gboolean again = FALSE;
+
+	for (guint k = 0; v != NULL && k < t->tokens->len; k++)
+		again |= strcmp(g_ptr_array_index(t->tokens, k), v) == 0;
+	if (again)
+		g_free(v);
+	else if (v != NULL && t->tokens->len < COMMANDS_MAX_TOKENS)
+		g_ptr_array_add(t->tokens, v);
+	else {
+		g_free(v);
+		t->bad_tokens++;
+	}
+}
+
+/* The n lines left as text: without trailing white space, nor leading
+ * blank lines (but with the indentation of its first line). */
+static char *
+rest_text(char **lines, guint n)
+{
+	g_autoptr(GString) rest = g_string_new(NULL);
+	gsize lead = 0;
+
+	for (guint i = 0; i < n; i++) {
+		g_string_append(rest, lines[i]);
+		g_string_append_c(rest, '\n');
+	}
+	while (rest->len > 0 && g_ascii_isspace(rest->str[rest->len - 1]))
+		g_string_truncate(rest, rest->len - 1);
+	for (gsize k = 0; k < rest->len; k++) {
+		if (rest->str[k] == '\n')
+			lead = k + 1;
+		else if (!g_ascii_isspace(rest->str[k]))
+			break;
+	}
+	g_string_erase(rest, 0, (gssize) lead);
+	return g_strdup(rest->str);
+}
+
 mail_text *
 commands_split(const char *text, const char *prefix, guint max_fields)
 {
 	mail_text *t = g_new0(mail_text, 1);
 	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
-	g_autoptr(GString) rest = g_string_new(NULL);
 	GString *field = NULL;	/* the field being read, for continuation lines */
 	gboolean fields_closed = FALSE;
 	guint n, i, seen = 0;
@@ -349,18 +410,7 @@ commands_split(const char *text, const char *prefix, guint max_fields)
 	t->tokens = g_ptr_array_new_with_free_func(g_free);
 	t->fields = g_ptr_array_new_with_free_func(g_free);
 
-	/* CR line ends; the signature (after "-- ", RFC 3676) is not text. */
-	n = g_strv_length(lines);
-	for (i = 0; i < n; i++) {
-		gsize len = strlen(lines[i]);
-
-		if (len > 0 && lines[i][len - 1] == '\r')
-			lines[i][len - 1] = '\0';
-		if (strcmp(lines[i], "-- ") == 0) {
-			n = i;
-			break;
-		}
-	}
+	n = lines_before_signature(lines);
 
 	for (i = 0; i < n && seen < COMMANDS_MAX_TOP_LINES; i++, seen++) {
 		const char *line = lines[i];
@@ -381,19 +431,7 @@ commands_split(const char *text, const char *prefix, guint max_fields)
 		field = NULL;
 		klen = request_field_name_len(line);
 		if (klen == 5 && g_ascii_strncasecmp(line, "Token", 5) == 0) {
-			char *v = token_value(line, klen);
-			gboolean again = FALSE;
-
-			for (guint k = 0; v != NULL && k < t->tokens->len; k++)
-				again |= strcmp(g_ptr_array_index(t->tokens, k), v) == 0;
-			if (again)
-				g_free(v);	/* the same token twice acts once */
-			else if (v != NULL && t->tokens->len < COMMANDS_MAX_TOKENS)
-				g_ptr_array_add(t->tokens, v);
-			else {
-				g_free(v);
-				t->bad_tokens++;
-			}
+			add_token(t, line, klen);
 			continue;
 		}
 		if (klen > 0) {
@@ -426,25 +464,7 @@ commands_split(const char *text, const char *prefix, guint max_fields)
 
 		t->fields->pdata[k] = g_string_free(g, FALSE);
 	}
-	for (; i < n; i++) {
-		g_string_append(rest, lines[i]);
-		g_string_append_c(rest, '\n');
-	}
-	while (rest->len > 0 && g_ascii_isspace(rest->str[rest->len - 1]))
-		g_string_truncate(rest, rest->len - 1);
-	{
-		gsize lead = 0;
-
-		/* leading blank lines, but not the indentation of the first line */
-		for (gsize k = 0; k < rest->len; k++) {
-			if (rest->str[k] == '\n')
-				lead = k + 1;
-			else if (!g_ascii_isspace(rest->str[k]))
-				break;
-		}
-		g_string_erase(rest, 0, (gssize) lead);
-	}
-	t->text = g_strdup(rest->str);
+	t->text = rest_text(lines + i, n - i);
 	t->quote_only = *t->text != '\0' && commands_quote_only(t->text);
 	return t;
 }
