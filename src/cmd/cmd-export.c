@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "crypto.h"
 #include "export.h"
-#include "feed.h"
+#include "feed-export.h"
 #include "feedlog.h"
 #include "html.h"
 #include "osv.h"

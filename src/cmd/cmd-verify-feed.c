@@ -13,7 +13,7 @@
 
 #include "cli.h"
 #include "crypto.h"
-#include "feed.h"
+#include "feed-verify.h"
 #include "feedlog.h"
 #include "text.h"
 

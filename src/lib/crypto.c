@@ -16,14 +16,13 @@
 #include <sys/wait.h>
 
 #include "crypto.h"
-#include "message.h"
+#include "gmime-autoptr.h"
 #include "openpgp.h"
 
 static char *crypto_homedir;
 
 static void robot_clear(void);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeCryptoContext, g_object_unref)
 
 void
 crypto_preinit(void)

@@ -15,6 +15,7 @@
 #include "entry.h"
 #include "export.h"
 #include "feed.h"
+#include "feed-export.h"
 #include "feed-private.h"
 #include "jsonl-chain.h"
 #include "feedlog.h"

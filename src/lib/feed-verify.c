@@ -15,6 +15,7 @@
 #include "entry.h"
 #include "export.h"
 #include "feed.h"
+#include "feed-verify.h"
 #include "feed-private.h"
 #include "feedlog.h"
 #include "ids.h"

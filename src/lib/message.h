@@ -6,14 +6,8 @@
 #include <gmime/gmime.h>
 
 #include "crypto.h"
+#include "gmime-autoptr.h"
 #include "status.h"
-
-/* GMime 3.2 declares no g_autoptr cleanups of its own. */
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeStream, g_object_unref)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeParser, g_object_unref)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeMessage, g_object_unref)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeParserOptions, g_mime_parser_options_free)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GMimeFormatOptions, g_mime_format_options_free)
 
 typedef struct {
 	gint64 max_message_size;

@@ -5,6 +5,8 @@
 
 #include "export.h"
 #include "feed.h"
+#include "feed-export.h"
+#include "feed-verify.h"
 #include "html.h"
 
 static char *
