@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <gio/gio.h>
 
+#include "fileio.h"
 #include "audit.h"
 #include "canonjson.h"
 #include "jsonl-chain.h"
@@ -369,18 +370,11 @@ audit_flush(store *st, const char *path, GError **err)
 	s = store_audit_lines_after(st, after, out, NULL, err);
 	if (s != VULNID_OK)
 		goto out;
-	for (gsize off = 0; off < out->len;) {
-		ssize_t n = write(fd, out->str + off, out->len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			s = vulnid_fail(err, vulnid_status_from_errno(errno),
-					"cannot write '%s': %s", path, g_strerror(errno));
-			/* A torn line is cut off by the next flush. */
-			goto out;
-		}
-		off += (gsize) n;
+	if (!fileio_write_all(fd, out->str, out->len)) {
+		s = vulnid_fail(err, vulnid_status_from_errno(errno),
+				"cannot write '%s': %s", path, g_strerror(errno));
+		/* A torn line is cut off by the next flush. */
+		goto out;
 	}
 	/* Not synced: the database holds the chain, and lines that a crash
 	 * takes from the file are appended again by the next flush (a torn
@@ -624,17 +618,10 @@ audit_repair(store *st, const char *path, guint64 *written, char **saved, GError
 				tmp, g_strerror(errno));
 		goto out;
 	}
-	for (gsize off = 0; off < out->len;) {
-		ssize_t n = write(tfd, out->str + off, out->len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot write '%s': %s",
-					tmp, g_strerror(errno));
-			goto out;
-		}
-		off += (gsize) n;
+	if (!fileio_write_all(tfd, out->str, out->len)) {
+		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot write '%s': %s",
+				tmp, g_strerror(errno));
+		goto out;
 	}
 	if (fsync(tfd) < 0 || rename(tmp, path) < 0) {
 		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot replace '%s': %s",

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "audit.h"
 #include "canonjson.h"
 #include "crypto.h"
@@ -460,7 +461,6 @@ static vulnid_status
 append_lines(feed_year *y, guint64 *appended, GError **err)
 {
 	g_autoptr(GString) out = g_string_new(NULL);
-	gsize off = 0;
 	int fd;
 
 	if (y->items->len == 0)
@@ -480,20 +480,13 @@ append_lines(feed_year *y, guint64 *appended, GError **err)
 	if (fd < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot open '%s': %s",
 				   y->path, g_strerror(errno));
-	while (off < out->len) {
-		ssize_t n = write(fd, out->str + off, out->len - off);
+	if (!fileio_write_all(fd, out->str, out->len)) {
+		int e = errno;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			close(fd);
-			/* A torn line is cut off by the next export. */
-			return vulnid_fail(err, vulnid_status_from_errno(e), "cannot write '%s': %s",
-					   y->path, g_strerror(e));
-		}
-		off += (gsize) n;
+		close(fd);
+		/* A torn line is cut off by the next export. */
+		return vulnid_fail(err, vulnid_status_from_errno(e), "cannot write '%s': %s",
+				   y->path, g_strerror(e));
 	}
 	if (fdatasync(fd) < 0 && errno != EINVAL) {
 		int e = errno;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "header.h"
 #include "message.h"
 #include "message-private.h"
@@ -102,17 +103,9 @@ checksum_normalized(GChecksum *c, const char *p, size_t len)
 static vulnid_status
 write_all(int fd, const char *p, size_t len, GError **err)
 {
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return vulnid_fail(err, vulnid_status_from_errno(errno),
-					   "cannot write spool file: %s", g_strerror(errno));
-		p += n;
-		len -= (size_t) n;
-	}
+	if (!fileio_write_all(fd, p, len))
+		return vulnid_fail(err, vulnid_status_from_errno(errno),
+				   "cannot write spool file: %s", g_strerror(errno));
 	return VULNID_OK;
 }
 

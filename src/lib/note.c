@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "fileio.h"
 #include "note.h"
 
 #define EM_DASH "\xe2\x80\x94"
@@ -239,7 +240,8 @@ note_key_load_or_create(const char *path, const char *name, guint8 type, note_ke
 	g_autoptr(note_key) k = NULL;
 	g_autofree char *text = NULL;
 	vulnid_status s;
-	gsize off = 0, len;
+	gsize len;
+	gboolean written;
 	int fd;
 
 	if (created != NULL)
@@ -270,17 +272,9 @@ note_key_load_or_create(const char *path, const char *name, guint8 type, note_ke
 	if (fd < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s", path,
 				   g_strerror(errno));
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		off += (gsize) n;
-	}
+	written = fileio_write_all(fd, text, len);
 	OPENSSL_cleanse(text, len);
-	if (off < len || fsync(fd) < 0) {
+	if (!written || fsync(fd) < 0) {
 		int e = errno;
 
 		close(fd);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <openssl/evp.h>
 
+#include "fileio.h"
 #include "tlog.h"
 
 /* ---- hashing ----------------------------------------------------------------------- */
@@ -590,25 +591,17 @@ static vulnid_status
 write_unsynced(const char *path, const void *data, gsize len, GError **err)
 {
 	g_autofree char *tmp = g_strdup_printf("%s.tmp.XXXXXX", path);
-	gsize off = 0;
+	gboolean written;
 	int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0644);
 
 	if (fd < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s", tmp,
 				   g_strerror(errno));
-	while (off < len) {
-		ssize_t n = write(fd, (const char *) data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		off += (gsize) n;
-	}
-	if (off < len || fchmod(fd, 0644) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+	written = fileio_write_all(fd, data, len);
+	if (!written || fchmod(fd, 0644) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
 		int e = errno;
 
-		if (off < len)
+		if (!written)
 			close(fd);
 		unlink(tmp);
 		return vulnid_fail(err, vulnid_status_from_errno(e), "cannot write '%s': %s", path, g_strerror(e));
