@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "lmtp.h"
 
 void
@@ -615,23 +616,9 @@ data_input(lmtp_session *s, const char *buf, gsize len)
 	s->env.size += s->dbuf->len;
 	if (s->env.size > s->cfg.max_size)
 		s->too_big = TRUE;	/* the rest is read and dropped */
-	if (!s->too_big && !s->spool_failed && s->dbuf->len > 0) {
-		const guint8 *p = s->dbuf->data;
-		gsize left = s->dbuf->len;
-
-		while (left > 0) {
-			ssize_t w = write(s->fd, p, left);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				s->spool_failed = TRUE;
-				break;
-			}
-			p += w;
-			left -= (gsize) w;
-		}
-	}
+	if (!s->too_big && !s->spool_failed && s->dbuf->len > 0 &&
+	    !fileio_write_all(s->fd, s->dbuf->data, s->dbuf->len))
+		s->spool_failed = TRUE;
 	g_byte_array_set_size(s->dbuf, 0);
 	if (done)
 		data_end(s);
