@@ -3,6 +3,7 @@
 #include "autoconfig.h"
 
 #include <string.h>
+#include <gmime/gmime.h>
 
 #include "header.h"
 #include "text.h"
@@ -213,16 +214,12 @@ field_end(header_scan *h)
 	}
 	if (h->trace_value != NULL) {
 		header_trace_field *f = g_new0(header_trace_field, 1);
-		GString *v = h->trace_value;
-		gsize j = 0;
 
-		/* unfold: line ends go, the white space after them stays */
-		for (gsize i = 0; i < v->len; i++)
-			if (v->str[i] != '\r' && v->str[i] != '\n')
-				v->str[j++] = v->str[i];
-		g_string_truncate(v, j);
+		/* unfolded as GMime unfolds (line ends go, the white space
+		 * after them stays, the value is trimmed) */
 		f->name = g_strdup(h->name);
-		f->value = g_string_free(g_steal_pointer(&h->trace_value), FALSE);
+		f->value = g_mime_utils_header_unfold(h->trace_value->str);
+		g_string_free(g_steal_pointer(&h->trace_value), TRUE);
 		f->offset = h->offset;
 		g_ptr_array_add(h->trace, f);
 	}
