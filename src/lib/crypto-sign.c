@@ -1,0 +1,609 @@
+/* crypto-sign.c - signing and encrypting: PGP/MIME, cleartext, detached, through gpg-agent or a gpg process */
+#include "autoconfig.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <gpgme.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "crypto.h"
+#include "gmime-autoptr.h"
+#include "openpgp.h"
+
+#include "crypto-private.h"
+
+static vulnid_status sign_data(GBytes *data, const char *signer, GBytes **out, char **micalg,
+				GError **err);
+
+/* Parts that are not base64 already go quoted-printable: nothing in the
+ * signed content may be changed by a 7-bit relay (RFC 3156, section 3). */
+static void
+sign_prepare(GMimeObject *o)
+{
+	if (GMIME_IS_MULTIPART_SIGNED(o) || GMIME_IS_MULTIPART_ENCRYPTED(o))
+		return;
+	if (GMIME_IS_MULTIPART(o)) {
+		int n = g_mime_multipart_get_count(GMIME_MULTIPART(o));
+
+		for (int i = 0; i < n; i++)
+			sign_prepare(g_mime_multipart_get_part(GMIME_MULTIPART(o), i));
+	} else if (GMIME_IS_MESSAGE_PART(o)) {
+		GMimeMessage *m = g_mime_message_part_get_message(GMIME_MESSAGE_PART(o));
+
+		if (m != NULL && g_mime_message_get_mime_part(m) != NULL)
+			sign_prepare(g_mime_message_get_mime_part(m));
+	} else if (GMIME_IS_PART(o) &&
+		   g_mime_part_get_content_encoding(GMIME_PART(o)) != GMIME_CONTENT_ENCODING_BASE64)
+		g_mime_part_set_content_encoding(GMIME_PART(o), GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE);
+}
+
+/* RFC 3156 multipart/signed, as g_mime_multipart_signed_sign() builds it,
+ * but signed through sign_data(): GMime's context runs gpg and lists the
+ * signer's secret key first, two gpg processes per mail. */
+GMimeObject *
+crypto_sign_mime(GMimeObject *entity, const char *signer, GError **err)
+{
+	g_autoptr(GMimeStream) clear = g_mime_stream_mem_new();
+	g_autoptr(GMimeStream) canon = g_mime_stream_mem_new();
+	g_autoptr(GBytes) sig = NULL;
+	g_autofree char *micalg = NULL;
+	GMimeStream *f;
+	GMimeFilter *filter;
+	GByteArray *buf;
+	g_autoptr(GMimeParser) parser = NULL;
+	GMimeObject *content;
+	GMimePart *sigpart;
+	GMimeDataWrapper *wrapper;
+	GMimeMultipartSigned *mps;
+	GMimeStream *sigstream;
+	vulnid_status s;
+
+	sign_prepare(entity);
+	/* "From " armoured and trailing white space stripped (RFC 3156,
+	 * sections 3 and 5.4) in what is sent ... */
+	f = g_mime_stream_filter_new(clear);
+	filter = g_mime_filter_from_new(GMIME_FILTER_FROM_MODE_ARMOR);
+	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), filter);
+	g_object_unref(filter);
+	filter = g_mime_filter_strip_new();
+	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), filter);
+	g_object_unref(filter);
+	g_mime_object_write_to_stream(entity, NULL, f);
+	g_mime_stream_flush(f);
+	g_object_unref(f);
+	g_mime_stream_reset(clear);
+	/* ... and CRLF line ends in what is signed (section 5.1) */
+	f = g_mime_stream_filter_new(canon);
+	filter = g_mime_filter_unix2dos_new(FALSE);
+	g_mime_stream_filter_add(GMIME_STREAM_FILTER(f), filter);
+	g_object_unref(filter);
+	g_mime_stream_write_to_stream(clear, f);
+	g_mime_stream_flush(f);
+	g_object_unref(f);
+	g_mime_stream_reset(clear);
+	buf = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(canon));
+	{
+		g_autoptr(GBytes) data = g_bytes_new_static(buf->data, buf->len);
+		g_autoptr(GError) e = NULL;
+
+		s = sign_data(data, signer, &sig, &micalg, &e);
+		if (s != VULNID_OK) {
+			g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "%s", e != NULL ? e->message : "cannot sign");
+			return NULL;
+		}
+	}
+	parser = g_mime_parser_new_with_stream(clear);
+	content = g_mime_parser_construct_part(parser, NULL);
+	if (content == NULL) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_PARSE_ERROR, "cannot read back the signed part");
+		return NULL;
+	}
+	sigpart = g_mime_part_new_with_type("application", "pgp-signature");
+	sigstream = g_mime_stream_mem_new_with_buffer(g_bytes_get_data(sig, NULL), g_bytes_get_size(sig));
+	wrapper = g_mime_data_wrapper_new_with_stream(sigstream, GMIME_CONTENT_ENCODING_DEFAULT);
+	g_mime_part_set_content(sigpart, wrapper);
+	g_object_unref(wrapper);
+	g_object_unref(sigstream);
+	mps = g_mime_multipart_signed_new();
+	g_mime_multipart_add(GMIME_MULTIPART(mps), content);
+	g_mime_multipart_add(GMIME_MULTIPART(mps), GMIME_OBJECT(sigpart));
+	g_object_unref(content);
+	g_object_unref(sigpart);
+	g_mime_object_set_content_type_parameter(GMIME_OBJECT(mps), "protocol", "application/pgp-signature");
+	g_mime_object_set_content_type_parameter(GMIME_OBJECT(mps), "micalg", micalg);
+	g_mime_multipart_set_boundary(GMIME_MULTIPART(mps), NULL);
+	return GMIME_OBJECT(mps);
+}
+
+GMimeObject *
+crypto_encrypt_mime(GMimeObject *entity, const char *signer, GPtrArray *recipients, GError **err)
+{
+	g_autoptr(GMimeCryptoContext) ctx = g_mime_gpg_context_new();
+
+	return GMIME_OBJECT(g_mime_multipart_encrypted_encrypt(ctx, entity, signer != NULL, signer,
+							       GMIME_ENCRYPT_ALWAYS_TRUST, recipients, err));
+}
+
+/* Run a GnuPG program (argv) with input on its stdin; its stdout and
+ * stderr come back whole, *status as waitpid() gives it.  posix_spawn(): no copy of
+ * this process's page tables as with fork(), no helper thread as with
+ * GSubprocess.  Its stdin is a socket, so that a gpg that quits early
+ * makes send() fail instead of raising SIGPIPE. */
+static gboolean
+run_program(const char *const *argv, GBytes *input, GByteArray *out, GByteArray *errout, int *status,
+	char **why)
+{
+	int in_sv[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
+	posix_spawn_file_actions_t fa;
+	const guint8 *in = g_bytes_get_data(input, NULL);
+	gsize in_len = g_bytes_get_size(input), in_off = 0;
+	gboolean ok = FALSE;
+	pid_t pid = -1;
+	int rc;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sv) < 0 ||
+	    pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0) {
+		*why = g_strdup_printf("cannot run gpg: %s", g_strerror(errno));
+		goto out;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in_sv[1], 0);
+	posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
+#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);	/* what the MTA left open */
+#endif
+	rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *) argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		pid = -1;
+		*why = g_strdup_printf("cannot run %s: %s", argv[0], g_strerror(rc));
+		goto out;
+	}
+	close(in_sv[1]);
+	close(out_p[1]);
+	close(err_p[1]);
+	in_sv[1] = out_p[1] = err_p[1] = -1;
+	if (in_len == 0) {
+		close(in_sv[0]);
+		in_sv[0] = -1;
+	}
+	while (out_p[0] >= 0 || err_p[0] >= 0) {
+		struct pollfd pf[3];
+		int np = 0;
+
+		if (in_sv[0] >= 0)
+			pf[np++] = (struct pollfd) { .fd = in_sv[0], .events = POLLOUT };
+		if (out_p[0] >= 0)
+			pf[np++] = (struct pollfd) { .fd = out_p[0], .events = POLLIN };
+		if (err_p[0] >= 0)
+			pf[np++] = (struct pollfd) { .fd = err_p[0], .events = POLLIN };
+		if (poll(pf, (nfds_t) np, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			*why = g_strdup_printf("cannot talk to gpg: %s", g_strerror(errno));
+			goto out;
+		}
+		for (int i = 0; i < np; i++) {
+			if (pf[i].revents == 0)
+				continue;
+			if (pf[i].fd == in_sv[0]) {
+				ssize_t w = send(in_sv[0], in + in_off, MIN(in_len - in_off, 65536),
+						 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+				if (w < 0 && (errno == EAGAIN || errno == EINTR))
+					continue;
+				if (w > 0)
+					in_off += (gsize) w;
+				if (w < 0 || in_off == in_len) {
+					close(in_sv[0]);	/* done, or gpg stopped reading */
+					in_sv[0] = -1;
+				}
+			} else {
+				int *fd = pf[i].fd == out_p[0] ? &out_p[0] : &err_p[0];
+				GByteArray *to = pf[i].fd == out_p[0] ? out : errout;
+				guint8 buf[16384];
+				ssize_t r = read(*fd, buf, sizeof buf);
+
+				if (r < 0 && errno == EINTR)
+					continue;
+				if (r <= 0) {
+					close(*fd);
+					*fd = -1;
+				} else
+					g_byte_array_append(to, buf, (guint) r);
+			}
+		}
+	}
+	ok = TRUE;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (in_sv[i] >= 0)
+			close(in_sv[i]);
+		if (out_p[i] >= 0)
+			close(out_p[i]);
+		if (err_p[i] >= 0)
+			close(err_p[i]);
+	}
+	if (pid > 0) {
+		while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+			;
+	}
+	return ok;
+}
+
+/* Sign data with signer's key, running gpg directly: for the keys the
+ * packets of openpgp.c are not made for (another algorithm, a primary key
+ * that cannot sign, an expired key, a signer named otherwise than by its
+ * fingerprint).  gpg is told the exact key ("FPR!"); what it says on its
+ * status channel is checked: one signature, made by that key. */
+static vulnid_status
+sign_data_gpg(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **out, char **micalg,
+	  GError **err)
+{
+	g_autofree char *user = NULL;
+	const char *argv[16];
+	int n = 0;
+	g_autoptr(GByteArray) sigbuf = g_byte_array_new();
+	g_autoptr(GByteArray) statusbuf = g_byte_array_new();
+	g_autofree char *spawn_why = NULL;
+	int wstatus = 0;
+	g_auto(GStrv) lines = NULL;
+	const char *created = NULL;
+	const char *gpg;
+
+	if (signer == NULL || *signer == '\0')
+		return vulnid_fail(err, VULNID_ERR_INVALID, "no signing key");
+	user = cr_is_fingerprint(signer) ? g_strconcat(signer, "!", NULL) : g_strdup(signer);
+	/* the gpg gpgme uses (no PATH search: the MTA's PATH is not ours) */
+	gpgme_check_version(NULL);	/* initialises gpgme; no process */
+	gpg = gpgme_get_dirinfo("gpg-name");
+	argv[n++] = gpg != NULL ? gpg : "gpg";
+	argv[n++] = "--batch";
+	argv[n++] = "--no-tty";
+	argv[n++] = "--disable-dirmngr";
+	argv[n++] = "--status-fd=2";
+	argv[n++] = "--armor";
+	argv[n++] = "--local-user";
+	argv[n++] = user;
+	if (crypto_homedir != NULL) {
+		argv[n++] = "--homedir";
+		argv[n++] = crypto_homedir;
+	}
+	argv[n++] = mode == GPGME_SIG_MODE_CLEAR ? "--clearsign" : "--detach-sign";
+	if (mode == GPGME_SIG_MODE_CLEAR)
+		argv[n++] = "--textmode";
+	argv[n] = NULL;
+	if (!run_program(argv, data, sigbuf, statusbuf, &wstatus, &spawn_why))
+		return vulnid_fail(err, VULNID_ERR_TEMP, "cannot sign: %s", spawn_why);
+	g_byte_array_append(statusbuf, (const guint8 *) "", 1);
+	lines = g_strsplit((const char *) statusbuf->data, "\n", -1);
+	for (char **l = lines; *l != NULL; l++)
+		if (g_str_has_prefix(*l, "[GNUPG:] SIG_CREATED ")) {
+			if (created != NULL) {
+				created = NULL;	/* more than one: not what was asked */
+				break;
+			}
+			created = *l + strlen("[GNUPG:] SIG_CREATED ");
+		}
+	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || created == NULL || sigbuf->len == 0) {
+		/* The secret key not usable now (gpg-agent down, a smart card
+		 * away) and a key that is gone look alike here: wait. */
+		g_autofree char *why = NULL;
+
+		for (char **l = lines; *l != NULL && why == NULL; l++)
+			if (**l != '\0' && !g_str_has_prefix(*l, "[GNUPG:]"))
+				why = g_strdup(*l);
+		return vulnid_fail(err, VULNID_ERR_TEMP, "cannot sign with %s: %s", signer,
+				   why != NULL ? why : "gpg failed");
+	}
+	{
+		/* SIG_CREATED type pk-algo hash-algo class time fingerprint */
+		g_auto(GStrv) f = g_strsplit(created, " ", -1);
+
+		if (g_strv_length(f) < 6 ||
+		    (cr_is_fingerprint(signer) && g_ascii_strcasecmp(g_strstrip(f[5]), signer) != 0))
+			return vulnid_fail(err, VULNID_ERR_INTERNAL, "gpg signed with %s, not %s",
+					   g_strv_length(f) >= 6 ? f[5] : "another key", signer);
+		if (micalg != NULL) {
+			const char *h = gpgme_hash_algo_name((gpgme_hash_algo_t) atoi(f[2]));
+			g_autofree char *lower = g_ascii_strdown(h != NULL ? h : "sha256", -1);
+
+			*micalg = g_strconcat("pgp-", lower, NULL);
+		}
+	}
+	*out = g_byte_array_free_to_bytes(g_steal_pointer(&sigbuf));
+	return VULNID_OK;
+}
+
+/* --- signatures through gpg-agent -------------------------------------------------- */
+
+/* A GnuPG program installed beside the gpg that gpgme uses (no PATH
+ * search: the MTA's PATH is not ours). */
+static char *
+gnupg_program(const char *name)
+{
+	const char *gpg;
+	g_autofree char *dir = NULL;
+
+	gpgme_check_version(NULL);	/* initialises gpgme; no process */
+	gpg = gpgme_get_dirinfo("gpg-name");
+	dir = g_path_get_dirname(gpg != NULL ? gpg : "/usr/bin/gpg");
+	return g_build_filename(dir, name, NULL);
+}
+
+/* gpgconf --homedir HOME ARGS...; its output in out. */
+static vulnid_status
+run_gpgconf(const char *home, const char *a1, const char *a2, GByteArray *out, GError **err)
+{
+	g_autofree char *gpgconf = gnupg_program("gpgconf");
+	const char *argv[] = { gpgconf, "--homedir", home, a1, a2, NULL };
+	g_autoptr(GByteArray) errout = g_byte_array_new();
+	g_autoptr(GByteArray) ignored = out == NULL ? g_byte_array_new() : NULL;
+	g_autoptr(GBytes) none = g_bytes_new(NULL, 0);
+	g_autofree char *why = NULL;
+	int wstatus = 0;
+
+	if (!run_program(argv, none, out != NULL ? out : ignored, errout, &wstatus, &why))
+		return vulnid_fail(err, VULNID_ERR_TEMP, "%s", why);
+	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+		g_autofree char *msg = g_strndup((const char *) errout->data, errout->len);
+
+		return vulnid_fail(err, VULNID_ERR_TEMP, "gpgconf %s %s failed: %s", a1, a2,
+				   *g_strstrip(msg) != '\0' ? msg : "no reason given");
+	}
+	return VULNID_OK;
+}
+
+/* Where gpg-agent listens for the keyring home, as gpgconf says: in the
+ * keyring directory, or under /run/user/UID when that exists. */
+vulnid_status
+cr_agent_socket_ask(const char *home, char **path, GError **err)
+{
+	g_autoptr(GByteArray) out = g_byte_array_new();
+	g_autofree char *text = NULL;
+	vulnid_status s = run_gpgconf(home, "--list-dirs", "agent-socket", out, err);
+
+	if (s != VULNID_OK)
+		return s;
+	text = g_strndup((const char *) out->data, out->len);
+	g_strchomp(text);
+	if (!g_path_is_absolute(text) || strchr(text, '\n') != NULL)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "gpgconf named no agent socket for '%s'", home);
+	*path = g_steal_pointer(&text);
+	return VULNID_OK;
+}
+
+/* gpg starts gpg-agent when it is not running, unless gpg.conf says
+ * no-autostart; vulnid does as gpg would. */
+static gboolean
+agent_autostart(const char *home)
+{
+	g_autofree char *path = g_build_filename(home, "gpg.conf", NULL);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return TRUE;
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l != NULL; l++)
+		if (strcmp(g_strstrip(*l), "no-autostart") == 0)
+			return FALSE;
+	return TRUE;
+}
+
+/* One connection to gpg-agent per process, kept for the next signature
+ * (a resident server signs many); one signature at a time on it. */
+static GMutex agent_lock;
+static openpgp_agent *agent;
+static pid_t agent_pid;
+
+void
+crypto_agent_close(void)
+{
+	g_mutex_lock(&agent_lock);
+	/* one inherited over fork() is the parent's: not closed here, where
+	 * a goodbye would end the parent's session */
+	if (agent != NULL && agent_pid == getpid())
+		openpgp_agent_free(agent);
+	agent = NULL;
+	g_mutex_unlock(&agent_lock);
+}
+
+/* Connect, at the socket remembered or asked for; an agent that is not
+ * running is started, as gpg would start it.  Under agent_lock. */
+static vulnid_status
+agent_open(GError **err)
+{
+	const char *home = crypto_homedir;
+	g_autofree char *socket = NULL;
+	g_autoptr(GError) e = NULL;
+	gboolean asked = FALSE;
+	vulnid_status s;
+
+	if (home == NULL)
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "no keyring");
+	gpgme_check_version(NULL);	/* SIGPIPE ignored, as for gpgme's own connections */
+	g_mutex_lock(&cr_robot_lock);
+	if (cr_robot != NULL && cr_robot->socket != NULL && cr_robot->socket_uid == geteuid())
+		socket = g_strdup(cr_robot->socket);
+	g_mutex_unlock(&cr_robot_lock);
+	if (socket == NULL) {
+		s = cr_agent_socket_ask(home, &socket, err);
+		if (s != VULNID_OK)
+			return s;
+		asked = TRUE;
+	}
+	s = openpgp_agent_connect(socket, &agent, &e);
+	if (s == VULNID_ERR_NOTFOUND && !asked) {
+		/* the socket remembered may have moved (/run/user/UID made) */
+		g_autofree char *now = NULL;
+
+		asked = TRUE;
+		if (cr_agent_socket_ask(home, &now, NULL) == VULNID_OK && strcmp(now, socket) != 0) {
+			g_free(socket);
+			socket = g_steal_pointer(&now);
+			g_clear_error(&e);
+			s = openpgp_agent_connect(socket, &agent, &e);
+		}
+	}
+	if (s == VULNID_ERR_NOTFOUND) {
+		if (!agent_autostart(home))
+			return vulnid_fail(err, VULNID_ERR_TEMP, "gpg-agent is not running (gpg.conf says "
+					   "no-autostart): %s", e->message);
+		g_clear_error(&e);
+		s = run_gpgconf(home, "--launch", "gpg-agent", NULL, &e);
+		if (s == VULNID_OK)
+			s = openpgp_agent_connect(socket, &agent, &e);
+	}
+	if (s != VULNID_OK) {
+		g_propagate_error(err, g_steal_pointer(&e));
+		return s == VULNID_ERR_NOTFOUND ? VULNID_ERR_TEMP : s;
+	}
+	agent_pid = getpid();
+	if (asked) {
+		g_mutex_lock(&cr_robot_lock);
+		cr_robot_remember_socket(home, cr_robot, socket);
+		g_mutex_unlock(&cr_robot_lock);
+	}
+	return VULNID_OK;
+}
+
+/* PKSIGN on the kept connection, or a new one.  A kept connection that
+ * fails may be to an agent restarted since: one more try on a new one. */
+static vulnid_status
+agent_pksign(const char *keygrip, const guint8 *digest, GBytes **sexp, GError **err)
+{
+	vulnid_status s;
+
+	g_mutex_lock(&agent_lock);
+	if (agent != NULL && agent_pid != getpid())
+		agent = NULL;	/* the parent's (see crypto_agent_close()) */
+	for (int attempt = 0;; attempt++) {
+		gboolean fresh = agent == NULL;
+		g_autoptr(GError) e = NULL;
+
+		if (fresh) {
+			s = agent_open(err);
+			if (s != VULNID_OK)
+				break;
+		}
+		s = openpgp_agent_pksign(agent, keygrip, digest, sexp, &e);
+		if (s == VULNID_OK)
+			break;
+		g_clear_pointer(&agent, openpgp_agent_free);
+		if (fresh || attempt > 0) {
+			g_propagate_error(err, g_steal_pointer(&e));
+			break;
+		}
+	}
+	g_mutex_unlock(&agent_lock);
+	return s;
+}
+
+/* The robot's key as openpgp.c signs with it, or FALSE when gpg must
+ * make the signature: another algorithm, a primary key that cannot sign,
+ * an expired key (gpg then says why it cannot sign). */
+static gboolean
+robot_openpgp_key(const char *signer, openpgp_key *key)
+{
+	g_autofree char *fpr = NULL;
+	gboolean ok = FALSE;
+	guint64 bits;
+
+	if (!cr_is_fingerprint(signer))
+		return FALSE;
+	g_mutex_lock(&cr_robot_lock);
+	if (cr_robot_fingerprint(TRUE, &fpr, NULL) != VULNID_OK || g_ascii_strcasecmp(fpr, signer) != 0 ||
+	    cr_robot->keygrip == NULL ||
+	    (cr_robot->expires != 0 && cr_robot->expires <= g_get_real_time() / G_USEC_PER_SEC))
+		ok = FALSE;
+	else if (strcmp(cr_robot->algo, "ed25519") == 0)
+		ok = openpgp_key_init(key, OPENPGP_PK_EDDSA, 255, cr_robot->fpr, cr_robot->keygrip);
+	else if (g_str_has_prefix(cr_robot->algo, "rsa") &&
+		 g_ascii_string_to_unsigned(cr_robot->algo + 3, 10, 1024, 16384, &bits, NULL))
+		ok = openpgp_key_init(key, OPENPGP_PK_RSA, (guint) bits, cr_robot->fpr, cr_robot->keygrip);
+	g_mutex_unlock(&cr_robot_lock);
+	return ok;
+}
+
+/* The armored signature (type: binary or canonical text) over data. */
+static vulnid_status
+agent_sign(const openpgp_key *key, const char *signer, guint8 type, const void *data, gsize len,
+	   char **armored, GError **err)
+{
+	g_autoptr(openpgp_sig) sig = openpgp_sig_new(key, type, g_get_real_time() / G_USEC_PER_SEC);
+	g_autoptr(GBytes) sexp = NULL, packet = NULL;
+	vulnid_status s;
+
+	openpgp_sig_update(sig, data, len);
+	s = agent_pksign(key->keygrip, openpgp_sig_digest(sig), &sexp, err);
+	if (s == VULNID_OK)
+		s = openpgp_sig_finish(sig, g_bytes_get_data(sexp, NULL), g_bytes_get_size(sexp), &packet, err);
+	if (s == VULNID_OK)
+		*armored = openpgp_armor_signature(packet);
+	else if (err != NULL && *err != NULL)
+		g_prefix_error(err, "cannot sign with %s: ", signer);
+	return s;
+}
+
+/* A detached signature over data by signer: through gpg-agent, or by gpg
+ * for keys of other kinds.  micalg: "pgp-sha256" or what gpg used. */
+static vulnid_status
+sign_data(GBytes *data, const char *signer, GBytes **out, char **micalg, GError **err)
+{
+	openpgp_key key;
+	char *armored = NULL;
+	vulnid_status s;
+
+	if (!robot_openpgp_key(signer, &key))
+		return sign_data_gpg(data, signer, GPGME_SIG_MODE_DETACH, out, micalg, err);
+	s = agent_sign(&key, signer, OPENPGP_SIG_BINARY, g_bytes_get_data(data, NULL), g_bytes_get_size(data),
+		       &armored, err);
+	if (s != VULNID_OK)
+		return s;
+	*out = g_bytes_new_take(armored, strlen(armored));
+	if (micalg != NULL)
+		*micalg = g_strdup("pgp-sha256");
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_clearsign(const char *text, const char *signer, char **out, GError **err)
+{
+	g_autoptr(GString) shown = g_string_new(NULL);
+	g_autoptr(GString) canonical = g_string_new(NULL);
+	g_autofree char *armored = NULL;
+	openpgp_key key;
+	vulnid_status s;
+
+	if (!robot_openpgp_key(signer, &key)) {
+		g_autoptr(GBytes) in = g_bytes_new(text, strlen(text));
+		g_autoptr(GBytes) sig = NULL;
+
+		s = sign_data_gpg(in, signer, GPGME_SIG_MODE_CLEAR, &sig, NULL, err);
+		if (s == VULNID_OK)
+			*out = g_strndup(g_bytes_get_data(sig, NULL), g_bytes_get_size(sig));
+		return s;
+	}
+	openpgp_cleartext(text, shown, canonical);
+	s = agent_sign(&key, signer, OPENPGP_SIG_TEXT, canonical->str, canonical->len, &armored, err);
+	if (s == VULNID_OK)
+		*out = openpgp_cleartext_message(shown->str, armored);
+	return s;
+}
+
+vulnid_status
+crypto_sign_detached(GBytes *data, const char *signer, GBytes **sig, GError **err)
+{
+	return sign_data(data, signer, sig, NULL, err);
+}
