@@ -73,6 +73,16 @@ test_expect_success '-a received takes the address from the topmost Received fie
 	expect_eq 192.0.2.200 "$(sql "SELECT client_address FROM messages WHERE message_id = '\''t160-$n@example.net'\''")"
 '
 
+test_expect_success '-a received: a HELO that is itself an address literal is not taken for the client' '
+	n=helo &&
+	{ printf "Received: from [198.51.100.66] (unknown [192.0.2.201])\n\tby robot.example.org (Postfix) with ESMTP id 2\n";
+	  printf "Received: from x.example ([198.51.100.67]) [192.0.2.202] by mx (Exim)\n"; } >"$TMP/r$n.eml" &&
+	write_mail "$TMP/body$n" "From: <f2@a.example>" "Message-ID: <t160-$n@example.net>" <<<"Product: H" &&
+	cat "$TMP/body$n" >>"$TMP/r$n.eml" &&
+	deliver_ok "$TMP/r$n.eml" -f f2@a.example -a received &&
+	expect_eq 192.0.2.201 "$(sql "SELECT client_address FROM messages WHERE message_id = '\''t160-$n@example.net'\''")"
+'
+
 test_expect_success 'a value that is no IP address is not stored; the audit log has the client' '
 	expect_eq request "$(req g1@a.example "1.2.3.4; rm -rf /")" &&
 	expect_eq "" "$(sql "SELECT coalesce(client_address, '\'''\'') FROM messages ORDER BY id DESC LIMIT 1")" &&

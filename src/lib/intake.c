@@ -1463,7 +1463,18 @@ intake_client_address(const intake_envelope *env, const message_spool *sp)
 
 		if (strcmp(f->name, "received") != 0)
 			continue;
-		open = strchr(f->value, '[');
+		/* "from HELO (NAME [ADDRESS])" (Postfix, OpenSMTPD) or "from
+		 * NAME ([HELO]) [ADDRESS]" (Exim): the client chooses HELO,
+		 * which may itself be a literal, so the address is the last
+		 * bracket of the from clause, before " by ". */
+		{
+			const char *by = strstr(f->value, " by ");
+			const char *tab = strstr(f->value, "\tby ");
+			const char *end = by == NULL ? tab : tab == NULL ? by : MIN(by, tab);
+			gsize n = end != NULL ? (gsize) (end - f->value) : strlen(f->value);
+
+			open = g_strrstr_len(f->value, (gssize) n, "[");
+		}
 		close = open != NULL ? strchr(open, ']') : NULL;
 		if (close == NULL)
 			return NULL;
