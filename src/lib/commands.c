@@ -312,8 +312,8 @@ parse_command(const char *line, const command_word *cw, const char *prefix)
 {
 	command *c = g_new0(command, 1);
 	const char *p = skip_space(line);
-	g_autofree char *w = next_word(&p);
 
+	g_free(next_word(&p));	/* the command word: cw already says which */
 	c->kind = cw->kind;
 	c->word = g_strdup(cw->word);
 	c->line = text_clean_line(line, COMMANDS_MAX_LINE);
