@@ -7,9 +7,11 @@
  * archived mail and the private columns are read by entry.c and judged
  * here, once.  The rules (doc/vulnid-json.7, AUDIENCES):
  *
- *   - Sealed content (an embargo) is shown to the creator, the vendor and
- *     the operator, and only when the entry was unsealed for them; to
- *     everyone else an embargoed entry is a stub with its commitments.
+ *   - Sealed content (an embargo) is shown to the creator, the vendor, a
+ *     key the creator gave access (a reader) and the operator, and only
+ *     when the entry was unsealed for them; to everyone else an embargoed
+ *     entry is a stub with its commitments, and with the keys given
+ *     access and when.
  *   - An anonymous researcher's address, name and key are shown to the
  *     creator and the operator only.
  *   - An entry a moderator marked as spam is withheld from the public.
@@ -26,6 +28,7 @@ typedef enum {
 	AUDIENCE_PUBLIC,	/* anyone: lookups, subscribers, lists, feed, OSV, mbox, web */
 	AUDIENCE_MODERATOR,	/* the public's view, and what is withheld as spam */
 	AUDIENCE_VENDOR,	/* the vendor's contacts: the report, never an anonymous identity */
+	AUDIENCE_READER,	/* a key given access to the sealed records: as the vendor */
 	AUDIENCE_CREATOR,	/* the researcher who made the entry */
 	AUDIENCE_OPERATOR,	/* vulnid show --private: everything */
 } audience;

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "crypto.h"
+#include "hashcash.h"
 #include "message.h"
 #include "outbox.h"
 #include "status.h"
@@ -82,6 +83,12 @@ typedef struct {
 	char *client_net;	/* its /24 or /64, or NULL */
 	const char *from_verified;	/* "dmarc" or "dkim": the operator's MTA
 					 * authenticated From (authres.h), or NULL */
+	/* Proof of work (hashcash.h): a good stamp for the robot, or NULL;
+	 * paid once it was spent now (not before); lifted when it took the
+	 * mail past a rate limit. */
+	const hashcash_stamp *stamp;
+	gboolean paid;
+	gboolean lifted;
 } mail_ctx;
 
 /* Template values every reply has (request_address, domain, prefix, date,

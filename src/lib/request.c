@@ -5,6 +5,7 @@
 #include <gmime/gmime.h>
 
 #include "canonjson.h"
+#include "entry.h"
 #include "request.h"
 #include "text.h"
 
@@ -16,7 +17,7 @@ typedef struct {
 static const known_key known_keys[] = {
 	{ "Vendor", FALSE }, { "Product", FALSE }, { "Version", TRUE },
 	{ "Title", FALSE }, { "Type", FALSE }, { "Reference", TRUE },
-	{ "Vendor-Contact", FALSE }, { "Embargo", FALSE }, { "Anonymous", FALSE },
+	{ "Vendor-Contact", FALSE }, { "Embargo", FALSE }, { "Anonymous", FALSE }, { "Mirror", TRUE },
 };
 
 static void
@@ -204,11 +205,23 @@ validate_field(request *r, const request_field *f, guint bi, guint nb, GDateTime
 		if (!ok)
 			add_msg(r->errors, bi, nb,
 				"Vendor-Contact: '%s' is not one mail address", f->value);
-	} else if (g_ascii_strcasecmp(f->key, "Reference") == 0) {
-		if (!g_str_has_prefix(f->value, "https://") && !g_str_has_prefix(f->value, "http://") &&
-		    !g_str_has_prefix(f->value, "ftp://"))
+	} else if (g_ascii_strcasecmp(f->key, "Reference") == 0 || g_ascii_strcasecmp(f->key, "Mirror") == 0) {
+		g_autofree char *url = NULL;
+		g_autofree char *sha = NULL;
+		g_autofree char *of = NULL;
+		gboolean mirror = g_ascii_strcasecmp(f->key, "Mirror") == 0;
+		gboolean parsed = entry_reference_parse(f->value, &url, &sha, &of);
+
+		if (mirror && (!parsed || (sha == NULL && of == NULL)))
+			add_msg(r->errors, bi, nb, "Mirror: '%s' names no reference: write Mirror: URL sha256=HEX "
+				"(the checksum of the reference) or Mirror: URL of REFERENCE-URL", f->value);
+		else if (!mirror && strstr(f->value, "sha256=") != NULL && (!parsed || sha == NULL || of != NULL))
+			add_msg(r->errors, bi, nb, "Reference: '%s': a checksum is written sha256= and 64 "
+				"hexadecimal digits after the URL", f->value);
+		else if (url != NULL && !g_str_has_prefix(url, "https://") && !g_str_has_prefix(url, "http://") &&
+			 !g_str_has_prefix(url, "ftp://"))
 			add_msg(r->warnings, bi, nb,
-				"Reference: '%s' is not an http, https or ftp URL (kept as given)", f->value);
+				"%s: '%s' is not an http, https or ftp URL (kept as given)", f->key, f->value);
 	}
 }
 

@@ -231,6 +231,28 @@ static const char *const migrations[] = {
 	"  WHEN (OLD.status = 'failed' AND NEW.status IN ('delivered', 'deferred'))"
 	"    OR (OLD.status = 'delivered' AND NEW.status IN ('queued', 'deferred'))"
 	"  BEGIN SELECT RAISE(ABORT, 'delivery outcomes only move forward'); END;",
+	/* 7 -> 8: endorsed contributors and proof of work.  endorsements: the
+	 * keys the creator of an entry (entry set) or a moderator (entry NULL:
+	 * every entry) endorsed, by command or by a certification found on a
+	 * key sent along, and their withdrawals; the latest row of a key and a
+	 * scope decides (append-only).  hashcash_spent: the SHA-256 of every
+	 * Hashcash stamp that was accepted, until its validity ends (vulnid
+	 * tick forgets it then), so that no stamp is spent twice. */
+	"CREATE TABLE endorsements ("
+	"  id INTEGER PRIMARY KEY, created TEXT NOT NULL, message INTEGER REFERENCES messages(id),"
+	"  entry TEXT REFERENCES entries(id), fingerprint TEXT NOT NULL, endorser TEXT NOT NULL,"
+	"  how TEXT NOT NULL, action TEXT NOT NULL, fields TEXT);"
+	"CREATE INDEX endorsements_key ON endorsements(fingerprint, entry, id);"
+	"CREATE TRIGGER endorsements_no_replace BEFORE INSERT ON endorsements"
+	"  WHEN EXISTS (SELECT 1 FROM endorsements WHERE id = NEW.id)"
+	"  BEGIN SELECT RAISE(ABORT, 'endorsements is append-only'); END;"
+	"CREATE TRIGGER endorsements_no_update BEFORE UPDATE ON endorsements"
+	"  BEGIN SELECT RAISE(ABORT, 'endorsements is append-only'); END;"
+	"CREATE TRIGGER endorsements_no_delete BEFORE DELETE ON endorsements"
+	"  BEGIN SELECT RAISE(ABORT, 'endorsements is append-only'); END;"
+	"CREATE TABLE hashcash_spent ("
+	"  stamp TEXT PRIMARY KEY, expires TEXT NOT NULL) WITHOUT ROWID;"
+	"CREATE INDEX hashcash_spent_expires ON hashcash_spent(expires);",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
 
