@@ -57,3 +57,33 @@ token_of() {
 
 # headline ID EXPR: a Python expression on vulnid show ID --json (j)
 headline() { vulnid show "$1" --json | json_get "$2"; }
+
+# decrypted_text MAIL NAME: the text of an encrypted mail of the robot, as
+# the holder of key NAME reads it (the robot's signature inside is not
+# checked here: NAME's keyring does not hold the robot's key)
+decrypted_text() {
+	$PYTHON - "$1" "$TMP/gnupg-$2" <<'PY'
+import sys, email, email.policy, subprocess
+m = email.message_from_binary_file(open(sys.argv[1], "rb"), policy=email.policy.default)
+if m.get_content_type() != "multipart/encrypted":
+    sys.exit("not encrypted: " + m.get_content_type())
+data = m.get_payload()[1].get_payload(decode=True)
+p = subprocess.run(["gpg", "--homedir", sys.argv[2], "--batch", "--no-tty", "--status-fd", "2", "--decrypt"],
+                   input=data, capture_output=True)
+if b"[GNUPG:] DECRYPTION_OKAY" not in p.stderr:
+    sys.exit("cannot decrypt: " + p.stderr.decode(errors="replace"))
+inner = email.message_from_bytes(p.stdout, policy=email.policy.default)
+for part in inner.walk():
+    if part.get_content_type() == "text/plain" and not part.is_multipart():
+        print(part.get_content())
+PY
+}
+
+# mails_to ADDR: every mail the robot sent to ADDR, oldest first
+mails_to() {
+	local f
+	for f in $(sent_files); do
+		mail_header "$f" To | grep -qi -- "$1" && echo "$f"
+	done
+	return 0
+}

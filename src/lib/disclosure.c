@@ -121,6 +121,28 @@ entry_view_embargo_text(const entry_view *v)
 }
 
 char *
+entry_view_record_endorsement(const view_record *vr)
+{
+	const entry_record *r = vr->r;
+	GString *s;
+
+	if (r->role != ENTRY_ROLE_CONTRIBUTOR || r->endorsed_by == NULL)
+		return NULL;
+	/* the creator is never named by key here: an anonymous researcher's
+	 * key is withheld */
+	s = g_string_new("endorsed by the ");
+	if (strcmp(r->endorsed_by, "creator") == 0)
+		g_string_append(s, "creator");
+	else
+		g_string_append_printf(s, "moderator %s", r->endorsed_by);
+	if (g_strcmp0(r->endorsement, "certification") == 0)
+		g_string_append(s, " (certification)");
+	if (r->endorsed_fields != NULL)
+		g_string_append_printf(s, " for %s", r->endorsed_fields);
+	return g_string_free(s, FALSE);
+}
+
+char *
 entry_view_record_how(const view_record *vr)
 {
 	const entry_record *r = vr->r;
@@ -128,17 +150,11 @@ entry_view_record_how(const view_record *vr)
 
 	if (r->role == ENTRY_ROLE_THIRD_PARTY)
 		g_string_assign(s, "third party");
-	if (r->role == ENTRY_ROLE_CONTRIBUTOR && r->endorsed_by != NULL) {
-		/* the creator is never named by key here: an anonymous
-		 * researcher's key is withheld */
-		if (strcmp(r->endorsed_by, "creator") == 0)
-			g_string_append(s, ", endorsed by the creator");
-		else
-			g_string_append_printf(s, ", endorsed by the moderator %s", r->endorsed_by);
-		if (g_strcmp0(r->endorsement, "certification") == 0)
-			g_string_append(s, " (certification)");
-		if (r->endorsed_fields != NULL)
-			g_string_append_printf(s, " for %s", r->endorsed_fields);
+	{
+		g_autofree char *endorsed = entry_view_record_endorsement(vr);
+
+		if (endorsed != NULL)
+			g_string_append_printf(s, ", %s", endorsed);
 	}
 	if (r->signed_by_key && r->how == ENTRY_HOW_KEY) {
 		if (vr->signer != NULL)

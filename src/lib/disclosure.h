@@ -77,6 +77,10 @@ const char *entry_view_embargo_text(const entry_view *v);
  * "creator, verified by token", "vendor, unverified: sent from the
  * vendor's domain", "creator, signed by the researcher's key (withheld)". */
 char *entry_view_record_how(const view_record *vr);
+/* An endorsed contributor's record: "endorsed by the creator
+ * (certification) for Version Reference", "endorsed by the moderator
+ * FPR"; NULL for other records. */
+char *entry_view_record_endorsement(const view_record *vr);
 
 /* ---- the researcher's identity, for intake --------------------------- */
 

@@ -69,6 +69,20 @@ reference_text(const entry_claim *c)
 	return c->sha256 != NULL ? g_strdup_printf("%s sha256=%s", c->value, c->sha256) : g_strdup(c->value);
 }
 
+/* A headline value, with its source when the creator approved it (it came
+ * from an unverified sender). */
+static char *
+approved_text(const entry_view *v, const entry_claim *c)
+{
+	g_autofree char *t = reference_text(c);
+	g_autofree char *src = NULL;
+
+	if (c->approved == NULL)
+		return g_steal_pointer(&t);
+	src = claim_source(v, c);
+	return g_strdup_printf("%s (%s)", t, src);
+}
+
 /* "FPR given access 2026-05-01T10:00:00Z (record 4), sent sealed records 2 times, ..." */
 static char *
 access_text(const entry_access *a)
@@ -220,18 +234,24 @@ text_headline(GString *out, const entry_view *v)
 
 	text_line(out, "title:", entry_view_title(v));
 	for (gsize i = 0; i < G_N_ELEMENTS(single); i++)
-		if (single[i].c != NULL)
-			text_line(out, single[i].label, single[i].c->value);
+		if (single[i].c != NULL) {
+			g_autofree char *t = approved_text(v, single[i].c);
+
+			text_line(out, single[i].label, t);
+		}
 	if (f->embargo != NULL)
 		text_line(out, "embargo:", f->embargo);
 	if (f->anonymous)
 		text_line(out, "anonymous:", "yes");
 	for (gsize k = 0; k < G_N_ELEMENTS(lists); k++)
-		for (guint i = 0; i < lists[k]->len; i++)
-			text_line(out, list_labels[k], ((entry_claim *) g_ptr_array_index(lists[k], i))->value);
+		for (guint i = 0; i < lists[k]->len; i++) {
+			g_autofree char *t = approved_text(v, g_ptr_array_index(lists[k], i));
+
+			text_line(out, list_labels[k], t);
+		}
 	for (guint i = 0; i < f->references->len; i++) {
 		const entry_claim *c = g_ptr_array_index(f->references, i);
-		g_autofree char *t = reference_text(c);
+		g_autofree char *t = approved_text(v, c);
 
 		text_line(out, "reference:", t);
 		for (guint k = 0; c->mirrors != NULL && k < c->mirrors->len; k++) {
@@ -397,10 +417,38 @@ json_reference_details(JsonBuilder *b, const entry_view *v)
 }
 
 static void
+json_approved_of(JsonBuilder *b, const entry_view *v, const entry_claim *c)
+{
+	if (c != NULL && c->approved != NULL)
+		json_claim_object(b, v, c);
+}
+
+/* The headline values that came from unverified senders and that the
+ * creator approved, with the record of each and of its approval. */
+static void
+json_approved(JsonBuilder *b, const entry_view *v)
+{
+	const entry_facts *f = v->facts;
+	const entry_claim *single[] = { f->title, f->vendor, f->product, f->type, f->vendor_contact, f->severity,
+					f->fixed_in, f->ecosystem, f->package };
+	GPtrArray *lists[] = { f->versions, f->references, f->related, f->aliases };
+
+	json_builder_set_member_name(b, "approved");
+	json_builder_begin_array(b);
+	for (gsize i = 0; i < G_N_ELEMENTS(single); i++)
+		json_approved_of(b, v, single[i]);
+	for (gsize k = 0; k < G_N_ELEMENTS(lists); k++)
+		for (guint i = 0; i < lists[k]->len; i++)
+			json_approved_of(b, v, g_ptr_array_index(lists[k], i));
+	json_builder_end_array(b);
+}
+
+static void
 json_trust(JsonBuilder *b, const entry_view *v)
 {
 	const entry_facts *f = v->facts;
 
+	json_approved(b, v);
 	json_builder_set_member_name(b, "reviewed");
 	if (f->reviewed != NULL) {
 		json_builder_begin_object(b);
@@ -706,13 +754,19 @@ mail_headline(GString *out, const entry_view *v)
 	};
 
 	for (gsize i = 0; i < G_N_ELEMENTS(single); i++)
-		if (single[i].c != NULL)
-			mail_line(out, single[i].label, single[i].c->value);
-	for (guint i = 0; i < f->versions->len && i < MAIL_MAX_LIST; i++)
-		mail_line(out, "version:", ((entry_claim *) g_ptr_array_index(f->versions, i))->value);
+		if (single[i].c != NULL) {
+			g_autofree char *t = approved_text(v, single[i].c);
+
+			mail_line(out, single[i].label, t);
+		}
+	for (guint i = 0; i < f->versions->len && i < MAIL_MAX_LIST; i++) {
+		g_autofree char *t = approved_text(v, g_ptr_array_index(f->versions, i));
+
+		mail_line(out, "version:", t);
+	}
 	for (guint i = 0; i < f->references->len && i < MAIL_MAX_LIST; i++) {
 		const entry_claim *c = g_ptr_array_index(f->references, i);
-		g_autofree char *t = reference_text(c);
+		g_autofree char *t = approved_text(v, c);
 
 		mail_line(out, "reference:", t);
 		for (guint k = 0; c->mirrors != NULL && k < c->mirrors->len && k < MAIL_MAX_LIST; k++)
