@@ -14,7 +14,8 @@
  *                answers mail that looks automatic or repeats at most
  *                [policy] loop_answers times per loop_hours per address
  *   unsolicited  (vendor-notify, relay-to-vendor, vendor-response,
- *                notify-failed): at most per_address_per_day and
+ *                notify-failed, access-request, access-delivery): at most
+ *                per_address_per_day and
  *                per_domain_per_day; a mail not signed by a known key makes
  *                the robot write to at most third_party_per_mail such
  *                addresses, and never more bytes to third parties than
