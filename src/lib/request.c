@@ -163,6 +163,24 @@ is_iso_date(const char *v, int *y, int *mo, int *d)
 	return TRUE;
 }
 
+/* Whether a word after the first of value starts with sha256= (a checksum
+ * meant, whether or not well written). */
+static gboolean
+checksum_word(const char *value)
+{
+	g_auto(GStrv) w = g_strsplit_set(value, " \t", -1);
+	gboolean first = TRUE;
+
+	for (char **p = w; *p != NULL; p++) {
+		if (**p == '\0')
+			continue;
+		if (!first && g_ascii_strncasecmp(*p, "sha256=", 7) == 0)
+			return TRUE;
+		first = FALSE;
+	}
+	return FALSE;
+}
+
 static void
 validate_field(request *r, const request_field *f, guint bi, guint nb, GDateTime *now)
 {
@@ -215,7 +233,7 @@ validate_field(request *r, const request_field *f, guint bi, guint nb, GDateTime
 		if (mirror && (!parsed || (sha == NULL && of == NULL)))
 			add_msg(r->errors, bi, nb, "Mirror: '%s' names no reference: write Mirror: URL sha256=HEX "
 				"(the checksum of the reference) or Mirror: URL of REFERENCE-URL", f->value);
-		else if (!mirror && strstr(f->value, "sha256=") != NULL && (!parsed || sha == NULL || of != NULL))
+		else if (!mirror && !parsed && checksum_word(f->value))
 			add_msg(r->errors, bi, nb, "Reference: '%s': a checksum is written sha256= and 64 "
 				"hexadecimal digits after the URL", f->value);
 		else if (url != NULL && !g_str_has_prefix(url, "https://") && !g_str_has_prefix(url, "http://") &&
