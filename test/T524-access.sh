@@ -141,7 +141,9 @@ test_expect_success 'the release ends it: nothing more is sent; requests, grants
 	expect_match "record [0-9]+: delivery by robot, written by the robot" "$TMP/show" &&
 	vulnid export feed "$TMP/feed" >/dev/null &&
 	grep -h "Access-Grant" "$TMP"/feed/*.jsonl | grep -q "\"role\":\"creator\"" &&
-	grep -h "\"kind\":\"delivery\"" "$TMP"/feed/*.jsonl | grep -q "Delivered-To-Key"
+	grep -h "\"kind\":\"delivery\"" "$TMP"/feed/*.jsonl | grep -q "Delivered-To-Key" &&
+	vulnid key export >"$TMP/robot.asc" &&
+	"$VULNID" verify-feed "$TMP/feed" --key "$TMP/robot.asc" >"$TMP/vf" 2>&1 || fail "verify-feed: $(cat "$TMP/vf")"
 '
 
 test_done
