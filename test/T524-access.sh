@@ -129,6 +129,20 @@ test_expect_success 'a replayed grant is set aside and sends nothing again' '
 	expect_eq "$before" "$(mails_to rita@cert.example | wc -l)"
 '
 
+test_expect_success 'a grant by the creator'\''s token sends a long report too: the reader asked for it' '
+	{ printf "Product: Big\nEmbargo: 2099-01-01\n\nEMBSECRET long report:\n"; head -c 24000 /dev/urandom | base64 -w 70; } >"$TMP/big" &&
+	plain alice@example.net request@example.org "$(cat "$TMP/big")" &&
+	E2=$(newest_id) && T=$(token_of "$E2") && test -n "$T" &&
+	signed reader "$RFPR" request@example.org "access $E2" "From: Rita Reader <rita@cert.example>" &&
+	plain alice@example.net "request+$E2@example.org" "Token: $T
+grant $RFPR" &&
+	expect_match "done: the key $RFPR is given access to $E2" "$(sent_to alice@example.net)" &&
+	expect_eq 1 "$(headline "$E2" "j[\"access\"][0][\"deliveries\"]")" &&
+	decrypted_text "$(sent_to rita@cert.example)" reader >"$TMP/clear3" &&
+	test "$(wc -c <"$TMP/clear3")" -gt 30000 &&
+	expect_eq "" "$(secret_anywhere)"
+'
+
 test_expect_success 'the release ends it: nothing more is sent; requests, grants and deliveries stay public' '
 	signed creator "$CFPR" request@example.org "release $E1" "From: carol@example.net" &&
 	expect_eq public "$(headline "$E1" "j[\"state\"]")" &&

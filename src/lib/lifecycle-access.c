@@ -220,7 +220,7 @@ deliver(lc_mail *l, entry *e, const entry_access *a, gint64 seq, guint *sent, GE
 
 		if (!entry_record_sealed_at(vr->r, G_MAXINT64) || !vr->content || (seq > 0 && vr->r->seq != seq))
 			continue;
-		t = render_record_text(v, vr, TRUE);
+		t = render_record_text_whole(v, vr);
 		g_string_append_printf(text, "%s%s", text->len > 0 ? "\n" : "", t);
 		g_string_append_printf(seqs, "%s%" G_GINT64_FORMAT, seqs->len > 0 ? " " : "", vr->r->seq);
 	}

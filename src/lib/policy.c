@@ -149,7 +149,9 @@ class_of(const char *kind)
 	for (gsize i = 0; i < G_N_ELEMENTS(answers); i++)
 		if (strcmp(kind, answers[i]) == 0)
 			return CLASS_ANSWER;
-	if (strcmp(kind, "subscription") == 0)
+	/* asked for: by confirmed subscribers, and by a key that asked for
+	 * the sealed records in a signed mail and was granted them */
+	if (strcmp(kind, "subscription") == 0 || strcmp(kind, "access-delivery") == 0)
 		return CLASS_ASKED;
 	if (strcmp(kind, "announce") == 0 || strcmp(kind, "announce-digest") == 0)
 		return CLASS_OPERATOR;

@@ -671,14 +671,14 @@ mail_line(GString *out, const char *label, const char *value)
 }
 
 static void
-mail_body(GString *out, const char *body, const char *indent)
+mail_body(GString *out, const char *body, const char *indent, gboolean whole)
 {
 	g_auto(GStrv) lines = g_strsplit(body != NULL ? body : "", "\n", -1);
 	gsize bytes = 0;
 	guint n = 0;
 
 	for (char **l = lines; *l != NULL; l++, n++) {
-		if (n >= MAIL_MAX_BODY_LINES || bytes > MAIL_MAX_BODY_BYTES) {
+		if (!whole && (n >= MAIL_MAX_BODY_LINES || bytes > MAIL_MAX_BODY_BYTES)) {
 			g_string_append_printf(out, "%s[... %u more lines; the whole text is on the entry]\n",
 					       indent, g_strv_length(lines) - n);
 			break;
@@ -690,8 +690,23 @@ mail_body(GString *out, const char *body, const char *indent)
 	}
 }
 
+static char *
+record_text(const entry_view *v, const view_record *vr, gboolean with_body, gboolean whole);
+
 char *
 render_record_text(const entry_view *v, const view_record *vr, gboolean with_body)
+{
+	return record_text(v, vr, with_body, FALSE);
+}
+
+char *
+render_record_text_whole(const entry_view *v, const view_record *vr)
+{
+	return record_text(v, vr, TRUE, TRUE);
+}
+
+static char *
+record_text(const entry_view *v, const view_record *vr, gboolean with_body, gboolean whole)
 {
 	const entry_record *r = vr->r;
 	GString *out = g_string_new(NULL);
@@ -723,7 +738,7 @@ render_record_text(const entry_view *v, const view_record *vr, gboolean with_bod
 	}
 	if (with_body && r->body != NULL && *r->body != '\0') {
 		g_string_append_c(out, '\n');
-		mail_body(out, r->body, "    ");
+		mail_body(out, r->body, "    ", whole);
 	}
 	for (guint j = 0; j < r->attachments->len; j++) {
 		const entry_attachment *at = g_ptr_array_index(r->attachments, j);
