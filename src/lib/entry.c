@@ -1104,7 +1104,7 @@ derive_said(derive_ctx *d, const entry_record *r, const entry_kv *kv)
 	else if (key_is(k, "Related")) list = f->related;
 	else if (key_is(k, "Mirror")) {
 		if (!add_mirror(d, k, v, r, auth))
-			g_ptr_array_add(f->proposals, claim_of(d, k, v, r));
+			g_ptr_array_add(f->proposals, claim_new(k, v, r));	/* names no reference */
 		return;
 	} else if (!key_is(k, "CVSS") && !key_is(k, "CVSS-Vector") && !key_is(k, "Severity"))
 		return;		/* kept in the record; the headline has no place for it */
