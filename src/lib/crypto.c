@@ -74,80 +74,6 @@ cr_gpg_fail(GError **err, gpgme_error_t e, const char *what)
 	return vulnid_fail(err, s, "%s: %s", what, buf);
 }
 
-/* Keys looked up in this process, by primary fingerprint, and subkey
- * fingerprints to their primary: a signed request asks for its signer's
- * key several times (primary fingerprint, user IDs), and each listing is a
- * gpg process.  Anything imported into the keyring empties it. */
-static GHashTable *key_cache;		/* primary fpr -> crypto_key */
-static GHashTable *key_cache_primary;	/* any (sub)key fpr -> primary fpr */
-
-void
-cr_key_cache_clear(void)
-{
-	g_clear_pointer(&key_cache, g_hash_table_unref);
-	g_clear_pointer(&key_cache_primary, g_hash_table_unref);
-}
-
-static crypto_key *
-key_copy(const crypto_key *k)
-{
-	crypto_key *c = g_new0(crypto_key, 1);
-
-	*c = *k;
-	c->fpr = g_strdup(k->fpr);
-	c->emails = g_ptr_array_copy(k->emails, (GCopyFunc) (void (*)(void)) g_strdup, NULL);
-	g_ptr_array_set_free_func(c->emails, g_free);
-	c->uids = g_ptr_array_copy(k->uids, (GCopyFunc) (void (*)(void)) g_strdup, NULL);
-	g_ptr_array_set_free_func(c->uids, g_free);
-	return c;
-}
-
-static crypto_key *key_from_gpgme(gpgme_key_t key);
-
-static void
-key_cache_init(void)
-{
-	if (key_cache != NULL)
-		return;
-	key_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) crypto_key_free);
-	key_cache_primary = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-}
-
-static void
-key_cache_put(gpgme_key_t key)
-{
-	char *primary;
-
-	if (key->fpr == NULL)
-		return;
-	key_cache_init();
-	primary = g_ascii_strup(key->fpr, -1);
-	for (gpgme_subkey_t sk = key->subkeys; sk != NULL; sk = sk->next)
-		if (sk->fpr != NULL)
-			g_hash_table_replace(key_cache_primary, g_ascii_strup(sk->fpr, -1), g_strdup(primary));
-	g_hash_table_replace(key_cache_primary, g_strdup(primary), g_strdup(primary));
-	g_hash_table_replace(key_cache, primary, key_from_gpgme(key));
-}
-
-static void
-key_cache_put_copy(const crypto_key *k)
-{
-	key_cache_init();
-	if (g_hash_table_contains(key_cache_primary, k->fpr))
-		return;
-	g_hash_table_replace(key_cache_primary, g_ascii_strup(k->fpr, -1), g_ascii_strup(k->fpr, -1));
-	g_hash_table_replace(key_cache, g_ascii_strup(k->fpr, -1), key_copy(k));
-}
-
-static const crypto_key *
-key_cache_get(const char *fpr)
-{
-	g_autofree char *up = g_ascii_strup(fpr, -1);
-	const char *primary = key_cache_primary != NULL ? g_hash_table_lookup(key_cache_primary, up) : NULL;
-
-	return primary != NULL ? g_hash_table_lookup(key_cache, primary) : NULL;
-}
-
 vulnid_status
 crypto_set_home(const char *home, GError **err)
 {
@@ -243,8 +169,8 @@ robot_clear(void)
 	g_mutex_unlock(&cr_robot_lock);
 }
 
-static char *
-keyring_stamp(const char *home)
+char *
+cr_keyring_stamp(const char *home)
 {
 	static const char *const files[] = { "private-keys-v1.d", "pubring.kbx", "pubring.gpg" };
 	GString *stamp = g_string_new(NULL);
@@ -330,7 +256,7 @@ robot_cache_read(robot_key **socket_only)
 	expires = g_ascii_strtoll(f[3], &end, 10);
 	if (*end != '\0' || end == f[3] || expires < 0)
 		return NULL;
-	stamp = keyring_stamp(crypto_homedir);
+	stamp = cr_keyring_stamp(crypto_homedir);
 	have = g_strjoinv(" ", f + 5);
 	if (strcmp(have, stamp) != 0)
 		return NULL;
@@ -441,7 +367,7 @@ crypto_generate_robot_key(const char *home, const char *address, const char *alg
 	{
 		/* the first mail signs without a listing and without asking
 		 * where the agent listens */
-		g_autofree char *stamp = keyring_stamp(home);
+		g_autofree char *stamp = cr_keyring_stamp(home);
 		g_autoptr(robot_key) rk = robot_key_from_gpgme(key, stamp);
 		g_autofree char *socket = NULL;
 
@@ -515,7 +441,7 @@ cr_robot_fingerprint(gboolean remembered, char **fpr, GError **err)
 	if (s != VULNID_OK)
 		return s;
 	/* stamped before the listing: a change during it is seen next time */
-	stamp = crypto_homedir != NULL ? keyring_stamp(crypto_homedir) : NULL;
+	stamp = crypto_homedir != NULL ? cr_keyring_stamp(crypto_homedir) : NULL;
 	e = gpgme_op_keylist_start(ctx, NULL, 1);
 	if (e == 0)
 		e = gpgme_op_keylist_next(ctx, &key);
@@ -585,154 +511,6 @@ crypto_export_public(const char *fpr, GBytes **out, GError **err)
 	}
 	return VULNID_OK;
 }
-
-void
-crypto_key_free(crypto_key *k)
-{
-	if (k == NULL)
-		return;
-	g_free(k->fpr);
-	g_ptr_array_unref(k->emails);
-	g_ptr_array_unref(k->uids);
-	g_free(k);
-}
-
-static crypto_key *
-key_from_gpgme(gpgme_key_t key)
-{
-	crypto_key *k = g_new0(crypto_key, 1);
-
-	k->fpr = g_strdup(key->fpr);
-	k->emails = g_ptr_array_new_with_free_func(g_free);
-	k->uids = g_ptr_array_new_with_free_func(g_free);
-	for (gpgme_user_id_t u = key->uids; u != NULL; u = u->next) {
-		if (u->revoked || u->invalid)
-			continue;
-		if (u->email != NULL && *u->email != '\0')
-			g_ptr_array_add(k->emails, g_ascii_strdown(u->email, -1));
-		if (u->uid != NULL)
-			g_ptr_array_add(k->uids, g_strdup(u->uid));
-	}
-	k->secret = key->secret;
-	k->revoked = key->revoked;
-	k->expired = key->expired;
-	k->can_encrypt = key->can_encrypt;
-	return k;
-}
-
-vulnid_status
-cr_keylist(const char *home, const char *pattern, GPtrArray *out, GError **err)
-{
-	gpgme_ctx_t ctx;
-	gpgme_key_t key;
-	gpgme_error_t e;
-	vulnid_status s = cr_ctx(home, &ctx, err);
-
-	if (s != VULNID_OK)
-		return s;
-	e = gpgme_op_keylist_start(ctx, pattern, 0);
-	while (e == 0 && (e = gpgme_op_keylist_next(ctx, &key)) == 0) {
-		g_ptr_array_add(out, key_from_gpgme(key));
-		gpgme_key_unref(key);
-	}
-	gpgme_op_keylist_end(ctx);
-	gpgme_release(ctx);
-	if (gpgme_err_code(e) != GPG_ERR_EOF)
-		return cr_gpg_fail(err, e, "cannot list keys");
-	return VULNID_OK;
-}
-
-vulnid_status
-cr_primary_in(const char *home, const char *fpr, char **primary, GError **err)
-{
-	gpgme_ctx_t ctx;
-	gpgme_key_t key = NULL;
-	gpgme_error_t e;
-	gboolean ours = home != NULL && g_strcmp0(home, crypto_homedir) == 0;
-	vulnid_status s;
-
-	if (ours) {
-		const crypto_key *k = key_cache_get(fpr);
-
-		if (k != NULL) {
-			*primary = g_strdup(k->fpr);
-			return VULNID_OK;
-		}
-	}
-	s = cr_ctx(home, &ctx, err);
-	if (s != VULNID_OK)
-		return s;
-	e = gpgme_op_keylist_start(ctx, fpr, 0);
-	while (e == 0 && (e = gpgme_op_keylist_next(ctx, &key)) == 0) {
-		for (gpgme_subkey_t sk = key->subkeys; sk != NULL; sk = sk->next)
-			if (sk->fpr != NULL && g_ascii_strcasecmp(sk->fpr, fpr) == 0) {
-				*primary = g_ascii_strup(key->fpr, -1);
-				if (ours)
-					key_cache_put(key);
-				break;
-			}
-		gpgme_key_unref(key);
-		if (*primary != NULL)
-			break;
-	}
-	gpgme_op_keylist_end(ctx);
-	gpgme_release(ctx);
-	if (*primary == NULL)
-		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no key %s", fpr);
-	return VULNID_OK;
-}
-
-vulnid_status
-crypto_primary_fpr(const char *fpr, char **primary, GError **err)
-{
-	*primary = NULL;
-	if (fpr == NULL || strlen(fpr) < 16)
-		return vulnid_fail(err, VULNID_ERR_INVALID, "not a fingerprint");
-	return cr_primary_in(crypto_homedir, fpr, primary, err);
-}
-
-vulnid_status
-crypto_get_key(const char *fpr, crypto_key **out, GError **err)
-{
-	g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func((GDestroyNotify) crypto_key_free);
-	vulnid_status s;
-
-	if (fpr == NULL || strlen(fpr) < 16)
-		return vulnid_fail(err, VULNID_ERR_INVALID, "not a fingerprint");
-	{
-		const crypto_key *k = key_cache_get(fpr);
-
-		if (k != NULL && g_ascii_strcasecmp(k->fpr, fpr) == 0) {
-			*out = key_copy(k);
-			return VULNID_OK;
-		}
-	}
-	s = cr_keylist(crypto_homedir, fpr, keys, err);
-	if (s != VULNID_OK)
-		return s;
-	for (guint i = 0; i < keys->len; i++) {
-		crypto_key *k = g_ptr_array_index(keys, i);
-
-		if (g_ascii_strcasecmp(k->fpr, fpr) == 0) {
-			*out = g_ptr_array_steal_index(keys, i);
-			key_cache_put_copy(*out);
-			return VULNID_OK;
-		}
-	}
-	return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no key %s", fpr);
-}
-
-vulnid_status
-crypto_list_keys(GPtrArray **out, GError **err)
-{
-	g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func((GDestroyNotify) crypto_key_free);
-	vulnid_status s = cr_keylist(crypto_homedir, NULL, keys, err);
-
-	if (s == VULNID_OK)
-		*out = g_steal_pointer(&keys);
-	return s;
-}
-
 
 vulnid_status
 crypto_seal(GBytes *clear, const char *robot_fpr, GBytes **sealed, GError **err)
