@@ -819,15 +819,18 @@ decrypted_sender(const intake_ctx *c)
 	return to != NULL ? g_ascii_strdown(to, -1) : NULL;
 }
 
-/* The decryption oracle: what was decrypted once (the same session key,
- * or the same plaintext) must not be decrypted again for someone else.
- * Sent again as a new request, to another entry (by any routing), or by
- * another sender (another reply address or signer), it is a replay:
- * *orig is the mail it first came in.  An encrypted mail sent to an
- * entry that its text does not name, while it names another entry of
- * this robot, is misdirected (*misdirected: that entry): a captured
- * mail sent elsewhere before the original arrived.  The same mail again
- * from the same sender to the same entry is neither. */
+/* The decryption oracle: what was decrypted once must not act again.
+ * The same encrypted data (the same session key, however it is wrapped)
+ * acts once: sent again, by anyone, with any headers, it is a replay
+ * (the legitimate redelivery, the same Message-ID and body, was found a
+ * duplicate before this).  The same plaintext under another session key
+ * was encrypted again by someone who knows it: sent as a new request, to
+ * another entry (by any routing), or by another sender (another reply
+ * address or signer), it is a replay too.  *orig is the mail it first
+ * came in.  An encrypted mail sent to an entry that its text does not
+ * name, while it names another entry of this robot, is misdirected
+ * (*misdirected: that entry): a captured mail sent elsewhere before the
+ * original arrived. */
 static vulnid_status
 decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id, const char **reason,
 		char **detail, gint64 *orig, char **misdirected, GError **err)
@@ -856,6 +859,8 @@ decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id
 			how = about != NULL ? "to another entry" : "not to its entry";
 		else if (g_strcmp0(from, sender) != 0 || g_strcmp0(fpr, c->signer) != 0)
 			how = "by another sender";
+		else if (r->same_cipher)
+			how = "again, from the same address to the same entry (an address anyone can write)";
 		else
 			continue;
 		*orig = r->message;
