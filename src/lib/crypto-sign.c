@@ -17,6 +17,7 @@
 
 #include "crypto.h"
 #include "gmime-autoptr.h"
+#include "gpgrun.h"
 #include "openpgp.h"
 
 #include "crypto-private.h"
@@ -124,13 +125,85 @@ crypto_sign_mime(GMimeObject *entity, const char *signer, GError **err)
 	return GMIME_OBJECT(mps);
 }
 
+/* A part of the multipart/encrypted made here. */
+static GMimeObject *
+encrypted_subpart(const char *subtype, const char *data, gsize len)
+{
+	GMimePart *part = g_mime_part_new_with_type("application", subtype);
+	g_autoptr(GMimeStream) stream = g_mime_stream_mem_new_with_buffer(data, len);
+	GMimeDataWrapper *wrapper = g_mime_data_wrapper_new_with_stream(stream, GMIME_CONTENT_ENCODING_7BIT);
+
+	g_mime_part_set_content(part, wrapper);
+	g_object_unref(wrapper);
+	g_mime_part_set_content_encoding(part, GMIME_CONTENT_ENCODING_7BIT);
+	return GMIME_OBJECT(part);
+}
+
+/* RFC 3156 section 4, by one gpg process: the entity encrypted to the
+ * recipients' keys (by fingerprint) and signed by
+ * signer, armored, in a multipart/encrypted.  GMime's way lists every
+ * recipient's key first, a gpg process each, after gpgme's engine probe. */
 GMimeObject *
 crypto_encrypt_mime(GMimeObject *entity, const char *signer, GPtrArray *recipients, GError **err)
 {
-	g_autoptr(GMimeCryptoContext) ctx = g_mime_gpg_context_new();
+	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
+	g_autoptr(GMimeFormatOptions) fo = g_mime_format_options_new();
+	g_autoptr(gpgrun_result) r = NULL;
+	g_autoptr(GBytes) input = NULL;
+	g_autoptr(GError) e = NULL;
+	GMimeMultipartEncrypted *mpe;
+	GMimeObject *version, *data;
+	GByteArray *b;
+	gpgrun_opts o = { .home = crypto_homedir, .input_fd = -1, .out_fd = -1, .timeout_ms = 60 * 1000 };
 
-	return GMIME_OBJECT(g_mime_multipart_encrypted_encrypt(ctx, entity, signer != NULL, signer,
-							       GMIME_ENCRYPT_ALWAYS_TRUST, recipients, err));
+	g_ptr_array_add(args, g_strdup("--armor"));
+	g_ptr_array_add(args, g_strdup("--trust-model"));
+	g_ptr_array_add(args, g_strdup("always"));
+	if (signer != NULL) {
+		g_ptr_array_add(args, g_strdup("--local-user"));
+		g_ptr_array_add(args, cr_is_fingerprint(signer) ? g_strconcat(signer, "!", NULL) : g_strdup(signer));
+		g_ptr_array_add(args, g_strdup("--sign"));
+	}
+	for (guint i = 0; i < recipients->len; i++) {
+		const char *f = g_ptr_array_index(recipients, i);
+
+		/* the key by its fingerprint; without "!", which would
+		 * take its primary key, usually one that only signs */
+		g_ptr_array_add(args, g_strdup("--recipient"));
+		g_ptr_array_add(args, g_strdup(f));
+	}
+	g_ptr_array_add(args, g_strdup("--encrypt"));
+	g_ptr_array_add(args, NULL);
+	o.args = (const char *const *) args->pdata;
+	/* the entity as it will be read after decryption: CRLF (RFC 3156 4) */
+	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_DOS);
+	g_mime_object_write_to_stream(entity, fo, mem);
+	b = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+	input = g_bytes_new(b->data, b->len);
+	o.input = input;
+	/* armor of a compressed, encrypted entity: never much more than it */
+	o.max_out = (gint64) b->len * 2 + 64 * 1024;
+	if (gpgrun(&o, &r, &e) != VULNID_OK) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "%s", e->message);
+		return NULL;
+	}
+	if (!gpgrun_ok(r) || gpgrun_status(r, "END_ENCRYPTION") == NULL ||
+	    (signer != NULL && gpgrun_status_count(r, "SIG_CREATED") != 1) || r->out->len == 0) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "cannot encrypt: %s",
+			    r->timed_out ? "gpg took too long" : r->message != NULL ? r->message : "gpg failed");
+		return NULL;
+	}
+	mpe = g_mime_multipart_encrypted_new();
+	version = encrypted_subpart("pgp-encrypted", "Version: 1\n", strlen("Version: 1\n"));
+	data = encrypted_subpart("octet-stream", (const char *) r->out->data, r->out->len);
+	g_mime_multipart_add(GMIME_MULTIPART(mpe), version);
+	g_mime_multipart_add(GMIME_MULTIPART(mpe), data);
+	g_object_unref(version);
+	g_object_unref(data);
+	g_mime_object_set_content_type_parameter(GMIME_OBJECT(mpe), "protocol", "application/pgp-encrypted");
+	g_mime_multipart_set_boundary(GMIME_MULTIPART(mpe), NULL);
+	return GMIME_OBJECT(mpe);
 }
 
 /* Run a GnuPG program (argv) with input on its stdin; its stdout and
