@@ -301,6 +301,7 @@ openpgp_block_keys(GBytes *binary, guint max_keys)
 		if (h.tag == OPENPGP_TAG_PUBLIC_KEY || h.tag == OPENPGP_TAG_SECRET_KEY) {
 			if (k != NULL)
 				key_finish(k, p, start, at, keys);
+			k = NULL;
 			if (keys->len >= max_keys)
 				goto bad;
 			k = g_new0(openpgp_block_key, 1);
