@@ -93,11 +93,22 @@ gpgrun_started(void)
 
 /* --- where gpg is --------------------------------------------------------- */
 
+static char *gpg_override;
+
+void
+gpgrun_set_gpg_path(const char *path)
+{
+	g_free(gpg_override);
+	gpg_override = g_strdup(path);
+}
+
 const char *
 gpgrun_gpg_path(void)
 {
 	const char *gpg;
 
+	if (gpg_override != NULL)
+		return gpg_override;
 	gpgme_check_version(NULL);	/* initialises gpgme; no process */
 	gpg = gpgme_get_dirinfo("gpg-name");
 	return gpg != NULL ? gpg : "/usr/bin/gpg";

@@ -74,6 +74,9 @@ guint gpgrun_status_count(const gpgrun_result *r, const char *keyword);
  * installed beside it ("gpgconf"). */
 const char *gpgrun_gpg_path(void);
 char *gpgrun_tool_path(const char *name);
+/* Run this program instead, for the whole process (the fuzzers and the
+ * fault tests use a gpg that is not there). */
+void gpgrun_set_gpg_path(const char *path);
 
 /* Kill every gpg this process runs now and refuse to start more (a
  * server that stops).  Safe from any thread. */

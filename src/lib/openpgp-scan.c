@@ -308,15 +308,19 @@ openpgp_block_keys(GBytes *binary, guint max_keys)
 			k->subkeys = g_ptr_array_new_with_free_func(g_free);
 			k->uids = g_ptr_array_new_with_free_func(g_free);
 			start = at;
-			v4_fingerprint(p + h.body, h.end - h.body, k->fpr);
+			/* a secret key's fingerprint covers only its public
+			 * part: such keys are refused, not identified */
+			if (h.tag == OPENPGP_TAG_PUBLIC_KEY)
+				v4_fingerprint(p + h.body, h.end - h.body, k->fpr);
 			k->secret = h.tag == OPENPGP_TAG_SECRET_KEY;
 		} else if (k == NULL) {
 			if (h.tag != OPENPGP_TAG_MARKER)
 				goto bad;
 		} else if (h.tag == OPENPGP_TAG_PUBLIC_SUBKEY || h.tag == OPENPGP_TAG_SECRET_SUBKEY) {
-			char fpr[41];
+			char fpr[41] = "";
 
-			v4_fingerprint(p + h.body, h.end - h.body, fpr);
+			if (h.tag == OPENPGP_TAG_PUBLIC_SUBKEY)
+				v4_fingerprint(p + h.body, h.end - h.body, fpr);
 			if (fpr[0] != '\0')
 				g_ptr_array_add(k->subkeys, g_strdup(fpr));
 			k->secret |= h.tag == OPENPGP_TAG_SECRET_SUBKEY;
