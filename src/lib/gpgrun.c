@@ -107,11 +107,18 @@ gpgrun_gpg_path(void)
 {
 	const char *gpg;
 
+	static gsize once;
+	static const char *found;
+
 	if (gpg_override != NULL)
 		return gpg_override;
-	gpgme_check_version(NULL);	/* initialises gpgme; no process */
-	gpg = gpgme_get_dirinfo("gpg-name");
-	return gpg != NULL ? gpg : "/usr/bin/gpg";
+	if (g_once_init_enter(&once)) {
+		gpgme_check_version(NULL);	/* initialises gpgme; no process */
+		gpg = gpgme_get_dirinfo("gpg-name");
+		found = gpg != NULL ? gpg : "/usr/bin/gpg";
+		g_once_init_leave(&once, 1);
+	}
+	return found;
 }
 
 char *
@@ -510,6 +517,9 @@ gpgrun(const gpgrun_opts *o, gpgrun_result **res, GError **err)
 		while (waitpid(s.pid, &r->wstatus, 0) < 0 && errno == EINTR)
 			;
 		running_remove(s.pid);
+		/* killed by gpgrun_abort_all() before the loop saw the flag */
+		if (WIFSIGNALED(r->wstatus) && running_aborted())
+			r->aborted = TRUE;
 	}
 	if (st == VULNID_OK) {
 		g_auto(GStrv) lines = g_strsplit(s.errtext->str, "\n", 2);
