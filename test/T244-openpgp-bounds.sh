@@ -9,6 +9,7 @@
 # database by what it decrypts to.  A captured encrypted command acts
 # once, whoever sends it again.
 . "$(dirname "$0")/test-lib.sh"
+. "$(dirname "$0")/faults/fault-lib.sh"
 
 PGPMAIL="$PYTHON $CORPORA/openpgp/pgpmail.py"
 
@@ -115,8 +116,7 @@ test_expect_success 'a signature part of 20,000 good signatures is refused befor
 	expect_match "more than 8 signatures" "$TMP/auth"
 '
 
-test_expect_success 'a signature flood inside the encryption is stopped at openpgp_time_limit, set aside and answered once' '
-	set_conf limits openpgp_time_limit 2 &&
+test_expect_success 'a signature flood inside the encryption: gpg is stopped at the ninth signature, the mail set aside once' '
 	$PGPMAIL encrypt-flood "$A" "$AFPR" "$ROBOT" 20000 "$TMP/inner.txt" "$TMP/eflood.eml" \
 		"Message-ID: <eflood@example.net>" &&
 	snap &&
@@ -124,10 +124,27 @@ test_expect_success 'a signature flood inside the encryption is stopped at openp
 	expect_eq 0 "$rc" &&
 	expect_eq quarantined "$(disposition_of eflood@example.net)" &&
 	quarantine_of eflood@example.net >"$TMP/why" &&
-	expect_match "took longer than 2 seconds" "$TMP/why" &&
+	expect_match "more than 8 signatures" "$TMP/why" &&
 	expect_eq 1 "$(new_mails | wc -l)" &&
 	snap &&
 	deliver_ok "$TMP/eflood.eml" &&
+	expect_eq 0 "$(new_mails | wc -l)"
+'
+
+# Whatever else keeps gpg busy: a gpg that hangs stands in for it.
+test_expect_success 'gpg that takes longer than openpgp_time_limit is stopped; the mail is set aside and answered once' '
+	set_conf limits openpgp_time_limit 2 &&
+	$PGPMAIL encrypt-mime "$A" "$ROBOT" "$TMP/inner.txt" "$TMP/slow.eml" "Message-ID: <slow@example.net>" &&
+	snap &&
+	deliver_fault "$TMP/slow.eml" FAULT_OPS=stall FAULT_PATH="*/gpg" &&
+	test "$injected" -gt 0 &&
+	expect_eq 0 "$rc" &&
+	expect_eq quarantined "$(disposition_of slow@example.net)" &&
+	quarantine_of slow@example.net >"$TMP/why" &&
+	expect_match "took longer than 2 seconds" "$TMP/why" &&
+	expect_eq 1 "$(new_mails | wc -l)" &&
+	snap &&
+	deliver_ok "$TMP/slow.eml" &&
 	expect_eq 0 "$(new_mails | wc -l)" &&
 	set_conf limits openpgp_time_limit 10
 '

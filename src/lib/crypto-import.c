@@ -280,10 +280,12 @@ tofu_import(const openpgp_block_key *k, gint64 timeout_ms, GError **err)
 	gpgrun_opts o = { .home = crypto_homedir, .args = args, .input_fd = -1, .input = k->packets,
 			  .out_fd = -1, .timeout_ms = timeout_ms };
 	g_autoptr(gpgrun_result) r = NULL;
+	g_autofree char *before = cr_keyring_stamp(crypto_homedir);
 	vulnid_status s;
 
 	cr_key_cache_clear();
 	s = gpgrun(&o, &r, err);
+	cr_robot_restamp(before);
 	if (s != VULNID_OK)
 		return s;
 	if (r->timed_out)

@@ -34,6 +34,10 @@ void cr_key_cache_clear(void);
 /* What identifies the keyring's files now (identity, size, time): a
  * change means keys may have changed. */
 char *cr_keyring_stamp(const char *home);
+/* After this process imported another key into the keyring: the robot's
+ * key, remembered as of the stamp before, still holds (no listing of the
+ * secret keys for the next mail). */
+void cr_robot_restamp(const char *before);
 /* A field of gpg's colon listing with its \xNN escapes undone, as UTF-8. */
 char *cr_colon_unescape(const char *field);
 void cr_robot_remember_socket(const char *home, robot_key *r, const char *socket);

@@ -179,6 +179,9 @@ run_failed(const gpgrun_result *r, gint64 timeout_ms, GError **err)
 				   " s and was stopped", timeout_ms / 1000);
 	if (r->too_big)
 		return vulnid_fail(err, VULNID_ERR_TOOBIG, "gpg gave more than allowed and was stopped");
+	if (r->too_many_signatures)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "it holds more than %d signatures",
+				   CRYPTO_MAX_SIGNATURES);
 	return VULNID_OK;
 }
 
@@ -233,7 +236,8 @@ vulnid_status
 crypto_verify_fd(int data_fd, GBytes *signature, gint64 timeout_ms, crypto_signature *out, GError **err)
 {
 	gpgrun_opts o = { .home = crypto_homedir, .args = verify_args, .input_fd = data_fd,
-			  .fd4 = signature, .out_fd = -1, .timeout_ms = timeout_ms };
+			  .fd4 = signature, .out_fd = -1, .timeout_ms = timeout_ms,
+			  .max_signatures = CRYPTO_MAX_SIGNATURES };
 	g_autoptr(gpgrun_result) r = NULL;
 	vulnid_status s = gpgrun(&o, &r, err);
 
@@ -254,7 +258,8 @@ crypto_verify_cleartext(GBytes *block, gint64 timeout_ms, gint64 max_text, GByte
 	static const char *const verify_only[] = { "--verify", NULL };
 	gpgrun_opts o = { .home = crypto_homedir, .args = text != NULL ? decrypt_args : verify_only,
 			  .input_fd = -1, .input = block, .out_fd = -1,
-			  .max_out = text != NULL ? max_text : 0, .timeout_ms = timeout_ms };
+			  .max_out = text != NULL ? max_text : 0, .timeout_ms = timeout_ms,
+			  .max_signatures = CRYPTO_MAX_SIGNATURES };
 	g_autoptr(gpgrun_result) r = NULL;
 	vulnid_status s = gpgrun(&o, &r, err);
 
@@ -290,7 +295,7 @@ crypto_decrypt_fd(int in_fd, int out_fd, gint64 max_out, gint64 timeout_ms, cryp
 {
 	static const char *const args[] = { "--decrypt", "--show-session-key", NULL };
 	gpgrun_opts o = { .home = crypto_homedir, .args = args, .input_fd = in_fd, .out_fd = out_fd,
-			  .max_out = max_out, .timeout_ms = timeout_ms };
+			  .max_out = max_out, .timeout_ms = timeout_ms, .max_signatures = CRYPTO_MAX_SIGNATURES };
 	g_autoptr(gpgrun_result) r = NULL;
 	vulnid_status s = gpgrun(&o, &r, err);
 	const char *sk;

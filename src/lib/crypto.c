@@ -312,6 +312,18 @@ robot_key_from_gpgme(gpgme_key_t key, const char *stamp)
 }
 
 
+void
+cr_robot_restamp(const char *before)
+{
+	g_mutex_lock(&cr_robot_lock);
+	if (cr_robot != NULL && crypto_homedir != NULL && g_strcmp0(cr_robot->stamp, before) == 0) {
+		g_free(cr_robot->stamp);
+		cr_robot->stamp = cr_keyring_stamp(crypto_homedir);
+		robot_cache_write(crypto_homedir, cr_robot);
+	}
+	g_mutex_unlock(&cr_robot_lock);
+}
+
 /* Remember where gpg-agent listens, for this uid.  Under cr_robot_lock. */
 void
 cr_robot_remember_socket(const char *home, robot_key *r, const char *socket)

@@ -146,7 +146,7 @@ gpgrun_result_free(gpgrun_result *r)
 gboolean
 gpgrun_ok(const gpgrun_result *r)
 {
-	return !r->timed_out && !r->too_big && !r->aborted && WIFEXITED(r->wstatus) &&
+	return !r->timed_out && !r->too_big && !r->aborted && !r->too_many_signatures && WIFEXITED(r->wstatus) &&
 	       WEXITSTATUS(r->wstatus) == 0;
 }
 
@@ -189,6 +189,7 @@ typedef struct {
 	GString *partial;
 	gint64 total;
 	GPtrArray *lines;
+	guint signatures;	/* NEWSIG lines */
 } status_reader;
 
 static void
@@ -201,8 +202,12 @@ status_feed(status_reader *s, const char *p, gsize n)
 				g_string_append_c(s->partial, p[i]);
 			continue;
 		}
-		if (g_str_has_prefix(s->partial->str, "[GNUPG:] "))
-			g_ptr_array_add(s->lines, g_strdup(s->partial->str + strlen("[GNUPG:] ")));
+		if (g_str_has_prefix(s->partial->str, "[GNUPG:] ")) {
+			const char *l = s->partial->str + strlen("[GNUPG:] ");
+
+			s->signatures += strcmp(l, "NEWSIG") == 0 || g_str_has_prefix(l, "NEWSIG ");
+			g_ptr_array_add(s->lines, g_strdup(l));
+		}
 		g_string_truncate(s->partial, 0);
 	}
 }
@@ -437,6 +442,12 @@ run_loop(run_state *s, gint64 deadline, GError **err)
 
 		if (s->r->too_big || st != VULNID_OK || s->st.total > GPGRUN_MAX_STATUS)
 			break;
+		if (s->o->max_signatures > 0 && s->st.signatures > s->o->max_signatures) {
+			/* a flood inside encrypted or compressed data, which could
+			 * not be counted before: each one is work for gpg */
+			s->r->too_many_signatures = TRUE;
+			break;
+		}
 		if (running_aborted()) {
 			s->r->aborted = TRUE;
 			break;
@@ -504,7 +515,7 @@ gpgrun(const gpgrun_opts *o, gpgrun_result **res, GError **err)
 	st = run_spawn(&s, err);
 	if (st == VULNID_OK)
 		st = run_loop(&s, deadline, err);
-	if (s.pid > 0 && (st != VULNID_OK || r->timed_out || r->too_big || r->aborted))
+	if (s.pid > 0 && (st != VULNID_OK || r->timed_out || r->too_big || r->aborted || r->too_many_signatures))
 		run_kill(&s);
 	{
 		int *fds[] = { &s.in_fd, &s.out_fd, &s.status_fd, &s.err_fd };

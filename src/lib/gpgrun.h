@@ -38,6 +38,7 @@ typedef struct {
 	int out_fd;
 	gint64 max_out;		/* bytes of stdout at most; 0: no output wanted */
 	gint64 timeout_ms;	/* wall-clock limit; 0: the default below */
+	guint max_signatures;	/* signatures gpg may begin to check (NEWSIG); 0: any */
 } gpgrun_opts;
 
 #define GPGRUN_DEFAULT_TIMEOUT_MS (60 * 1000)
@@ -47,6 +48,7 @@ typedef struct {
 	gboolean timed_out;	/* killed at the deadline */
 	gboolean too_big;	/* killed for writing more than max_out */
 	gboolean aborted;	/* killed by gpgrun_abort_all() */
+	gboolean too_many_signatures;	/* killed at max_signatures + 1 */
 	GByteArray *out;	/* stdout, when not to out_fd */
 	gint64 out_len;		/* bytes of stdout written */
 	GPtrArray *status;	/* char*: status lines without "[GNUPG:] " */
