@@ -18,6 +18,7 @@
 #include "crypto.h"
 #include "gmime-autoptr.h"
 #include "openpgp.h"
+#include "openpgp-encrypt.h"
 
 #include "crypto-private.h"
 
@@ -734,6 +735,164 @@ crypto_list_keys(GPtrArray **out, GError **err)
 }
 
 
+/* --- sealing ------------------------------------------------------------------------ */
+
+/* Sealing encrypts to the robot's own key, several times for one
+ * embargoed mail; through gpg each time is a key lookup and an
+ * encryption, two processes.  Instead the robot's public key is exported
+ * once and kept beside vulnid-robot-key, in GNUPGHOME/vulnid-robot-pubkey
+ * (a line "FPR STAMP", then the key as gpg armors it), stamped the same
+ * way: a key made, imported or deleted exports it again.  openpgp-encrypt.c
+ * reads it, chooses the subkey gpg would, and encrypts; a key of a kind it
+ * does not encrypt to is left to gpg, which also decrypts everything. */
+typedef struct {
+	char *home, *fpr, *stamp;
+	openpgp_cert *cert;
+} seal_key;
+
+static GMutex seal_lock;
+static seal_key *seal_cache;	/* under seal_lock */
+
+static void
+seal_key_free(seal_key *k)
+{
+	if (k == NULL)
+		return;
+	g_free(k->home);
+	g_free(k->fpr);
+	g_free(k->stamp);
+	openpgp_cert_free(k->cert);
+	g_free(k);
+}
+
+static char *
+seal_key_path(const char *home)
+{
+	return g_build_filename(home, "vulnid-robot-pubkey", NULL);
+}
+
+static gboolean
+cert_is(const openpgp_cert *cert, const char *fpr)
+{
+	char hex[41];
+
+	if (cert->primary->version != 4)
+		return FALSE;
+	for (int i = 0; i < 20; i++)
+		g_snprintf(hex + 2 * i, 3, "%02X", cert->primary->fpr[i]);
+	return strcmp(hex, fpr) == 0;
+}
+
+/* The key remembered in the file, when it is fpr's and the keyring's
+ * stamp is still the one it was exported under. */
+static openpgp_cert *
+seal_key_read(const char *home, const char *fpr, const char *stamp)
+{
+	g_autofree char *path = seal_key_path(home), *text = NULL, *want = NULL;
+	openpgp_cert *cert = NULL;
+	const char *nl;
+	gsize len;
+
+	if (!g_file_get_contents(path, &text, &len, NULL) || (nl = memchr(text, '\n', len)) == NULL)
+		return NULL;
+	want = g_strdup_printf("%s %s", fpr, stamp);
+	if ((gsize) (nl - text) != strlen(want) || memcmp(text, want, strlen(want)) != 0)
+		return NULL;
+	nl++;
+	if (openpgp_cert_parse(nl, len - (gsize) (nl - text), &cert, NULL) != VULNID_OK)
+		return NULL;
+	if (!cert_is(cert, fpr))
+		g_clear_pointer(&cert, openpgp_cert_free);
+	return cert;
+}
+
+static void
+seal_key_write(const char *home, const char *fpr, const char *stamp, GBytes *key)
+{
+	g_autofree char *path = seal_key_path(home);
+	g_autoptr(GString) text = g_string_new(NULL);
+
+	g_string_printf(text, "%s %s\n", fpr, stamp);
+	g_string_append_len(text, g_bytes_get_data(key, NULL), (gssize) g_bytes_get_size(key));
+	/* only a cache: a failure costs an export next time */
+	g_file_set_contents_full(path, text->str, (gssize) text->len, G_FILE_SET_CONTENTS_CONSISTENT, 0600, NULL);
+}
+
+/* The robot's public key in seal_cache: kept from before, read from the
+ * file, or exported now (one gpg process).  Under seal_lock. */
+static vulnid_status
+seal_cert(const char *fpr, GError **err)
+{
+	/* stamped before the export: a change during it is seen next time */
+	g_autofree char *stamp = keyring_stamp(crypto_homedir);
+	g_autoptr(GBytes) exported = NULL;
+	openpgp_cert *cert;
+	vulnid_status s;
+
+	if (seal_cache != NULL && strcmp(seal_cache->home, crypto_homedir) == 0 &&
+	    strcmp(seal_cache->fpr, fpr) == 0 && strcmp(seal_cache->stamp, stamp) == 0)
+		return VULNID_OK;
+	g_clear_pointer(&seal_cache, seal_key_free);
+	cert = seal_key_read(crypto_homedir, fpr, stamp);
+	if (cert == NULL) {
+		s = crypto_export_public(fpr, &exported, err);
+		if (s == VULNID_OK)
+			s = openpgp_cert_parse(g_bytes_get_data(exported, NULL), g_bytes_get_size(exported), &cert, err);
+		if (s == VULNID_OK && !cert_is(cert, fpr)) {
+			g_clear_pointer(&cert, openpgp_cert_free);
+			s = vulnid_fail(err, VULNID_ERR_INVALID, "gpg exported another key than %s", fpr);
+		}
+		if (s != VULNID_OK)
+			return s;
+		seal_key_write(crypto_homedir, fpr, stamp, exported);
+	}
+	seal_cache = g_new0(seal_key, 1);
+	seal_cache->home = g_strdup(crypto_homedir);
+	seal_cache->fpr = g_strdup(fpr);
+	seal_cache->stamp = g_steal_pointer(&stamp);
+	seal_cache->cert = cert;
+	return VULNID_OK;
+}
+
+/* clear sealed without gpg.  *by_gpg is set, and err left alone, when
+ * gpg is to do it instead (a key of another kind, no key exported, no
+ * libcrypto); the one failure that stops is the kernel's random source
+ * (TEMP). */
+static vulnid_status
+seal_builtin(GBytes *clear, const char *robot_fpr, GBytes **sealed, gboolean *by_gpg, GError **err)
+{
+	g_autofree char *fpr = NULL;
+	g_autoptr(openpgp_pubkey) key = NULL;
+	g_autoptr(GError) why = NULL;
+	char *armored = NULL;
+	vulnid_status s;
+
+	*by_gpg = TRUE;
+	if (crypto_homedir == NULL || robot_fpr == NULL || strlen(robot_fpr) != 40 || !cr_is_fingerprint(robot_fpr))
+		return VULNID_ERR_NOTFOUND;
+	fpr = g_ascii_strup(robot_fpr, -1);
+	g_mutex_lock(&seal_lock);
+	if (seal_cert(fpr, &why) == VULNID_OK) {
+		const openpgp_pubkey *k = openpgp_cert_encryption_key(seal_cache->cert,
+								      g_get_real_time() / G_USEC_PER_SEC);
+
+		if (k != NULL)
+			key = openpgp_pubkey_copy(k);
+	}
+	g_mutex_unlock(&seal_lock);
+	if (key == NULL)
+		return VULNID_ERR_NOTFOUND;
+	s = openpgp_encrypt(key, g_bytes_get_data(clear, NULL), g_bytes_get_size(clear), &armored, &why);
+	if (s == VULNID_OK)
+		*sealed = g_bytes_new_take(armored, strlen(armored));
+	if (s == VULNID_OK || s == VULNID_ERR_TEMP) {
+		*by_gpg = FALSE;
+		if (why != NULL)
+			g_propagate_error(err, g_steal_pointer(&why));
+	}
+	return s;
+}
+
 vulnid_status
 crypto_seal(GBytes *clear, const char *robot_fpr, GBytes **sealed, GError **err)
 {
@@ -741,8 +900,13 @@ crypto_seal(GBytes *clear, const char *robot_fpr, GBytes **sealed, GError **err)
 	gpgme_key_t keys[2] = { NULL, NULL };
 	gpgme_data_t in, out;
 	gpgme_error_t e;
-	vulnid_status s = cr_ctx(crypto_homedir, &ctx, err);
+	gboolean by_gpg = FALSE;
+	vulnid_status s = seal_builtin(clear, robot_fpr, sealed, &by_gpg, err);
 
+	if (!by_gpg)
+		return s;
+	/* a key of another kind: gpg encrypts, or says why it cannot */
+	s = cr_ctx(crypto_homedir, &ctx, err);
 	if (s != VULNID_OK)
 		return s;
 	e = gpgme_get_key(ctx, robot_fpr, &keys[0], 0);
