@@ -106,7 +106,8 @@ key_export(test_key *k)
 }
 
 /* a home with a key: the primary ("algo usage expire") made on
- * 2020-01-01, the subkeys (the same) on the 2nd, 3rd, ... */
+ * 2020-01-01, the subkeys (the same) on the 2nd, 3rd, ..., at midnight
+ * exactly (gpg's clock stopped there, whatever the load) */
 static void
 make_key(test_key *k, const char *primary, const char *const *subkeys)
 {
@@ -114,13 +115,13 @@ make_key(test_key *k, const char *primary, const char *const *subkeys)
 
 	k->home = g_strdup_printf("%s/gnupg-%s", tmpdir, k->name);
 	g_assert_cmpint(g_mkdir(k->home, 0700), ==, 0);
-	o = sh(GPG "--faked-system-time 20200101T000000 --quick-gen-key '%s <%s@example.org>' %s 2>/dev/null",
+	o = sh(GPG "--faked-system-time 20200101T000000! --quick-gen-key '%s <%s@example.org>' %s 2>/dev/null",
 	       k->home, k->name, k->name, primary);
 	fpr = sh(GPG "--with-colons --list-keys | awk -F: '/^fpr/ { print $10; exit }'", k->home);
 	g_assert_nonnull(fpr);
 	k->fpr = g_strdup(g_strstrip(fpr));
 	for (int i = 0; subkeys != NULL && subkeys[i] != NULL; i++) {
-		g_autofree char *o2 = sh(GPG "--faked-system-time 202001%02dT000000 --quick-add-key %s %s 2>/dev/null",
+		g_autofree char *o2 = sh(GPG "--faked-system-time 202001%02dT000000! --quick-add-key %s %s 2>/dev/null",
 					  k->home, i + 2, k->fpr, subkeys[i]);
 	}
 	key_export(k);
