@@ -116,6 +116,8 @@ test_expect_success 'a signature part of 20,000 good signatures is refused befor
 	expect_match "more than 8 signatures" "$TMP/auth"
 '
 
+# (gpg reads every signature packet before it checks the first: on a busy
+# machine the deadline may come first; either way the mail is set aside)
 test_expect_success 'a signature flood inside the encryption: gpg is stopped at the ninth signature, the mail set aside once' '
 	$PGPMAIL encrypt-flood "$A" "$AFPR" "$ROBOT" 20000 "$TMP/inner.txt" "$TMP/eflood.eml" \
 		"Message-ID: <eflood@example.net>" &&
@@ -124,7 +126,7 @@ test_expect_success 'a signature flood inside the encryption: gpg is stopped at 
 	expect_eq 0 "$rc" &&
 	expect_eq quarantined "$(disposition_of eflood@example.net)" &&
 	quarantine_of eflood@example.net >"$TMP/why" &&
-	expect_match "more than 8 signatures" "$TMP/why" &&
+	expect_match "more than 8 signatures|took longer than 10 seconds" "$TMP/why" &&
 	expect_eq 1 "$(new_mails | wc -l)" &&
 	snap &&
 	deliver_ok "$TMP/eflood.eml" &&
