@@ -243,27 +243,33 @@ memfd_with(GBytes *b)
 static void
 argv_build(const gpgrun_opts *o, GPtrArray *argv, char *max_output)
 {
-	g_ptr_array_add(argv, (char *) gpgrun_gpg_path());
-	g_ptr_array_add(argv, "--batch");
-	g_ptr_array_add(argv, "--no-tty");
-	g_ptr_array_add(argv, "--no-greeting");
-	g_ptr_array_add(argv, "--no-permission-warning");
-	g_ptr_array_add(argv, "--status-fd=3");
-	g_ptr_array_add(argv, "--no-auto-key-retrieve");
-	g_ptr_array_add(argv, "--disable-dirmngr");
-	g_ptr_array_add(argv, "--enable-special-filenames");
+	if (o->tool != NULL) {
+		g_ptr_array_add(argv, gpgrun_tool_path(o->tool));
+		for (const char *const *a = o->args; a != NULL && *a != NULL; a++)
+			g_ptr_array_add(argv, g_strdup(*a));
+		g_ptr_array_add(argv, NULL);
+		return;
+	}
+	g_ptr_array_add(argv, g_strdup(gpgrun_gpg_path()));
+	static const char *const fixed[] = {
+		"--batch", "--no-tty", "--no-greeting", "--no-permission-warning", "--status-fd=3",
+		"--no-auto-key-retrieve", "--disable-dirmngr", "--enable-special-filenames",
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(fixed); i++)
+		g_ptr_array_add(argv, g_strdup(fixed[i]));
 	if (o->max_out > 0) {
 		/* gpg stops by itself too; its count and ours may differ by
 		 * a buffer, so ours decides */
-		g_ptr_array_add(argv, "--max-output");
-		g_ptr_array_add(argv, max_output);
+		g_ptr_array_add(argv, g_strdup("--max-output"));
+		g_ptr_array_add(argv, g_strdup(max_output));
 	}
 	if (o->home != NULL) {
-		g_ptr_array_add(argv, "--homedir");
-		g_ptr_array_add(argv, (char *) o->home);
+		g_ptr_array_add(argv, g_strdup("--homedir"));
+		g_ptr_array_add(argv, g_strdup(o->home));
 	}
 	for (const char *const *a = o->args; a != NULL && *a != NULL; a++)
-		g_ptr_array_add(argv, (char *) *a);
+		g_ptr_array_add(argv, g_strdup(*a));
 	g_ptr_array_add(argv, NULL);
 }
 
@@ -277,7 +283,7 @@ run_spawn(run_state *s, GError **err)
 	int devnull = -1, sig_fd = -1, child_in;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
 	char max_output[32];
 	vulnid_status st = VULNID_OK;
 	int rc;

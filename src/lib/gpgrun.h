@@ -25,6 +25,9 @@
 #define GPGRUN_MAX_STATUS (256 * 1024)
 
 typedef struct {
+	/* another GnuPG program installed beside gpg ("gpgconf"), run with
+	 * args alone (no gpg options, no --homedir: say it in args); NULL: gpg */
+	const char *tool;
 	const char *home;	/* --homedir; NULL: none (GNUPGHOME) */
 	const char *const *args;	/* the operation's arguments, NULL-terminated */
 	/* stdin: a seekable file read from its current offset (input_fd >= 0),
