@@ -186,6 +186,15 @@ static const config_key config_keys[] = {
 	  "Seconds vulnid-filter may spend on one mail before it gives up with\n"
 	  "exit 75 (nothing half-written; the MTA retries).  Keep it below the\n"
 	  "MTA's own command time limit."),
+	INT("limits", "openpgp_time_limit", openpgp_time_limit, 1, 3600, "10",
+	  "Seconds one OpenPGP operation on a mail (gpg verifying, decrypting or\n"
+	  "importing a key) may take.  Past it gpg is stopped, and the mail is set\n"
+	  "aside and answered once, never retried."),
+	INT("limits", "max_decrypted_ratio", max_decrypted_ratio, 1, 1000000, "100",
+	  "What an encrypted mail decrypts to may be at most this many times as\n"
+	  "large as its encrypted part (up to 1 MiB always), and never larger than\n"
+	  "max_message_size: a compression bomb is stopped as gpg writes it, and\n"
+	  "the mail set aside and answered."),
 	INT("database", "busy_timeout", busy_timeout, 0, 3600 * 1000, "10000",
 	  "How long to wait for the database lock, in milliseconds, before the\n"
 	  "filter gives up with exit 75 and the MTA retries."),
@@ -323,6 +332,10 @@ static const config_key config_keys[] = {
 	  "get 421 and are disconnected."),
 	INT("lmtpd", "sessions", lmtpd_sessions, 1, 10000, "32",
 	  "Most LMTP sessions at once; more connections wait until one ends."),
+	INT("lmtpd", "parse_workers", lmtpd_parse_workers, 0, 256, "0",
+	  "vulnid-lmtpd(8): threads that spool, parse, verify and decrypt mails\n"
+	  "beside the one that writes the database, so that one slow mail delays\n"
+	  "only itself; 0: as many as the machine has processors, at least 2."),
 	INT("lmtpd", "group_max", lmtpd_group_max, 1, 10000, "64",
 	  "Most mails committed in one transaction (one sync for all of them)."),
 	INT("lmtpd", "max_mails_per_session", lmtpd_max_mails, 1, 1000000, "1000",

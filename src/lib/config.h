@@ -35,6 +35,8 @@ typedef struct {
 
 	gint64 busy_timeout;	/* milliseconds */
 	gint64 time_limit;	/* seconds one mail may take in the filter */
+	gint64 openpgp_time_limit;	/* seconds of one gpg run on a mail */
+	gint64 max_decrypted_ratio;	/* plaintext at most this times the ciphertext */
 
 	char *transport;	/* "maildir:PATH" or "smtp://HOST[:PORT]" */
 	char *maildir;		/* resolved PATH of a maildir transport, else NULL */
@@ -73,6 +75,7 @@ typedef struct {
 	gint64 lmtpd_max_errors;
 	gint64 lmtpd_timeout;
 	gint64 lmtpd_session_time_limit;
+	gint64 lmtpd_parse_workers;	/* 0: the processors, at least 2 */
 	gboolean lmtpd_xforward;
 
 	/* [lifecycle], [policy], [auth], [export]: read where they are used,

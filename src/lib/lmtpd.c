@@ -27,6 +27,7 @@
 #include "lmtpd.h"
 #include "message.h"
 #include "notify.h"
+#include "gpgrun.h"
 #include "outbox.h"
 #include "store.h"
 #include "store-lmtpd.h"
@@ -55,8 +56,10 @@ conf_ref_put(conf_ref *c)
 	}
 }
 
-/* One recipient of one mail, from the end of its data to its reply. */
-typedef enum { JOB_QUEUED, JOB_APPLYING, JOB_DONE } job_state;
+/* One recipient of one mail, from the end of its data to its reply:
+ * waiting for a parse worker, parsed there (spool, MIME, OpenPGP: no
+ * database), waiting for the engine, applied in its transaction, done. */
+typedef enum { JOB_QUEUED, JOB_PARSING, JOB_PARSED, JOB_APPLYING, JOB_DONE } job_state;
 
 typedef struct {
 	gint ref;
@@ -95,9 +98,10 @@ job_unref(job *j)
 typedef struct {
 	GMutex lock;
 	conf_ref *conf;		/* the current configuration */
-	GCond engine_cond;	/* a job was queued, or stop */
+	GCond engine_cond;	/* a job was parsed, or stop */
 	GCond done_cond;	/* jobs are done */
-	GQueue queue;		/* of job* */
+	GQueue queue;		/* of job*: parsed, for the engine */
+	GThreadPool *parsers;	/* the parse workers, fed job* */
 	gboolean stopping;
 	gboolean draining;
 	int drain_pipe[2];	/* readable once draining */
@@ -360,24 +364,12 @@ engine_apply(server *srv, GPtrArray *group)
 	}
 }
 
+/* Apply a group of parsed mails and make their replies. */
 static void
 engine_group(server *srv, GPtrArray *group)
 {
 	guint ready = 0;
 
-	/* Parse outside the transaction: gpg and GMime never hold the
-	 * database's write lock. */
-	for (guint i = 0; i < group->len; i++) {
-		job *j = g_ptr_array_index(group, i);
-		intake_envelope env = { j->sender, j->recipient, j->client_address };
-
-		if (lseek(j->fd, 0, SEEK_SET) < 0) {
-			j->status = vulnid_fail(&j->err, VULNID_ERR_IO, "cannot rewind the spooled mail: %s",
-						g_strerror(errno));
-			continue;
-		}
-		j->status = intake_parse(j->conf->cfg, j->fd, TRUE, &env, &j->im, &j->err);
-	}
 	for (guint i = 0; i < group->len; i++) {
 		job *j = g_ptr_array_index(group, i);
 
@@ -392,6 +384,45 @@ engine_group(server *srv, GPtrArray *group)
 			job_finish(j);
 		g_clear_pointer(&j->im, intake_mail_free);
 	}
+}
+
+/* A parse worker: spool, parse, verify and decrypt one mail, beside the
+ * engine and the other workers, so that a mail that keeps gpg busy
+ * delays only itself; then it waits for the engine.  Outside any
+ * transaction: gpg and GMime never hold the database's write lock. */
+static void
+parse_job(gpointer data, gpointer user_data)
+{
+	job *j = data;
+	server *srv = user_data;
+	intake_envelope env = { j->sender, j->recipient, j->client_address };
+
+	g_mutex_lock(&srv->lock);
+	if (j->abandoned) {
+		j->state = JOB_DONE;
+		g_mutex_unlock(&srv->lock);
+		job_unref(j);
+		return;
+	}
+	j->state = JOB_PARSING;
+	g_mutex_unlock(&srv->lock);
+	if (lseek(j->fd, 0, SEEK_SET) < 0)
+		j->status = vulnid_fail(&j->err, VULNID_ERR_IO, "cannot rewind the spooled mail: %s",
+					g_strerror(errno));
+	else
+		j->status = intake_parse(j->conf->cfg, j->fd, TRUE, &env, &j->im, &j->err);
+	g_mutex_lock(&srv->lock);
+	if (j->abandoned) {
+		/* its session answered 451 already: the MTA sends it again */
+		j->state = JOB_DONE;
+		g_mutex_unlock(&srv->lock);
+		job_unref(j);
+		return;
+	}
+	j->state = JOB_PARSED;
+	g_queue_push_tail(&srv->queue, j);
+	g_cond_signal(&srv->engine_cond);
+	g_mutex_unlock(&srv->lock);
 }
 
 static gpointer
@@ -414,6 +445,7 @@ engine_thread(gpointer data)
 
 			if (j->abandoned) {
 				j->state = JOB_DONE;
+				g_clear_pointer(&j->im, intake_mail_free);
 				job_unref(j);
 				continue;
 			}
@@ -583,6 +615,17 @@ lmtpd_delivery_agent(const char *conf_path, GError **err)
 	return VULNID_OK;
 }
 
+/* How many mails are parsed at once: [lmtpd] parse_workers, or as many
+ * as there are processors (at least 2, so that one mail that keeps gpg
+ * busy never stops the others). */
+static gint
+parse_workers(const vulnid_config *cfg)
+{
+	if (cfg->lmtpd_parse_workers > 0)
+		return (gint) cfg->lmtpd_parse_workers;
+	return MAX(2, (gint) g_get_num_processors());
+}
+
 /* --- sessions ---------------------------------------------------------------- */
 
 typedef struct {
@@ -658,7 +701,7 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 	for (guint i = 0; i < env->recipients->len; i++) {
 		job *j = g_new0(job, 1);
 
-		j->ref = 2;	/* this session and the queue */
+		j->ref = 2;	/* this session, and the workers and engine */
 		j->conf = conf_ref_get(se->conf);
 		j->fd = dup(fd);
 		j->sender = g_strdup(env->sender);
@@ -671,10 +714,9 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 		j->deadline = deadline;
 		g_ptr_array_add(jobs, j);
 	}
-	g_mutex_lock(&srv->lock);
 	for (guint i = 0; i < jobs->len; i++)
-		g_queue_push_tail(&srv->queue, g_ptr_array_index(jobs, i));
-	g_cond_signal(&srv->engine_cond);
+		g_thread_pool_push(srv->parsers, g_ptr_array_index(jobs, i), NULL);
+	g_mutex_lock(&srv->lock);
 	for (guint i = 0; i < jobs->len; i++) {
 		job *j = g_ptr_array_index(jobs, i);
 
@@ -682,7 +724,7 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 			if (j->state == JOB_APPLYING)
 				g_cond_wait(&srv->done_cond, &srv->lock);	/* the commit is near */
 			else if (!g_cond_wait_until(&srv->done_cond, &srv->lock, deadline) &&
-				 j->state == JOB_QUEUED)
+				 j->state != JOB_APPLYING && j->state != JOB_DONE)
 				j->abandoned = TRUE;
 		}
 		if (j->abandoned) {
@@ -1003,6 +1045,7 @@ reload(server *srv)
 	g_mutex_unlock(&srv->lock);
 	conf_ref_put(old);
 	g_thread_pool_set_max_threads(srv->pool, (gint) c->cfg->lmtpd_sessions, NULL);
+	g_thread_pool_set_max_threads(srv->parsers, parse_workers(c->cfg), NULL);
 	if (srv->agent_pid > 0)
 		kill(srv->agent_pid, SIGHUP);
 	syslog(LOG_INFO, "configuration reloaded (listeners change only on a restart)");
@@ -1063,6 +1106,9 @@ serve(server *srv, GArray *ls, int sigfd)
 
 					syslog(LOG_INFO, "shutting down: no new sessions, %u to finish", sessions);
 					g_atomic_int_set(&srv->draining, TRUE);
+					/* no mail's gpg keeps the server up: what it was
+					 * working on is answered 451 and comes again */
+					gpgrun_abort_all();
 					(void) !write(srv->drain_pipe[1], "d", 1);
 					drain_end = g_get_monotonic_time() +
 						    (cfg->time_limit + cfg->lmtpd_timeout) * G_USEC_PER_SEC;
@@ -1122,6 +1168,7 @@ lmtpd_run(const char *conf_path, const char *self, lmtpd_stats *stats, GError **
 	g_cond_init(&srv->sync_cond);
 	g_queue_init(&srv->unsynced);
 	srv->pool = g_thread_pool_new(session_run, srv, (gint) srv->conf->cfg->lmtpd_sessions, FALSE, NULL);
+	srv->parsers = g_thread_pool_new(parse_job, srv, parse_workers(srv->conf->cfg), FALSE, NULL);
 	if (!g_unix_open_pipe(srv->drain_pipe, FD_CLOEXEC, NULL)) {
 		s = vulnid_fail(err, VULNID_ERR_TEMP, "pipe: %s", g_strerror(errno));
 		goto out;
@@ -1150,6 +1197,8 @@ lmtpd_run(const char *conf_path, const char *self, lmtpd_stats *stats, GError **
 		l->unlink_path = NULL;
 	}
 	g_array_set_size(ls, 0);
+	/* what the workers still hold ends at once: gpg was stopped */
+	g_thread_pool_free(srv->parsers, FALSE, TRUE);
 	g_mutex_lock(&srv->lock);
 	srv->stopping = TRUE;
 	g_cond_signal(&srv->engine_cond);
