@@ -34,7 +34,7 @@ const cli_command cli_commands[] = {
 	{ "prove", cmd_prove, 0, "proofs from a feed's log: vulnid prove DIR ID | DIR --consistency SIZE" },
 	{ "witness", cmd_witness, 0, "cosign logs: vulnid witness [--state DIR] init NAME | key | add-checkpoint | cosign-feed" },
 	{ "backup", cmd_backup, I, "online copy of the database: vulnid backup [--force] FILE" },
-	{ "config", cmd_config, 0, "the configuration keys of vulnid.conf(5): vulnid config keys" },
+	{ "config", cmd_config, 0, "vulnid.conf(5): vulnid config keys | check" },
 };
 const gsize cli_n_commands = G_N_ELEMENTS(cli_commands);
 
