@@ -401,7 +401,7 @@ else
 		words() { tr "\n" " " | sed "s/ $//"; } &&
 		expect_eq "list retry run" "$(comp_of "$VULNID" -c "$CONF" queue "" | words)" &&
 		expect_eq "--force" "$(comp_of "$VULNID" -c "$CONF" queue run - | words)" &&
-		expect_eq "--json" "$(comp_of "$VULNID" -c "$CONF" queue list - | words)" &&
+		expect_eq "--all --json" "$(comp_of "$VULNID" -c "$CONF" queue list - | words)" &&
 		expect_eq "" "$(comp_of "$VULNID" -c "$CONF" queue retry - | words)" &&
 		: >"$TMP/a-file" &&
 		expect_eq "ed25519 rsa3072" "$(comp_of "$VULNID" init --key-algo "" | words)" &&

@@ -19,6 +19,8 @@ typedef enum {
 				 * (without it: read-only, so a backup or an export
 				 * never takes the write lock) */
 	CLI_JSON = 1 << 2,	/* offers --json (cli_parse() adds it; cli_ctx.json) */
+	CLI_ANY_SCHEMA = 1 << 3,	/* read-only, and of any schema (vulnid backup: also
+					 * of an older version's database) */
 } cli_flags;
 
 typedef struct cli_command cli_command;
@@ -55,6 +57,10 @@ int cli_fail(vulnid_status s, GError *err);
  * ctx's.  Call it after the arguments are checked, so that a usage error
  * is one whatever the instance. */
 int cli_instance(cli_ctx *ctx, vulnid_config **cfg, store **st);
+
+/* After an open that migrated the database: say so on standard error
+ * (the audit event is written by the migration) and flush audit.log. */
+void cli_report_migration(store *st, const vulnid_config *cfg);
 
 /* Print a JSON node, pretty, with a newline. */
 void cli_print_json(JsonNode *node);
