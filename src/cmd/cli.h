@@ -90,6 +90,7 @@ int cmd_keys(cli_ctx *ctx, int argc, char **argv);
 int cmd_export(cli_ctx *ctx, int argc, char **argv);
 int cmd_verify_feed(cli_ctx *ctx, int argc, char **argv);
 int cmd_backup(cli_ctx *ctx, int argc, char **argv);
+int cmd_restore(cli_ctx *ctx, int argc, char **argv);
 int cmd_prove(cli_ctx *ctx, int argc, char **argv);
 int cmd_witness(cli_ctx *ctx, int argc, char **argv);
 int cmd_config(cli_ctx *ctx, int argc, char **argv);

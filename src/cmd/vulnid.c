@@ -35,7 +35,8 @@ const cli_command cli_commands[] = {
 	{ "verify-feed", cmd_verify_feed, 0, "check a published feed: vulnid verify-feed DIR --key robot.asc" },
 	{ "prove", cmd_prove, 0, "proofs from a feed's log: vulnid prove DIR ID | DIR --consistency SIZE" },
 	{ "witness", cmd_witness, 0, "cosign logs: vulnid witness [--state DIR] init NAME | key | add-checkpoint | cosign-feed" },
-	{ "backup", cmd_backup, I | A, "online copy of the database: vulnid backup [--force] FILE" },
+	{ "backup", cmd_backup, I | A, "online copy of the instance: vulnid backup [--all] [--force] FILE|-" },
+	{ "restore", cmd_restore, 0, "rebuild an instance from a backup: vulnid restore BACKUP DIR" },
 	{ "config", cmd_config, 0, "vulnid.conf(5): vulnid config keys | check" },
 };
 const gsize cli_n_commands = G_N_ELEMENTS(cli_commands);
