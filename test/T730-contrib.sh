@@ -449,7 +449,7 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 		systemd-analyze verify --man=no "$TMP/units2/vulnid-lmtpd.socket" "$TMP/units2/vulnid-lmtpd.service" >"$TMP/sa2.out" 2>&1 ||
 			fail "$(cat "$TMP/sa2.out")"
 		grep -q "^ExecStart=/usr/local/sbin/vulnid-lmtpd -c /var/lib/vulnid/vulnid.conf$" "$C/systemd/vulnid-lmtpd.service" &&
-		grep -q "^ListenStream=/var/lib/vulnid/lmtp.sock$" "$C/systemd/vulnid-lmtpd.socket"
+		grep -q "^ListenStream=/var/spool/postfix/vulnid/lmtp.sock$" "$C/systemd/vulnid-lmtpd.socket"
 	'
 else
 	test_skip "systemd-analyze verify" "systemd-analyze is not installed (Debian package systemd)"
