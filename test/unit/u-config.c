@@ -225,6 +225,7 @@ test_check_all(void)
 	g_assert_nonnull(strstr(g_ptr_array_index(problems, 1), ":5: unknown group [delivry]"));
 	g_assert_nonnull(strstr(g_ptr_array_index(problems, 2), ":9: unknown key 'max_partz' in [limits] (did you mean max_parts?)"));
 	remove_conf(path);
+	g_free(path);
 	/* once every line is known, the first refused value */
 	path = write_conf("[instance]\nprefix = TEST\ndomain = example.org\n[limits]\nmax_parts = 0\n");
 	g_ptr_array_set_size(problems, 0);
