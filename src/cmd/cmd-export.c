@@ -93,6 +93,17 @@ cmd_export(cli_ctx *ctx, int argc, char **argv)
 		g_autofree char *origin = conf_export(cfg->export_log_origin);
 		g_autofree char *fpr = NULL;
 
+		g_autofree char *key_path = g_build_filename(cfg->dir, FEEDLOG_KEY_FILE, NULL);
+		g_autofree char *vkey_path = g_build_filename(target, FEEDLOG_VKEY, NULL);
+
+		/* A published log needs the key that made it: never a new one
+		 * (an instance restored without its log.key). */
+		if (!g_file_test(key_path, G_FILE_TEST_EXISTS) && g_file_test(vkey_path, G_FILE_TEST_EXISTS)) {
+			fprintf(stderr, "vulnid: '%s' is published with a log key, but '%s' is missing: restore the"
+				" log.key that made it (vulnid backup --all carries it); nothing was written\n",
+				target, key_path);
+			return EX_DATAERR;
+		}
 		/* Signing needs the robot's keyring, whatever cli_open found. */
 		s = crypto_set_home(cfg->gnupg_home, &err);
 		if (s == VULNID_OK)

@@ -117,6 +117,10 @@ char *config_locate(const char *explicit_path);
  * touches the instance.  NULL path: nothing to do. */
 vulnid_status config_become_owner(const char *path, GError **err);
 
+/* Read and check vulnid.conf: an unknown group or key, a key set twice or
+ * a line of no known form is refused as a wrong value is, the message
+ * naming the file and the line ("PATH:LINE: unknown key 'transprot' in
+ * [delivery] (did you mean transport?)"). */
 vulnid_status config_load(const char *path, vulnid_config **out, GError **err);
 
 /* The same from text in memory, for the instance directory dir (which
@@ -124,6 +128,13 @@ vulnid_status config_load(const char *path, vulnid_config **out, GError **err);
  * instance.  "[instance]\nprefix = T\ndomain = example.org\n" gives the
  * defaults of every other key. */
 vulnid_status config_load_text(const char *dir, const char *text, vulnid_config **out, GError **err);
+/* Every mistake in the file at path, for vulnid config check: each line
+ * that is not [group], key = value or a comment, each unknown group or
+ * key (with the nearest known one), each key set twice, then the first
+ * value that is refused.  Appended to problems (char *, "PATH:LINE:
+ * what"); an error only when the file cannot be read. */
+vulnid_status config_check_file(const char *path, GPtrArray *problems, GError **err);
+
 void config_free(vulnid_config *cfg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vulnid_config, config_free)
 

@@ -755,7 +755,11 @@ feed_export(store *st, const char *dir, const note_key *log_key, feed_export_res
 			goto out;
 		}
 	}
-	s = feed_read(st, dir, years, res, err);
+	/* every check of what is published before anything is written */
+	if (log_key != NULL)
+		s = feedlog_check_published(dir, log_key, err);
+	if (s == VULNID_OK)
+		s = feed_read(st, dir, years, res, err);
 	if (s == VULNID_OK)
 		s = feed_publish(dir, log_key, fpr, old_head, years, res, err);
 out:

@@ -289,6 +289,28 @@ current_checkpoint(const char *dir, const note_key *key, checkpoint *c, GError *
 }
 
 vulnid_status
+feedlog_check_published(const char *dir, const note_key *key, GError **err)
+{
+	g_autofree char *vk_path = g_build_filename(dir, FEEDLOG_VKEY, NULL);
+	g_autofree char *vk_line = note_key_vkey(key);
+	g_autofree char *vk = g_strconcat(vk_line, "\n", NULL);
+	g_autoptr(GBytes) have = read_limited(vk_path, MAX_VKEY_FILE, NULL);
+	g_autoptr(GBytes) want = g_bytes_new(vk, strlen(vk));
+	checkpoint cp = { 0 };
+	vulnid_status s;
+
+	if (have != NULL && !g_bytes_equal(have, want))
+		return vulnid_fail(err, VULNID_ERR_INVALID, "'%s' is the key of another log than this instance's"
+				   " log.key (%s): restore the log.key that made this feed (vulnid backup --all"
+				   " carries it); nothing was written", vk_path, key->name);
+	s = current_checkpoint(dir, key, &cp, err);
+	checkpoint_clear(&cp);
+	if (s != VULNID_OK)
+		g_prefix_error(err, "nothing was written: ");
+	return s;
+}
+
+vulnid_status
 feedlog_update(const char *dir, const note_key *key, const char *fpr, const feedlog_file *files, guint nfiles,
 	       feedlog_state *out, GError **err)
 {
@@ -307,11 +329,13 @@ feedlog_update(const char *dir, const note_key *key, const char *fpr, const feed
 		total += files[i].lines;
 		fds[i] = -1;
 	}
-	s = publish_key(dir, key, fpr, err);
+	/* the published checkpoint first: nothing is replaced unless it is
+	 * this key's */
+	s = current_checkpoint(dir, key, &cp, err);
 	if (s == VULNID_OK)
-		s = current_checkpoint(dir, key, &cp, err);
+		s = publish_key(dir, key, fpr, err);
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 	if (cp.size > total) {
 		s = vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s' has a log of %" G_GUINT64_FORMAT " entries, but only %"
 				G_GUINT64_FORMAT " lines", dir, cp.size, total);

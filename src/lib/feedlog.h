@@ -30,6 +30,12 @@ vulnid_status feedlog_key_open(const char *instance_dir, const char *origin, con
 			       const char *prefix, const char *fpr, note_key **key, gboolean *created,
 			       GError **err);
 
+/* Before an export writes anything into the published feed in dir: its
+ * log.vkey, if any, is key's, and its checkpoint, if any, verifies with
+ * it (an instance restored without its log.key would otherwise replace
+ * log.vkey and break the published log). */
+vulnid_status feedlog_check_published(const char *dir, const note_key *key, GError **err);
+
 typedef struct {
 	const char *path;	/* a year file */
 	guint64 lines;		/* its lines, all complete */

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -138,7 +140,7 @@ status_reply(vulnid_status s, const GError *err)
 	case VULNID_ERR_TOOBIG:
 		return g_strdup("552 5.3.4 message too big for the robot");
 	case VULNID_ERR_NOSPACE:
-		return g_strdup_printf("452 4.3.1 insufficient system storage (%s)", m);
+		return g_strdup_printf("452 4.3.1 disk full (%s), try again later", m);
 	default:
 		return g_strdup_printf("451 4.3.0 temporary failure (%s), try again later", m);
 	}
@@ -257,8 +259,11 @@ sync_thread(gpointer data)
 					/* committed, perhaps not durable: a retry is
 					 * found as a duplicate if it was */
 					g_free(j->reply);
-					j->reply = g_strdup_printf("451 4.3.0 cannot sync the database (%s), "
-								   "try again later", g_strerror(e));
+					j->reply = e == ENOSPC || e == EDQUOT
+						? g_strdup_printf("452 4.3.1 disk full: cannot sync the database (%s),"
+								  " try again later", g_strerror(e))
+						: g_strdup_printf("451 4.3.0 cannot sync the database (%s), "
+								  "try again later", g_strerror(e));
 					syslog(LOG_ERR, "cannot sync '%s': %s", srv->wal_path, g_strerror(e));
 				}
 				any |= j->applied;
@@ -694,8 +699,11 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 
 	/* the file may be longer, from an earlier mail of the session */
 	if (ftruncate(fd, env->size) < 0) {
+		int e = errno;
+
 		for (guint i = 0; i < env->recipients->len; i++)
-			g_ptr_array_add(replies, g_strdup("451 4.3.0 cannot spool the mail, try again later"));
+			g_ptr_array_add(replies, g_strdup_printf("451 4.3.0 cannot spool the mail (%s), try again later",
+								 g_strerror(e)));
 		return;
 	}
 	for (guint i = 0; i < env->recipients->len; i++) {
@@ -844,6 +852,48 @@ typedef struct {
 	char *unlink_path;	/* a unix socket this process made */
 } listener;
 
+/* This process's user, by name, for the messages that name a fix. */
+static const char *
+self_name(void)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	return pw != NULL ? pw->pw_name : "vulnid";
+}
+
+/* The MTA reaches the socket through the group it has (socket_group, or
+ * the group the socket inherits from a setgid directory, as under
+ * Postfix's chroot on Debian): every directory above it must let that
+ * group pass.  A socket it cannot reach gives only "Permission denied"
+ * in the MTA's log, so say it here, at start. */
+static void
+warn_unreachable(const char *path)
+{
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat sock;
+
+	if (stat(path, &sock) < 0 || (sock.st_mode & 0007) != 0)
+		return;		/* open to all, or gone */
+	while (strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0) {
+		struct stat sb;
+		char *up;
+
+		if (stat(dir, &sb) == 0 && !(sb.st_gid == sock.st_gid ? (sb.st_mode & 0010) : (sb.st_mode & 0001))) {
+			struct group *g = getgrgid(sock.st_gid);
+
+			syslog(LOG_WARNING, "group %s cannot reach '%s': '%s' is mode %04o, group %d", g != NULL ?
+			       g->gr_name : "?", path, dir, (unsigned) (sb.st_mode & 07777), (int) sb.st_gid);
+			fprintf(stderr, "vulnid-lmtpd: warning: group %s cannot reach '%s': '%s' is mode %04o:"
+				" put the socket in a directory of that group (vulnid-lmtpd(8), POSTFIX ON DEBIAN)\n",
+				g != NULL ? g->gr_name : "?", path, dir, (unsigned) (sb.st_mode & 07777));
+			return;
+		}
+		up = g_path_get_dirname(dir);
+		g_free(dir);
+		dir = up;
+	}
+}
+
 static vulnid_status
 listen_unix(const vulnid_config *cfg, GArray *ls, GError **err)
 {
@@ -868,20 +918,37 @@ listen_unix(const vulnid_config *cfg, GArray *ls, GError **err)
 	    chmod(cfg->lmtpd_socket, (mode_t) cfg->lmtpd_socket_mode) < 0) {
 		int e = errno;
 
+		g_autofree char *dir = g_path_get_dirname(cfg->lmtpd_socket);
+
 		close(fd);
+		if (e == ENOENT || e == EACCES)
+			return vulnid_fail(err, VULNID_ERR_CONFIG, "cannot listen on '%s': %s: '%s' must exist and"
+					   " be the robot user's (for Postfix on Debian: install -d -o %s -g postfix -m"
+					   " 2750 '%s'; vulnid-lmtpd(8), POSTFIX ON DEBIAN)", cfg->lmtpd_socket,
+					   g_strerror(e), dir, self_name(), dir);
 		return vulnid_fail(err, vulnid_status_from_errno(e), "cannot listen on '%s': %s",
 				   cfg->lmtpd_socket, g_strerror(e));
 	}
 	if (*cfg->lmtpd_socket_group != '\0') {
 		struct group *g = getgrnam(cfg->lmtpd_socket_group);
+		int e = g == NULL ? ENOENT : chown(cfg->lmtpd_socket, (uid_t) -1, g->gr_gid) < 0 ? errno : 0;
 
-		if (g == NULL || chown(cfg->lmtpd_socket, (uid_t) -1, g->gr_gid) < 0) {
+		if (e != 0) {
 			close(fd);
 			unlink(cfg->lmtpd_socket);
-			return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] socket_group: cannot give '%s' to group '%s'",
-					   cfg->lmtpd_socket, cfg->lmtpd_socket_group);
+			if (g == NULL)
+				return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] socket_group: there is no group '%s'",
+						   cfg->lmtpd_socket_group);
+			return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] socket_group: cannot give '%s' to group"
+					   " '%s': %s: %s is not in that group.  Leave socket_group empty and make the"
+					   " socket's directory the group's, setgid (install -d -o %s -g %s -m 2750 DIR:"
+					   " the socket inherits the group), or add the user to it (adduser %s %s)",
+					   cfg->lmtpd_socket, cfg->lmtpd_socket_group, g_strerror(e), self_name(),
+					   self_name(), cfg->lmtpd_socket_group, self_name(),
+					   cfg->lmtpd_socket_group);
 		}
 	}
+	warn_unreachable(cfg->lmtpd_socket);
 	l.fd = fd;
 	l.unlink_path = g_strdup(cfg->lmtpd_socket);
 	g_array_append_val(ls, l);

@@ -60,7 +60,7 @@ static const char SQL_OUTBOX_PENDING_RECIPIENTS[] =
 	"SELECT address FROM outbox_recipients WHERE outbox = ?"
 	" AND status IN ('queued', 'deferred') ORDER BY rowid";
 static const char SQL_OUTBOX_REQUEUE[] =
-	"UPDATE outbox SET status = 'queued', next_attempt = ?1, updated = ?1"
+	"UPDATE outbox SET status = 'queued', next_attempt = ?1, updated = ?1, shown = NULL"
 	" WHERE id = ?2 AND status <> 'delivered'";
 static const char SQL_OUTBOX_REQUEUE_RECIPIENTS[] =
 	"UPDATE outbox_recipients SET status = 'queued', updated = ?"
@@ -84,11 +84,16 @@ static const char SQL_OUTBOX_FAIL[] =
 #define OUTBOX_LIST_COLUMNS \
 	"SELECT id, created, kind, coalesce(entry, ''), message_id, recipients, status," \
 	" attempts, next_attempt, coalesce(last_error, '')," \
-	" CASE WHEN claim_until > ?1 THEN claim_until END FROM outbox"
+	" CASE WHEN claim_until > ?1 THEN claim_until END, shown FROM outbox"
 static const char SQL_OUTBOX_LIST[] =
 	OUTBOX_LIST_COLUMNS " WHERE status <> 'delivered' ORDER BY id";
 static const char SQL_OUTBOX_LIST_DEFERRED[] =
 	OUTBOX_LIST_COLUMNS " WHERE status = 'deferred' ORDER BY id";
+static const char SQL_OUTBOX_LIST_ATTENTION[] =
+	OUTBOX_LIST_COLUMNS " WHERE status IN ('queued', 'deferred') OR (status = 'failed' AND shown IS NULL)"
+	" ORDER BY id";
+static const char SQL_OUTBOX_MARK_SHOWN[] =
+	"UPDATE outbox SET shown = ?1 WHERE id = ?2 AND status = 'failed' AND shown IS NULL";
 
 /* A cached statement (never finalized here: reset after use). */
 #define PREPARE(stmt, sql) \
@@ -491,13 +496,14 @@ store_outbox_row_free(store_outbox_row *r)
 	g_free(r->next_attempt);
 	g_free(r->last_error);
 	g_free(r->claimed_until);
+	g_free(r->shown);
 	g_free(r);
 }
 
-vulnid_status
-store_outbox_list(store *st, const char *now, gboolean only_deferred, GPtrArray *rows, GError **err)
+static vulnid_status
+outbox_list(store *st, const char *sql, const char *now, GPtrArray *rows, GError **err)
 {
-	PREPARE(stmt, only_deferred ? SQL_OUTBOX_LIST_DEFERRED : SQL_OUTBOX_LIST);
+	PREPARE(stmt, sql);
 	int rc;
 
 	store_bind_text(stmt, 1, now);
@@ -515,8 +521,31 @@ store_outbox_list(store *st, const char *now, gboolean only_deferred, GPtrArray 
 		r->next_attempt = store_col_text(stmt, 8);
 		r->last_error = store_col_text(stmt, 9);
 		r->claimed_until = store_col_text(stmt, 10);
+		r->shown = store_col_text(stmt, 11);
 		g_ptr_array_add(rows, r);
 	}
 	sqlite3_reset(stmt);
 	return rc == SQLITE_DONE ? VULNID_OK : store_fail(st, rc, "outbox", err);
+}
+
+vulnid_status
+store_outbox_list(store *st, const char *now, gboolean only_deferred, GPtrArray *rows, GError **err)
+{
+	return outbox_list(st, only_deferred ? SQL_OUTBOX_LIST_DEFERRED : SQL_OUTBOX_LIST, now, rows, err);
+}
+
+vulnid_status
+store_outbox_list_attention(store *st, const char *now, GPtrArray *rows, GError **err)
+{
+	return outbox_list(st, SQL_OUTBOX_LIST_ATTENTION, now, rows, err);
+}
+
+vulnid_status
+store_outbox_mark_shown(store *st, gint64 id, const char *now, GError **err)
+{
+	PREPARE(stmt, SQL_OUTBOX_MARK_SHOWN);
+
+	store_bind_text(stmt, 1, now);
+	sqlite3_bind_int64(stmt, 2, id);
+	return store_step_reset(st, stmt, "outbox", err);
 }

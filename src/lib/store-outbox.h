@@ -152,6 +152,7 @@ typedef struct {
 	char *next_attempt;	/* may be NULL */
 	char *last_error;	/* "" when none */
 	char *claimed_until;	/* NULL unless claimed past now */
+	char *shown;		/* when queue list first showed it failed, or NULL */
 } store_outbox_row;
 
 void store_outbox_row_free(store_outbox_row *r);
@@ -161,5 +162,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(store_outbox_row, store_outbox_row_free)
  * store_outbox_row* (the array frees them). */
 vulnid_status store_outbox_list(store *st, const char *now, gboolean only_deferred,
 				GPtrArray *rows, GError **err);
+
+/* What needs the operator's attention: items queued or deferred, and
+ * failed ones not yet shown (vulnid queue list, which then marks them
+ * with store_outbox_mark_shown(), in the caller's transaction). */
+vulnid_status store_outbox_list_attention(store *st, const char *now, GPtrArray *rows, GError **err);
+vulnid_status store_outbox_mark_shown(store *st, gint64 id, const char *now, GError **err);
 
 #endif

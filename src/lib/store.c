@@ -17,6 +17,7 @@ struct store {
 	gint64 saved_cache_size;	/* PRAGMA cache_size to restore, 0: none */
 	GHashTable *stmt_cache;		/* SQL text -> sqlite3_stmt, see store_prepare_cached() */
 	GHashTable *stmt_idle;		/* SQL text -> sqlite3_stmt kept (store_keep_statements) */
+	int migrated_from;		/* the schema found, when this open migrated it; else -1 */
 };
 
 /* Statements handed out by store_prepare() of a store that keeps them,
@@ -231,8 +232,50 @@ static const char *const migrations[] = {
 	"  WHEN (OLD.status = 'failed' AND NEW.status IN ('delivered', 'deferred'))"
 	"    OR (OLD.status = 'delivered' AND NEW.status IN ('queued', 'deferred'))"
 	"  BEGIN SELECT RAISE(ABORT, 'delivery outcomes only move forward'); END;",
+	/* 7 -> 8: when vulnid queue list first showed an item that failed;
+	 * after that only queue list --all lists it, so that an empty list
+	 * means again that nothing needs attention.  queue retry clears it. */
+	"ALTER TABLE outbox ADD COLUMN shown TEXT;",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
+
+/* What each migration did, in a few words for the operator (standard
+ * error, syslog and the audit event of an upgrade). */
+static const char *const migration_notes[] = {
+	"the first schema",
+	"blob keys that keep every blob unchanged",
+	"signed outgoing mail kept for its retries",
+	"the signers behind anonymous records",
+	"rate limits by client network and sender domain, the outgoing-mail ledger",
+	"what was decrypted, against replays",
+	"delivery claims; delivery outcomes only move forward",
+	"queue list shows a failed item once (queue list --all: every one)",
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(migration_notes) == STORE_SCHEMA_VERSION);
+
+static store_migrate_hook migrate_hook;
+
+void
+store_set_migrate_hook(store_migrate_hook hook)
+{
+	migrate_hook = hook;
+}
+
+char *
+store_migration_text(int from, int to)
+{
+	GString *t = g_string_new(NULL);
+
+	for (int v = MAX(from, 0); v < to && v < STORE_SCHEMA_VERSION; v++)
+		g_string_append_printf(t, "%s%d: %s", t->len > 0 ? "; " : "", v + 1, migration_notes[v]);
+	return g_string_free(t, FALSE);
+}
+
+int
+store_migrated_from(const store *st)
+{
+	return st->migrated_from;
+}
 
 GDateTime *
 store_now_datetime(void)
@@ -529,7 +572,16 @@ store_user_version(store *st, int *version, GError **err)
 }
 
 static vulnid_status
-store_migrate(store *st, GError **err)
+store_newer(store *st, int version, GError **err)
+{
+	return vulnid_fail(err, VULNID_ERR_CONFIG,
+			   "'%s' has schema version %d, newer than this program's %d (vulnid %s): a newer"
+			   " version migrated it; run that one, or restore the backup made before the"
+			   " upgrade (UPGRADING)", st->path, version, STORE_SCHEMA_VERSION, PACKAGE_VERSION);
+}
+
+static vulnid_status
+store_migrate(store *st, store_open_mode mode, GError **err)
 {
 	vulnid_status s;
 	int version;
@@ -537,8 +589,16 @@ store_migrate(store *st, GError **err)
 	/* The common case, an up-to-date schema, takes no write lock, so
 	 * that read-only users and read-only files work. */
 	s = store_user_version(st, &version, err);
-	if (s != VULNID_OK || version == STORE_SCHEMA_VERSION)
+	if (s != VULNID_OK || version == STORE_SCHEMA_VERSION || mode == STORE_OPEN_COPY)
 		return s;
+	if (version > STORE_SCHEMA_VERSION)
+		return store_newer(st, version, err);
+	if (mode == STORE_OPEN_READONLY)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "'%s' has schema version %d, older than this program's %d (vulnid %s): back it"
+				   " up (vulnid backup --all), then any command that writes migrates it, such as"
+				   " vulnid audit verify (UPGRADING)", st->path, version, STORE_SCHEMA_VERSION,
+				   PACKAGE_VERSION);
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
 		return s;
@@ -546,9 +606,7 @@ store_migrate(store *st, GError **err)
 	if (s != VULNID_OK)
 		goto fail;
 	if (version > STORE_SCHEMA_VERSION) {
-		s = vulnid_fail(err, VULNID_ERR_CONFIG,
-				"'%s' has schema version %d, newer than this program's %d",
-				st->path, version, STORE_SCHEMA_VERSION);
+		s = store_newer(st, version, err);
 		goto fail;
 	}
 	for (int v = version; v < STORE_SCHEMA_VERSION; v++) {
@@ -562,7 +620,17 @@ store_migrate(store *st, GError **err)
 		if (s != VULNID_OK)
 			goto fail;
 	}
-	return store_commit(st, err);
+	/* An upgrade says so in the same transaction (the audit log: the
+	 * hook of the program); a new database is no upgrade. */
+	if (version > 0 && version < STORE_SCHEMA_VERSION && migrate_hook != NULL) {
+		s = migrate_hook(st, version, STORE_SCHEMA_VERSION, err);
+		if (s != VULNID_OK)
+			goto fail;
+	}
+	s = store_commit(st, err);
+	if (s == VULNID_OK && version > 0 && version < STORE_SCHEMA_VERSION)
+		st->migrated_from = version;
+	return s;
 fail:
 	store_rollback(st);
 	return s;
@@ -578,6 +646,7 @@ store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
 	int rc;
 
 	st->path = g_strdup(path);
+	st->migrated_from = -1;
 	switch (mode) {
 	case STORE_OPEN_CREATE:
 		flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE;
@@ -586,6 +655,7 @@ store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
 		flags |= SQLITE_OPEN_READWRITE;
 		break;
 	case STORE_OPEN_READONLY:
+	case STORE_OPEN_COPY:
 		flags |= SQLITE_OPEN_READONLY;
 		break;
 	}
@@ -607,7 +677,7 @@ store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
 		if (s != VULNID_OK)
 			return s;
 	}
-	if (mode != STORE_OPEN_READONLY) {
+	if (mode != STORE_OPEN_READONLY && mode != STORE_OPEN_COPY) {
 		int on = 1;
 
 		/* Every filter is a short process, usually the last connection:
@@ -619,7 +689,7 @@ store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
 		s = store_exec(st, "PRAGMA synchronous = FULL", err);
 	}
 	if (s == VULNID_OK)
-		s = store_migrate(st, err);
+		s = store_migrate(st, mode, err);
 	if (s != VULNID_OK)
 		return s;
 	*out = g_steal_pointer(&st);
