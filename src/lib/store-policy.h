@@ -66,9 +66,12 @@ typedef enum {
 } store_rate_key;
 
 /* Messages since a time from value (ignored for EVERYONE): the first three
- * count requests (requests TRUE) or additions; the others both. */
+ * count requests (requests TRUE) or additions; the others both.  Counted
+ * per minute: the whole minute that holds since counts. */
 vulnid_status store_policy_rate_count(store *st, store_rate_key key, gboolean requests,
 				      const char *value, const char *since, gint64 *n, GError **err);
+/* Remove the counters of the minutes before the one that holds before. */
+vulnid_status store_policy_rate_purge(store *st, const char *before, gint64 *removed, GError **err);
 /* Vendors whose key has this fingerprint (upper case, no spaces). */
 vulnid_status store_policy_vendor_keys(store *st, const char *fpr, gint64 *n, GError **err);
 /* 'rate-limited' notices queued to address since a time. */

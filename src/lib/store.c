@@ -30,6 +30,18 @@ static const char *const append_only_tables[] = {
 	"bounces",
 };
 
+/* The dispositions the rate limits count, and their class. */
+#define RATE_COUNTED "'request', 'rejected', 'help', 'entry', 'commands'"
+#define RATE_CLASS(d) "CASE WHEN " d " IN ('entry', 'commands') THEN 'addition' ELSE 'request' END"
+/* Counters made from the messages of the last two hours (schema 8). */
+#define RATE_BACKFILL_SINCE "strftime('%Y-%m-%dT%H:%M', 'now', '-2 hours')"
+#define RATE_BACKFILL(kind_value, cond) \
+	"INSERT INTO rate_counts (kind, value, minute, class, n)" \
+	"  SELECT " kind_value ", substr(received, 1, 16), " RATE_CLASS("disposition") ", count(*)" \
+	"  FROM messages WHERE received >= " RATE_BACKFILL_SINCE \
+	"    AND disposition IN (" RATE_COUNTED ") AND " cond \
+	"  GROUP BY 2, 3, 4 ON CONFLICT DO UPDATE SET n = n + excluded.n;"
+
 /* Forward migrations: migrations[v] takes the schema from version v to v+1. */
 static const char *const migrations[] = {
 	/* 0 -> 1 */
@@ -231,6 +243,52 @@ static const char *const migrations[] = {
 	"  WHEN (OLD.status = 'failed' AND NEW.status IN ('delivered', 'deferred'))"
 	"    OR (OLD.status = 'delivered' AND NEW.status IN ('queued', 'deferred'))"
 	"  BEGIN SELECT RAISE(ABORT, 'delivery outcomes only move forward'); END;",
+	/* 7 -> 8: volume.  The rate limits count per key, minute and class
+	 * (request or addition) in rate_counts, kept by triggers in the
+	 * transaction that inserts the message (or the signature, for the
+	 * key), so that a mail reads at most 61 minutes of counters per key
+	 * instead of every message of the hour; vulnid tick removes minutes
+	 * older than two hours.  The counters of the last two hours are made
+	 * from messages once, here.  The outbox's pending items in an index of
+	 * their own, in the order they are claimed, and the live claims in
+	 * another, so that neither the due query nor a claim reads the
+	 * backlog. */
+	"CREATE TABLE rate_counts ("
+	"  kind TEXT NOT NULL, value TEXT NOT NULL, minute TEXT NOT NULL, class TEXT NOT NULL,"
+	"  n INTEGER NOT NULL, PRIMARY KEY (kind, value, minute, class)) WITHOUT ROWID;"
+	"CREATE INDEX rate_counts_minute ON rate_counts(minute);"
+	"CREATE TRIGGER messages_rate_counts AFTER INSERT ON messages"
+	"  WHEN NEW.disposition IN (" RATE_COUNTED ")"
+	"  BEGIN INSERT INTO rate_counts (kind, value, minute, class, n)"
+	"    SELECT k, v, substr(NEW.received, 1, 16), " RATE_CLASS("NEW.disposition") ", 1 FROM ("
+	"      SELECT 'sender' AS k, lower(NEW.from_addr) AS v"
+	"      UNION SELECT 'sender', lower(NEW.envelope_from)"
+	"      UNION SELECT 'from', CASE WHEN NEW.from_verified IS NOT NULL THEN lower(NEW.from_addr) END"
+	"      UNION SELECT 'network', NEW.client_net"
+	"      UNION SELECT 'domain', lower(NEW.sender_domain)"
+	"      UNION SELECT 'everyone', '')"
+	"    WHERE v IS NOT NULL AND (v <> '' OR k = 'everyone')"
+	"    ON CONFLICT DO UPDATE SET n = n + 1; END;"
+	"CREATE TRIGGER signatures_rate_counts AFTER INSERT ON signatures"
+	"  BEGIN INSERT INTO rate_counts (kind, value, minute, class, n)"
+	"    SELECT 'key', lower(NEW.fingerprint), substr(m.received, 1, 16), " RATE_CLASS("m.disposition") ", 1"
+	"    FROM messages m WHERE m.id = NEW.message AND NEW.fingerprint IS NOT NULL"
+	"      AND m.disposition IN (" RATE_COUNTED ")"
+	"    ON CONFLICT DO UPDATE SET n = n + 1; END;"
+	RATE_BACKFILL("'sender', lower(from_addr)", "from_addr <> ''")
+	RATE_BACKFILL("'sender', lower(envelope_from)",
+		      "envelope_from <> '' AND lower(envelope_from) IS NOT lower(from_addr)")
+	RATE_BACKFILL("'from', lower(from_addr)", "from_addr <> '' AND from_verified IS NOT NULL")
+	RATE_BACKFILL("'network', client_net", "client_net <> ''")
+	RATE_BACKFILL("'domain', lower(sender_domain)", "sender_domain <> ''")
+	RATE_BACKFILL("'everyone', ''", "1")
+	"INSERT INTO rate_counts (kind, value, minute, class, n)"
+	"  SELECT 'key', lower(s.fingerprint), substr(m.received, 1, 16), " RATE_CLASS("m.disposition") ", count(*)"
+	"  FROM messages m JOIN signatures s ON s.message = m.id"
+	"  WHERE m.received >= " RATE_BACKFILL_SINCE " AND m.disposition IN (" RATE_COUNTED ")"
+	"    AND s.fingerprint IS NOT NULL GROUP BY 2, 3, 4 ON CONFLICT DO UPDATE SET n = n + excluded.n;"
+	"CREATE INDEX outbox_pending ON outbox(next_attempt, id) WHERE status IN ('queued', 'deferred');"
+	"CREATE INDEX outbox_claims ON outbox(claim_until) WHERE claim_until IS NOT NULL;",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
 
