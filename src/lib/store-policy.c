@@ -47,9 +47,12 @@ static const char SQL_RATE_COUNT[] =
 static const char SQL_RATE_PURGE[] = "DELETE FROM rate_counts WHERE minute < substr(?1, 1, 16)";
 static const char SQL_VENDOR_KEYS[] =
 	"SELECT count(*) FROM vendors WHERE replace(upper(key_fpr), ' ', '') = ?1";
+/* The ledger has a row for each recipient of every mail queued, on an
+ * index by address and time: the notices to one address in the hour are
+ * found among what was sent to it then (bounded by the limits), never
+ * among every recipient ever. */
 static const char SQL_RATE_NOTICES[] =
-	"SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
-	" WHERE o.kind = 'rate-limited' AND r.address = ?1 COLLATE NOCASE AND o.created >= ?2";
+	"SELECT count(*) FROM mail_ledger WHERE address = ?1 AND created >= ?2 AND kind = 'rate-limited'";
 
 static const char SQL_TOKEN_KNOWN[] = "SELECT 1 FROM tokens WHERE sha256 = ?";
 static const char SQL_BODY_REPEATED[] =
