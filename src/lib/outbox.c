@@ -781,19 +781,42 @@ release_dead(store *st, GPtrArray *dead, GError **err)
 	return VULNID_OK;
 }
 
-/* Claim the due items nobody holds, in one transaction; nothing to do (no
- * transaction, no sync) when there are none. */
+/* Claim the items of the causes from *next on, up to a batch, in the
+ * caller's transaction; *next moves past the causes done. */
 static vulnid_status
-outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *until, GError **err)
+claim_causes(store *st, const outbox_run_opts *o, store_outbox_due *due, const char *until,
+	     guint *next, GError **err)
+{
+	gint64 claimed = 0;
+
+	for (; *next < o->n_causes && claimed < OUTBOX_CLAIM_BATCH; (*next)++) {
+		gint64 k = 0;
+		vulnid_status s;
+
+		due->cause = o->causes[*next];
+		s = store_outbox_claim_due(st, due, until, OUTBOX_CLAIM_BATCH - (int) claimed, &k, err);
+		if (s != VULNID_OK)
+			return s;
+		claimed += k;
+	}
+	return VULNID_OK;
+}
+
+/* Claim the due items nobody holds, in one transaction; nothing to do (no
+ * transaction, no sync) when there are none.  With a list of causes, the
+ * next ones of them (*next). */
+static vulnid_status
+outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *until, guint *next,
+	     GError **err)
 {
 	g_autoptr(GPtrArray) dead = g_ptr_array_new_with_free_func(g_free);
 	store_outbox_due due = { o->cause, o->force, now, run_token };
 	vulnid_status s;
-	gboolean any;
+	gboolean any = *next < o->n_causes;
 	gint64 claimed = 0;
 
 	s = dead_claims(st, now, dead, err);
-	if (s == VULNID_OK)
+	if (s == VULNID_OK && o->n_causes == 0)
 		s = store_outbox_any_due(st, &due, &any, err);
 	if (s != VULNID_OK)
 		return s;
@@ -803,7 +826,9 @@ outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *u
 	if (s != VULNID_OK)
 		return s;
 	s = release_dead(st, dead, err);
-	if (s == VULNID_OK)
+	if (s == VULNID_OK && o->n_causes > 0)
+		s = claim_causes(st, o, &due, until, next, err);
+	else if (s == VULNID_OK)
 		s = store_outbox_claim_due(st, &due, until, OUTBOX_CLAIM_BATCH, &claimed, err);
 	if (s != VULNID_OK) {
 		store_rollback(st);
@@ -815,15 +840,15 @@ outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *u
 /* Claim what is due, then load every pending item this process holds a
  * live claim on (also those the filter claimed when it queued them). */
 static vulnid_status
-outbox_load_claimed(store *st, const outbox_run_opts *o, guint claim_seconds, GPtrArray *items,
-		    GError **err)
+outbox_load_claimed(store *st, const outbox_run_opts *o, guint claim_seconds, guint *next,
+		    GPtrArray *items, GError **err)
 {
 	g_autofree char *now = store_now();
 	g_autofree char *until = time_after(claim_seconds);
 	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify) store_outbox_item_free);
 	vulnid_status s;
 
-	s = outbox_claim(st, o, now, until, err);
+	s = outbox_claim(st, o, now, until, next, err);
 	if (s == VULNID_OK)
 		s = store_outbox_claimed(st, outbox_claim_token(), run_token, now, rows, err);
 	if (s != VULNID_OK)
@@ -1201,14 +1226,14 @@ outbox_defer_unreached(store *st, const vulnid_config *cfg, const char *why, out
  * relay was not reached (the run ends: the rest was deferred with it). */
 static vulnid_status
 outbox_round(store *st, const vulnid_config *cfg, const outbox_run_opts *o, outbox_run_result *res,
-	     guint *n, gboolean *relay_down, GError **err)
+	     guint *n, guint *next, gboolean *relay_down, GError **err)
 {
 	g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(outbox_item_free);
 	g_autofree char *unreached = NULL;
 	vulnid_status s;
 
 	*n = 0;
-	s = outbox_load_claimed(st, o, outbox_claim_seconds(cfg, o->deadline), items, err);
+	s = outbox_load_claimed(st, o, outbox_claim_seconds(cfg, o->deadline), next, items, err);
 	if (s != VULNID_OK || items->len == 0)
 		return s;
 	*n = items->len;
@@ -1230,7 +1255,7 @@ outbox_run(store *st, const vulnid_config *cfg, const outbox_run_opts *opts, out
 {
 	gint64 start = g_get_monotonic_time();
 	guint budget = opts->deadline > 0 ? opts->deadline : OUTBOX_DEFAULT_DEADLINE;
-	guint total = 0, n;
+	guint total = 0, n, next = 0;	/* next: the first cause not claimed yet */
 	gboolean relay_down = FALSE;
 	vulnid_status s;
 
@@ -1251,11 +1276,11 @@ outbox_run(store *st, const vulnid_config *cfg, const outbox_run_opts *opts, out
 		if (spent >= budget)
 			break;
 		o.deadline = budget - (guint) spent;
-		s = outbox_round(st, cfg, &o, res, &n, &relay_down, err);
+		s = outbox_round(st, cfg, &o, res, &n, &next, &relay_down, err);
 		if (s != VULNID_OK)
 			return s;
 		total += n;
-	} while (n > 0 && total < OUTBOX_RUN_MAX && !relay_down);
+	} while ((n > 0 || next < opts->n_causes) && total < OUTBOX_RUN_MAX && !relay_down);
 	return VULNID_OK;
 }
 
