@@ -7,7 +7,7 @@
 #include "store-audit.h"
 
 static const char SQL_AUDIT_HEAD[] =
-	"SELECT hash FROM audit ORDER BY seq DESC LIMIT 1";
+	"SELECT hash FROM audit WHERE seq = (SELECT max(seq) FROM audit)";
 static const char SQL_AUDIT_INSERT[] =
 	"INSERT INTO audit (line, hash) VALUES (?, ?)";
 static const char SQL_AUDIT_SEQ_OF_HASH[] =

@@ -2,6 +2,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -252,7 +253,7 @@ static const char *const migrations[] = {
 	 * from messages once, here.  The outbox's pending items in an index of
 	 * their own, in the order they are claimed, and the live claims in
 	 * another, so that neither the due query nor a claim reads the
-	 * backlog. */
+	 * backlog; and the loop brake's lookups on indexes of their own. */
 	"CREATE TABLE rate_counts ("
 	"  kind TEXT NOT NULL, value TEXT NOT NULL, minute TEXT NOT NULL, class TEXT NOT NULL,"
 	"  n INTEGER NOT NULL, PRIMARY KEY (kind, value, minute, class)) WITHOUT ROWID;"
@@ -288,7 +289,16 @@ static const char *const migrations[] = {
 	"  WHERE m.received >= " RATE_BACKFILL_SINCE " AND m.disposition IN (" RATE_COUNTED ")"
 	"    AND s.fingerprint IS NOT NULL GROUP BY 2, 3, 4 ON CONFLICT DO UPDATE SET n = n + excluded.n;"
 	"CREATE INDEX outbox_pending ON outbox(next_attempt, id) WHERE status IN ('queued', 'deferred');"
-	"CREATE INDEX outbox_claims ON outbox(claim_until) WHERE claim_until IS NOT NULL;",
+	"CREATE INDEX outbox_claims ON outbox(claim_until) WHERE claim_until IS NOT NULL;"
+	/* The loop brake's two per-mail lookups: the same body from the same
+	 * sender (the last 64 characters of dedup_key are the body's SHA-256),
+	 * and the answers to an address that looked like a loop. */
+	"CREATE INDEX messages_from_body ON messages(from_addr COLLATE NOCASE, substr(dedup_key, -64), received);"
+	"CREATE INDEX mail_ledger_suspect ON mail_ledger(address, created) WHERE class = 'answer' AND suspect = 1;"
+	/* An entry's tokens (vendors told, subscribers, held contacts), read
+	 * for every mail about it, and the embargoes vulnid tick looks at. */
+	"CREATE INDEX tokens_entry ON tokens(entry, role);"
+	"CREATE INDEX entries_embargoed ON entries(year, number) WHERE embargo IS NOT NULL;",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
 
@@ -378,6 +388,47 @@ store_keep_statements(store *st, gboolean keep)
 		g_clear_pointer(&st->stmt_idle, g_hash_table_unref);
 }
 
+/* Tests of the database layer: with VULNID_TEST_QUERY_PLANS=FILE, the
+ * query plan of every statement a process compiles is appended to FILE
+ * once, a line "PLAN<TAB>detail<TAB>sql" per step of it, so that a test can
+ * see which statements of a mail's path read a table without an index
+ * ("SCAN"). */
+static void
+plan_log(sqlite3 *db, const char *sql)
+{
+	static GMutex lock;
+	static GHashTable *seen;
+	const char *path = g_getenv("VULNID_TEST_QUERY_PLANS");
+	g_autofree char *eqp = NULL;
+	g_autoptr(GString) out = NULL;
+	sqlite3_stmt *stmt = NULL;
+	FILE *f;
+
+	if (path == NULL || *path == '\0')
+		return;
+	g_mutex_lock(&lock);
+	if (seen == NULL)
+		seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	if (g_hash_table_contains(seen, sql)) {
+		g_mutex_unlock(&lock);
+		return;
+	}
+	g_hash_table_add(seen, g_strdup(sql));
+	g_mutex_unlock(&lock);
+	eqp = g_strdup_printf("EXPLAIN QUERY PLAN %s", sql);
+	if (sqlite3_prepare_v2(db, eqp, -1, &stmt, NULL) != SQLITE_OK)
+		return;
+	out = g_string_new(NULL);
+	while (sqlite3_step(stmt) == SQLITE_ROW)
+		g_string_append_printf(out, "PLAN\t%s\t%s\n", (const char *) sqlite3_column_text(stmt, 3), sql);
+	sqlite3_finalize(stmt);
+	f = fopen(path, "a");
+	if (f != NULL) {
+		fputs(out->str, f);
+		fclose(f);
+	}
+}
+
 sqlite3_stmt *
 store_prepare(store *st, const char *sql, vulnid_status *status, GError **err)
 {
@@ -396,6 +447,7 @@ store_prepare(store *st, const char *sql, vulnid_status *status, GError **err)
 				*status = store_fail(st, rc, "database", err);
 				return NULL;
 			}
+			plan_log(st->db, sql);
 		}
 		g_mutex_lock(&stmt_lock);
 		if (stmt_lent == NULL)
@@ -409,6 +461,7 @@ store_prepare(store *st, const char *sql, vulnid_status *status, GError **err)
 		*status = store_fail(st, rc, "database", err);
 		return NULL;
 	}
+	plan_log(st->db, sql);
 	return stmt;
 }
 
@@ -456,6 +509,7 @@ store_prepare_cached(store *st, const char *sql, vulnid_status *status, GError *
 		*status = store_fail(st, rc, "database", err);
 		return NULL;
 	}
+	plan_log(st->db, sql);
 	if (st->stmt_cache == NULL)
 		st->stmt_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, stmt_finalize);
 	g_hash_table_insert(st->stmt_cache, g_strdup(sql), stmt);
