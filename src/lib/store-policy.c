@@ -23,10 +23,11 @@ static const char SQL_LEDGER_THIRD_PARTIES_OF[] =
 static const char SQL_LEDGER_THIRD_PARTY_BYTES[] =
 	"SELECT coalesce(sum(bytes), 0) FROM mail_ledger WHERE cause = ?3 AND third_party = 1";
 /* On its own index (mail_ledger_suspect, schema 8): the other answers to
- * the address are not read. */
+ * the address are not read; and counted up to ?3, the brake's limit, never
+ * further. */
 static const char SQL_LEDGER_SUSPECT_ANSWERS[] =
-	"SELECT count(*) FROM mail_ledger INDEXED BY mail_ledger_suspect WHERE address = ?1 AND created >= ?2"
-	" AND class = 'answer' AND suspect = 1";
+	"SELECT count(*) FROM (SELECT 1 FROM mail_ledger INDEXED BY mail_ledger_suspect"
+	" WHERE address = ?1 AND created >= ?2 AND class = 'answer' AND suspect = 1 LIMIT ?3)";
 static const char SQL_OUTBOX_SIZE[] = "SELECT length(data) FROM outbox WHERE id = ?3";
 static const char SQL_HELD_COUNT[] =
 	"SELECT count(*) FROM tokens WHERE entry = ?1 AND role = 'held'";
@@ -151,10 +152,10 @@ store_policy_third_party_bytes(store *st, gint64 cause, gint64 *n, GError **err)
 }
 
 vulnid_status
-store_policy_suspect_answers(store *st, const char *address, const char *since, gint64 *n,
-			     GError **err)
+store_policy_suspect_answers(store *st, const char *address, const char *since, gint64 upto,
+			     gint64 *n, GError **err)
 {
-	return ledger_count(st, SQL_LEDGER_SUSPECT_ANSWERS, address, since, 0, n, err);
+	return ledger_count(st, SQL_LEDGER_SUSPECT_ANSWERS, address, since, upto, n, err);
 }
 
 vulnid_status

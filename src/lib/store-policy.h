@@ -37,9 +37,10 @@ vulnid_status store_policy_third_parties_of(store *st, gint64 cause, const char 
 					    GError **err);
 /* Bytes the mail cause sent to third parties. */
 vulnid_status store_policy_third_party_bytes(store *st, gint64 cause, gint64 *n, GError **err);
-/* Answers to address since a time to mail that looked like a loop. */
+/* Answers to address since a time to mail that looked like a loop,
+ * counted up to upto (the brake's limit). */
 vulnid_status store_policy_suspect_answers(store *st, const char *address, const char *since,
-					   gint64 *n, GError **err);
+					   gint64 upto, gint64 *n, GError **err);
 /* Size of the bytes of outbox item id. */
 vulnid_status store_policy_outbox_size(store *st, gint64 id, gint64 *n, GError **err);
 
