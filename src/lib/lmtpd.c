@@ -526,7 +526,7 @@ agent_hand(server *srv, const GString *rows)
 static void
 agent_check(server *srv, gboolean restart)
 {
-	gboolean started = FALSE;
+	gboolean started;
 	int status;
 
 	for (guint i = 0; i < srv->agents; i++)
@@ -534,6 +534,7 @@ agent_check(server *srv, gboolean restart)
 			syslog(LOG_WARNING, "the delivery agent ended (status %d)", status);
 			srv->agent_pid[i] = 0;
 		}
+	started = restart && srv->agent_fd < 0;	/* not even the socket yet */
 	for (guint i = 0; restart && i < srv->agents; i++)
 		started |= srv->agent_pid[i] == 0;
 	if (started) {

@@ -18,6 +18,9 @@ struct store {
 	gint64 saved_cache_size;	/* PRAGMA cache_size to restore, 0: none */
 	GHashTable *stmt_cache;		/* SQL text -> sqlite3_stmt, see store_prepare_cached() */
 	GHashTable *stmt_idle;		/* SQL text -> sqlite3_stmt kept (store_keep_statements) */
+	/* The audit chain's head as this transaction last wrote it (see
+	 * store_audit_head_cached()); "" when not known. */
+	char audit_head[65];
 };
 
 /* Statements handed out by store_prepare() of a store that keeps them,
@@ -533,10 +536,28 @@ store_db(store *st)
 	return st->db;
 }
 
+const char *
+store_audit_head_cached(store *st)
+{
+	return st->audit_head[0] != '\0' && sqlite3_get_autocommit(st->db) == 0 ? st->audit_head : NULL;
+}
+
+void
+store_audit_head_remember(store *st, const char *hash)
+{
+	if (hash == NULL || strlen(hash) != 64 || sqlite3_get_autocommit(st->db) != 0)
+		st->audit_head[0] = '\0';
+	else
+		memcpy(st->audit_head, hash, 65);
+}
+
 vulnid_status
 store_begin(store *st, GError **err)
 {
-	vulnid_status s = store_exec(st, "BEGIN IMMEDIATE", err);
+	vulnid_status s;
+
+	store_audit_head_remember(st, NULL);	/* others may have written since */
+	s = store_exec(st, "BEGIN IMMEDIATE", err);
 
 	if (s == VULNID_OK)
 		st->in_txn = TRUE;
@@ -546,6 +567,7 @@ store_begin(store *st, GError **err)
 vulnid_status
 store_begin_read(store *st, GError **err)
 {
+	store_audit_head_remember(st, NULL);
 	return store_exec(st, "BEGIN", err);
 }
 
@@ -557,12 +579,14 @@ store_commit(store *st, GError **err)
 	if (s != VULNID_OK)
 		store_rollback(st);
 	st->in_txn = FALSE;
+	store_audit_head_remember(st, NULL);
 	return s;
 }
 
 void
 store_rollback(store *st)
 {
+	store_audit_head_remember(st, NULL);
 	if (sqlite3_get_autocommit(st->db) == 0)
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	st->in_txn = FALSE;
@@ -1029,6 +1053,8 @@ store_savepoint(store *st, const char *name, GError **err)
 {
 	g_autofree char *sql = g_strdup_printf("SAVEPOINT %s", name);
 
+	if (sqlite3_get_autocommit(st->db) != 0)
+		store_audit_head_remember(st, NULL);	/* it starts a transaction */
 	return store_exec(st, sql, err);
 }
 
@@ -1045,6 +1071,7 @@ store_rollback_to(store *st, const char *name, GError **err)
 {
 	g_autofree char *sql = g_strdup_printf("ROLLBACK TO %s; RELEASE %s", name, name);
 
+	store_audit_head_remember(st, NULL);
 	return store_exec(st, sql, err);
 }
 
