@@ -11,6 +11,8 @@
 #   BENCH_BEFORE=DIR  a build directory of an earlier tree: its filter runs
 #                     the plain and signed requests too, interleaved with
 #                     this one's, for a before/after comparison in one run
+#                     (and the volume rows, on instances of its own)
+#   BENCH_VOLUME=0    skip the volume rows (20,000 mails; BENCH_VOLUME_MAILS)
 #
 # Rows (targets from the issue, on a 2-core machine):
 #   plain 4 KiB, 2 MiB request  vs procmail into a Maildir       <= 3x
@@ -24,6 +26,11 @@
 #   LMTP, per mail (one session) vs a procmail run               <= 1x
 #   LMTP, 8 sessions at once     requests/s, IDs dense and unique >= 1000/s
 #   LMTP, signed, 8 sessions     requests/s                       >= 150/s
+#   volume (test/bench/volume.sh; BENCH_VOLUME=0 skips it):
+#     instructions per mail (callgrind) at 20,000 this hour with the
+#     replies queued                vs 100 this hour                 <= 1.2x
+#     LMTP fill of 20,000, 8 sessions: last tenth vs first tenth      >= 0.8x
+#     queue run over 20,000 queued, relay refusing                   < 60 s
 set -u
 B=$(cd "$1" && pwd) S=$(cd "$2" && pwd)
 FILTER="$B/src/vulnid-filter" VULNID="$B/src/vulnid" BR="$B/test/bench/benchrun"
