@@ -448,7 +448,7 @@ engine_thread(gpointer data)
 
 /* --- the delivery agent ------------------------------------------------------ */
 
-/* Start agent i; at most one start in 5 s (one that keeps dying). */
+/* Start agent i on the agents' socket. */
 static void
 agent_start_one(server *srv, guint i)
 {
