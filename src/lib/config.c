@@ -340,6 +340,10 @@ static const config_key config_keys[] = {
 	  "only itself; 0: as many as the machine has processors, at least 2."),
 	INT("lmtpd", "group_max", lmtpd_group_max, 1, 10000, "64",
 	  "Most mails committed in one transaction (one sync for all of them)."),
+	INT("lmtpd", "delivery_agents", lmtpd_delivery_agents, 1, 32, "1",
+	  "Delivery agents: processes that send what the mails queued, each over\n"
+	  "a session of its own; more than 1 where the relay accepts parallel\n"
+	  "sessions (read at the start only)."),
 	INT("lmtpd", "max_mails_per_session", lmtpd_max_mails, 1, 1000000, "1000",
 	  "Mails one session may deliver; then it is ended with 421 (the MTA\n"
 	  "connects again)."),

@@ -70,6 +70,7 @@ typedef struct {
 	GPtrArray *lmtpd_allow;	/* GInetAddressMask*; empty: loopback only */
 	gint64 lmtpd_sessions;
 	gint64 lmtpd_group_max;
+	gint64 lmtpd_delivery_agents;
 	gint64 lmtpd_max_mails;
 	gint64 lmtpd_max_recipients;
 	gint64 lmtpd_max_errors;

@@ -35,6 +35,11 @@
 #include "store-lmtpd.h"
 #include "text.h"
 
+#define LMTPD_AGENTS_MAX 32		/* [lmtpd] delivery_agents at most */
+#define LMTPD_AGENT_DATAGRAM 4096	/* bytes of rows handed in one datagram */
+#define LMTPD_AGENT_ROWS 100		/* rows an agent takes for a round */
+#define LMTPD_AGENT_SWEEP 10		/* s between an agent's rounds of everything due */
+
 /* A configuration shared by the sessions and mails that started under it;
  * SIGHUP puts a new one in place for what starts later. */
 typedef struct {
@@ -78,6 +83,7 @@ typedef struct {
 	vulnid_status status;
 	GError *err;
 	gboolean applied;
+	gint64 row;		/* the message row it committed (for the agents) */
 } job;
 
 static void
@@ -108,8 +114,13 @@ typedef struct {
 	gboolean draining;
 	int drain_pipe[2];	/* readable once draining */
 	guint sessions;
-	int agent_fd;		/* stdin of the delivery agent, -1: none */
-	GPid agent_pid;
+	/* The delivery agents ([lmtpd] delivery_agents, read at the start)
+	 * share one datagram socket as their stdin: each datagram (the rows
+	 * of a sync, or a bare wake-up) goes to the one that reads it first. */
+	int agent_fd;		/* the server's end, -1: none */
+	int agent_in;		/* the agents' end */
+	GPid agent_pid[LMTPD_AGENTS_MAX];	/* 0: not running */
+	guint agents;
 	gint64 agent_started;
 	char *self;
 	char *conf_path;
@@ -128,6 +139,7 @@ typedef struct {
 /* --- the engine ------------------------------------------------------------ */
 
 static void agent_wake(server *srv);
+static void agent_hand(server *srv, const GString *rows);
 
 static char *
 status_reply(vulnid_status s, const GError *err)
@@ -234,7 +246,7 @@ sync_thread(gpointer data)
 	g_mutex_lock(&srv->lock);
 	for (;;) {
 		GQueue groups = G_QUEUE_INIT;
-		gboolean any = FALSE;
+		g_autoptr(GString) rows = g_string_new(NULL);
 		int rc, e = 0;
 
 		while (g_queue_is_empty(&srv->unsynced) && !srv->sync_stopping)
@@ -266,7 +278,8 @@ sync_thread(gpointer data)
 								  "try again later", g_strerror(e));
 					syslog(LOG_ERR, "cannot sync '%s': %s", srv->wal_path, g_strerror(e));
 				}
-				any |= j->applied;
+				if (j->applied && j->row > 0)
+					g_string_append_printf(rows, "%" G_GINT64_FORMAT "\n", j->row);
 				srv->stats.mails += j->applied && rc == 0;
 				j->state = JOB_DONE;
 			}
@@ -274,8 +287,8 @@ sync_thread(gpointer data)
 		g_cond_broadcast(&srv->done_cond);
 		g_mutex_unlock(&srv->lock);
 		g_queue_clear_full(&groups, (GDestroyNotify) g_ptr_array_unref);
-		if (any)
-			agent_wake(srv);
+		if (rows->len > 0)
+			agent_hand(srv, rows);
 		g_mutex_lock(&srv->lock);
 	}
 	g_mutex_unlock(&srv->lock);
@@ -387,6 +400,8 @@ engine_group(server *srv, GPtrArray *group)
 
 		if (j->state == JOB_APPLYING || !g_atomic_int_get(&j->abandoned))
 			job_finish(j);
+		if (j->applied)
+			j->row = intake_mail_row(j->im);
 		g_clear_pointer(&j->im, intake_mail_free);
 	}
 }
@@ -470,51 +485,96 @@ engine_thread(gpointer data)
 
 /* --- the delivery agent ------------------------------------------------------ */
 
+/* Start agent i on the agents' socket. */
 static void
-agent_start(server *srv)
+agent_start_one(server *srv, guint i)
 {
 	g_autoptr(GError) e = NULL;
 	char *argv[] = { srv->self, "--delivery-agent", "-c", srv->conf_path, NULL };
-	gint in = -1;
+
+	if (!g_spawn_async_with_fds(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+				    NULL, NULL, &srv->agent_pid[i], srv->agent_in, -1, -1, &e)) {
+		srv->agent_pid[i] = 0;
+		syslog(LOG_ERR, "cannot start the delivery agent: %s (replies wait for vulnid queue run)",
+		       e->message);
+	}
+}
+
+static void
+agent_start(server *srv)
+{
+	int sv[2];
 
 	if (g_get_monotonic_time() - srv->agent_started < 5 * G_USEC_PER_SEC && srv->agent_started != 0)
 		return;		/* it keeps dying: not more than once in 5 s */
 	srv->agent_started = g_get_monotonic_time();
-	if (!g_spawn_async_with_pipes(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-				      NULL, NULL, &srv->agent_pid, &in, NULL, NULL, &e)) {
-		syslog(LOG_ERR, "cannot start the delivery agent: %s (replies wait for vulnid queue run)",
-		       e->message);
-		return;
+	if (srv->agent_fd < 0) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			syslog(LOG_ERR, "cannot start the delivery agent: socketpair: %s", g_strerror(errno));
+			return;
+		}
+		fcntl(sv[0], F_SETFL, O_NONBLOCK);
+		srv->agent_in = sv[1];
+		g_atomic_int_set(&srv->agent_fd, sv[0]);
+		srv->agents = (guint) CLAMP(srv->conf->cfg->lmtpd_delivery_agents, 1, LMTPD_AGENTS_MAX);
 	}
-	fcntl(in, F_SETFL, O_NONBLOCK);
-	fcntl(in, F_SETFD, FD_CLOEXEC);
-	srv->agent_fd = in;
+	for (guint i = 0; i < srv->agents; i++)
+		if (srv->agent_pid[i] == 0)
+			agent_start_one(srv, i);
 }
 
-/* Called by the engine after a commit (and by the main thread); a full
- * pipe means the agent has a wake-up pending already. */
+/* Send a datagram to the agents; a full socket means they are behind,
+ * and their round of everything due finds what this one said. */
 static void
-agent_wake(server *srv)
+agent_send(server *srv, const char *data, gsize len)
 {
 	int fd = g_atomic_int_get(&srv->agent_fd);
 
-	if (fd >= 0 && write(fd, "w", 1) < 0 && errno == EPIPE)
-		syslog(LOG_WARNING, "the delivery agent is gone");
+	if (fd >= 0 && send(fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EPIPE)
+		syslog(LOG_WARNING, "the delivery agents are gone");
 }
 
-/* The main thread: reap a dead agent and start another. */
+/* Called by the main thread: deliver whatever is due. */
+static void
+agent_wake(server *srv)
+{
+	agent_send(srv, "w", 1);
+}
+
+/* Called after a sync: the message rows just made durable, one per line,
+ * in datagrams of at most LMTPD_AGENT_DATAGRAM bytes, so that several
+ * agents share them. */
+static void
+agent_hand(server *srv, const GString *rows)
+{
+	gsize at = 0;
+
+	while (at < rows->len) {
+		gsize n = MIN(rows->len - at, LMTPD_AGENT_DATAGRAM);
+
+		while (at + n < rows->len && n > 0 && rows->str[at + n - 1] != '\n')
+			n--;
+		agent_send(srv, rows->str + at, n);
+		at += n;
+	}
+}
+
+/* The main thread: reap dead agents and start others. */
 static void
 agent_check(server *srv, gboolean restart)
 {
+	gboolean started;
 	int status;
 
-	if (srv->agent_pid > 0 && waitpid(srv->agent_pid, &status, WNOHANG) == srv->agent_pid) {
-		syslog(LOG_WARNING, "the delivery agent ended (status %d)", status);
-		srv->agent_pid = 0;
-		close(g_atomic_int_get(&srv->agent_fd));
-		g_atomic_int_set(&srv->agent_fd, -1);
-	}
-	if (restart && srv->agent_pid == 0) {
+	for (guint i = 0; i < srv->agents; i++)
+		if (srv->agent_pid[i] > 0 && waitpid(srv->agent_pid[i], &status, WNOHANG) == srv->agent_pid[i]) {
+			syslog(LOG_WARNING, "the delivery agent ended (status %d)", status);
+			srv->agent_pid[i] = 0;
+		}
+	started = restart && srv->agent_fd < 0;	/* not even the socket yet */
+	for (guint i = 0; restart && i < srv->agents; i++)
+		started |= srv->agent_pid[i] == 0;
+	if (started) {
 		agent_start(srv);
 		agent_wake(srv);	/* whatever was committed meanwhile */
 	}
@@ -524,20 +584,26 @@ static void
 agent_stop(server *srv)
 {
 	int fd = g_atomic_int_get(&srv->agent_fd);
+	gboolean left = TRUE;
 
 	if (fd >= 0)
-		close(fd);	/* end of input: it finishes its round and exits */
+		close(fd);	/* end of input: they finish their round and exit */
 	g_atomic_int_set(&srv->agent_fd, -1);
-	for (int i = 0; i < 300 && srv->agent_pid > 0; i++) {
-		if (waitpid(srv->agent_pid, NULL, WNOHANG) == srv->agent_pid)
-			srv->agent_pid = 0;
-		else
+	for (int i = 0; i < 300 && left; i++) {
+		left = FALSE;
+		for (guint k = 0; k < srv->agents; k++) {
+			if (srv->agent_pid[k] > 0 && waitpid(srv->agent_pid[k], NULL, WNOHANG) == srv->agent_pid[k])
+				srv->agent_pid[k] = 0;
+			left |= srv->agent_pid[k] > 0;
+		}
+		if (left)
 			g_usleep(100 * 1000);
 	}
-	if (srv->agent_pid > 0) {
-		kill(srv->agent_pid, SIGTERM);
-		waitpid(srv->agent_pid, NULL, 0);
-	}
+	for (guint k = 0; k < srv->agents; k++)
+		if (srv->agent_pid[k] > 0) {
+			kill(srv->agent_pid[k], SIGTERM);
+			waitpid(srv->agent_pid[k], NULL, 0);
+		}
 }
 
 static volatile sig_atomic_t agent_reload;
@@ -549,12 +615,50 @@ agent_sighup(int sig)
 	agent_reload = 1;
 }
 
+/* The rows of a datagram ("ROW\n" each; anything else is a bare wake-up)
+ * into rows; FALSE if it held none. */
+static gboolean
+agent_rows(const char *buf, gssize n, GArray *rows)
+{
+	g_autofree char *text = g_strndup(buf, (gsize) n);
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	gboolean any = FALSE;
+
+	for (char **l = lines; *l != NULL; l++) {
+		gint64 row;
+
+		if (**l != '\0' && g_ascii_string_to_signed(*l, 10, 1, G_MAXINT64, &row, NULL)) {
+			g_array_append_val(rows, row);
+			any = TRUE;
+		}
+	}
+	return any;
+}
+
+static void
+agent_deliver(store *st, const vulnid_config *cfg, GArray *rows)
+{
+	g_autoptr(GError) e = NULL;
+	outbox_run_result rr = { 0 };
+	outbox_run_opts ro = { 0, FALSE, (guint) cfg->filter_budget, notify_delivery_failed,
+			       rows != NULL ? (const gint64 *) (gpointer) rows->data : NULL,
+			       rows != NULL ? rows->len : 0 };
+
+	if (cfg->filter_budget > 0 && (outbox_run(st, cfg, &ro, &rr, &e) != VULNID_OK || rr.deferred > 0)) {
+		g_autofree char *m = text_mask_controls(e != NULL ? e->message : "");
+
+		syslog(LOG_WARNING, "delivery deferred%s%s (%u item%s; see vulnid queue list)",
+		       e != NULL ? ": " : "", m, rr.deferred, rr.deferred == 1 ? "" : "s");
+	}
+}
+
 vulnid_status
 lmtpd_delivery_agent(const char *conf_path, GError **err)
 {
 	g_autoptr(vulnid_config) cfg = NULL;
 	g_autoptr(store) st = NULL;
 	struct sigaction sa;
+	gint64 swept = 0;
 	vulnid_status s;
 
 	s = config_load(conf_path, &cfg, err);
@@ -571,11 +675,11 @@ lmtpd_delivery_agent(const char *conf_path, GError **err)
 		return s;
 	store_keep_statements(st, TRUE);
 	for (;;) {
-		char buf[4096];
+		char buf[LMTPD_AGENT_DATAGRAM + 1];
 		ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+		g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(gint64));
 		g_autoptr(GError) e = NULL;
-		outbox_run_result rr = { 0 };
-		outbox_run_opts ro = { 0, FALSE, (guint) cfg->filter_budget, notify_delivery_failed };
+		gboolean wake = FALSE;
 
 		if (n == 0)
 			break;
@@ -593,22 +697,19 @@ lmtpd_delivery_agent(const char *conf_path, GError **err)
 		}
 		if (n < 0)
 			continue;
-		/* Every wake-up that came meanwhile is served by this round. */
-		{
-			int fl = fcntl(STDIN_FILENO, F_GETFL);
-
-			fcntl(STDIN_FILENO, F_SETFL, fl | O_NONBLOCK);
-			while (read(STDIN_FILENO, buf, sizeof buf) > 0)
-				;
-			fcntl(STDIN_FILENO, F_SETFL, fl);
-		}
-		ro.deadline = (guint) cfg->filter_budget;	/* as reloaded */
-		if (cfg->filter_budget > 0 && (outbox_run(st, cfg, &ro, &rr, &e) != VULNID_OK || rr.deferred > 0)) {
-			g_autofree char *m = text_mask_controls(e != NULL ? e->message : "");
-
-			syslog(LOG_WARNING, "delivery deferred%s%s (%u item%s; see vulnid queue list)",
-			       e != NULL ? ": " : "", m, rr.deferred, rr.deferred == 1 ? "" : "s");
-			g_clear_error(&e);
+		/* What came meanwhile, up to a round's worth of rows: the
+		 * rest is left to the other agents. */
+		do
+			wake |= !agent_rows(buf, n, rows);
+		while (rows->len < LMTPD_AGENT_ROWS &&
+		       (n = recv(STDIN_FILENO, buf, sizeof buf, MSG_DONTWAIT)) > 0);
+		if (rows->len > 0)
+			agent_deliver(st, cfg, rows);
+		/* Everything due (retries, rows a full socket dropped): on a
+		 * bare wake-up, and every LMTPD_AGENT_SWEEP s of traffic. */
+		if (wake || g_get_monotonic_time() - swept > LMTPD_AGENT_SWEEP * G_USEC_PER_SEC) {
+			swept = g_get_monotonic_time();
+			agent_deliver(st, cfg, NULL);
 		}
 		if (audit_flush(st, cfg->audit_path, &e) != VULNID_OK) {
 			g_autofree char *m = text_mask_controls(e->message);
@@ -1113,8 +1214,9 @@ reload(server *srv)
 	conf_ref_put(old);
 	g_thread_pool_set_max_threads(srv->pool, (gint) c->cfg->lmtpd_sessions, NULL);
 	g_thread_pool_set_max_threads(srv->parsers, parse_workers(c->cfg), NULL);
-	if (srv->agent_pid > 0)
-		kill(srv->agent_pid, SIGHUP);
+	for (guint i = 0; i < srv->agents; i++)
+		if (srv->agent_pid[i] > 0)
+			kill(srv->agent_pid[i], SIGHUP);
 	syslog(LOG_INFO, "configuration reloaded (listeners change only on a restart)");
 }
 
@@ -1230,6 +1332,7 @@ lmtpd_run(const char *conf_path, const char *self, lmtpd_stats *stats, GError **
 	srv->self = g_strdup(self);
 	srv->conf_path = g_strdup(conf_path);
 	srv->agent_fd = -1;
+	srv->agent_in = -1;
 	srv->wal_fd = -1;
 	srv->wal_path = g_strdup_printf("%s-wal", srv->conf->cfg->db_path);
 	g_cond_init(&srv->sync_cond);

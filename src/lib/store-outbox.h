@@ -82,9 +82,17 @@ typedef struct {
 } store_outbox_due;
 
 vulnid_status store_outbox_any_due(store *st, const store_outbox_due *d, gboolean *any, GError **err);
-/* Give up to limit due items (by id) the claim run_token until until. */
+/* Give up to limit due items the claim run_token until until (the items
+ * of a cause and --force by id, else the earliest due first); *claimed:
+ * how many. */
 vulnid_status store_outbox_claim_due(store *st, const store_outbox_due *d, const char *until,
-				     int limit, GError **err);
+				     int limit, gint64 *claimed, GError **err);
+/* Defer, as if each had been tried now and the relay had not answered
+ * (reason), every item due now that nobody holds and that was created
+ * after created_after (older ones are tried, to be given up); *items: how
+ * many. */
+vulnid_status store_outbox_defer_unreached(store *st, const char *reason, const char *now,
+					   const char *created_after, gint64 *items, GError **err);
 
 typedef struct {
 	gint64 id;

@@ -7,7 +7,7 @@
 #include "status.h"
 
 /* Schema version this program writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 
 typedef struct store store;
 
