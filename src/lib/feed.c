@@ -14,6 +14,7 @@
 #include "feed.h"
 #include "feed-private.h"
 #include "jsonl-chain.h"
+#include "tlog.h"
 
 /* ---- canonical JSON ----------------------------------------------------------- */
 
@@ -183,7 +184,8 @@ feed_log_entry(const char *line, gsize len)
 	const char *p = line + strlen(start), *end = line + len, *type, *id;
 	gsize type_len, id_len;
 	guint64 y, n, pos, seq;
-	g_autofree char *sha = NULL;
+	guint8 h[32];
+	char sha[65];
 
 	if (len < strlen(start) || memcmp(line, start, strlen(start)) != 0 ||
 	    !frame_int(&p, end, ",\"n\":", &y) || !frame_int(&p, end, ",\"pos\":", &n) ||
@@ -192,7 +194,13 @@ feed_log_entry(const char *line, gsize len)
 	    !frame_word(&p, end, ID_CHARS, 64, "\",\"seq\":", &id, &id_len) ||
 	    !frame_int(&p, end, ",", &seq) || y > 9999)
 		return NULL;
-	sha = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) line, len);
+	/* OpenSSL's SHA-256: every line of the feed goes through it. */
+	tlog_sha256(line, len, h);
+	for (int i = 0; i < 32; i++) {
+		sha[2 * i] = "0123456789abcdef"[h[i] >> 4];
+		sha[2 * i + 1] = "0123456789abcdef"[h[i] & 0xf];
+	}
+	sha[64] = '\0';
 	return g_strdup_printf("{\"log\":\"" FEED_LOG_FORMAT "\",\"year\":%" G_GUINT64_FORMAT ",\"n\":%"
 			       G_GUINT64_FORMAT ",\"pos\":%" G_GUINT64_FORMAT ",\"type\":\"%.*s\",\"entry\":\"%.*s\","
 			       "\"seq\":%" G_GUINT64_FORMAT ",\"sha256\":\"%s\"}", y, n, pos, (int) type_len, type,
