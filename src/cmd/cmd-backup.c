@@ -149,7 +149,7 @@ cmd_backup(cli_ctx *ctx, int argc, char **argv)
 {
 	gboolean force = FALSE, all = FALSE;
 	GOptionEntry entries[] = {
-		{ "all", 0, 0, G_OPTION_ARG_NONE, &all, "also the files of the instance: keyring, log.key, "
+		{ "all", 0, 0, G_OPTION_ARG_NONE, &all, "also the files of the instance: keyring, log keys, "
 		  "vulnid.conf, witness state (vulnid restore rebuilds the instance from it)", NULL },
 		{ "force", 0, 0, G_OPTION_ARG_NONE, &force, "replace FILE if it exists", NULL },
 		{ NULL }

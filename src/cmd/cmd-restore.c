@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "feedlog.h"
 #include "owner.h"
 #include "restore.h"
 
@@ -52,9 +53,9 @@ restore_report(const char *dir, const char *backup, const restore_result *r)
 	       r->last != NULL ? r->last : "");
 	printf("robot key: %s\n", r->fingerprint);
 	if (r->log_key)
-		printf("log key: %s/log.key\n", dir);
+		printf("log key: %s/" FEEDLOG_KEY_FILE "\n", dir);
 	else
-		printf("log key: none (copy the old log.key into %s before the next export feed into the"
+		printf("log key: none (copy the old " FEEDLOG_KEY_FILE " into %s before the next export feed into the"
 		       " published feed, which refuses another key)\n", dir);
 	printf("audit.log: written anew from the database chain\n");
 	fprintf(stderr, "vulnid: mail the robot handled after the backup is not in %s: if it assigned"

@@ -136,6 +136,30 @@ item_fingerprint(const config_key *k, char **v, GError **err)
 	return VULNID_OK;
 }
 
+/* A witness of the feed's log: "VKEY URL" or "VKEY PATH".  Its shape
+ * only: the key itself is read by vulnid export (note_witness_parse()),
+ * so that the programs that read the configuration on every mail do not
+ * load the log's cryptography. */
+static vulnid_status
+item_witness(const config_key *k, char **v, GError **err)
+{
+	g_auto(GStrv) w = g_strsplit_set(*v, " \t", -1);
+	g_autoptr(GPtrArray) words = g_ptr_array_new();
+	const char *vk;
+
+	for (char **p = w; *p != NULL; p++)
+		if (**p != '\0')
+			g_ptr_array_add(words, *p);
+	vk = words->len == 2 ? g_ptr_array_index(words, 0) : "";
+	if (words->len != 2 || strchr(vk, '+') == NULL || strchr(strchr(vk, '+') + 1, '+') == NULL ||
+	    !(g_str_has_prefix(g_ptr_array_index(words, 1), "https://") ||
+	      g_str_has_prefix(g_ptr_array_index(words, 1), "http://") ||
+	      ((const char *) g_ptr_array_index(words, 1))[0] == '/'))
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[%s] %s: '%s' is not \"VKEY URL\" or \"VKEY PATH\"",
+				   k->group, k->key, *v);
+	return VULNID_OK;
+}
+
 #define OFF(f) G_STRUCT_OFFSET(vulnid_config, f)
 #define STRING(g, k, f, d, chk, doc) { g, k, CK_STRING, 0, 0, d, OFF(f), chk, NULL, doc }
 #define INT(g, k, f, lo, hi, d, doc) { g, k, CK_INT, lo, hi, d, OFF(f), NULL, NULL, doc }
@@ -312,8 +336,14 @@ static const config_key config_keys[] = {
 	  "identifiers\", with the prefix of [instance]."),
 	STRING("export", "log_origin", export_log_origin, "", NULL,
 	  "Name of the feed's transparency log (its checkpoint origin and note key),\n"
-	  "used when the log key DIR/log.key is made; empty means\n"
-	  "DOMAIN/vulnid/PREFIX/FPR16 (the first 16 hex digits of the robot key)."),
+	  "used when the log key DIR/log2.key is made: best the URL where the\n"
+	  "feed's log/ directory is published, without https://; empty means\n"
+	  "DOMAIN/vulnid/PREFIX/FPR16/log (FPR16: the robot key's first 16 hex digits)."),
+	LIST("export", "witnesses", export_witnesses, item_witness, "",
+	  "Witnesses whose cosignatures vulnid export feed merges into the log's\n"
+	  "checkpoint, comma-separated, each \"VKEY URL\" (the witness's tlog-witness\n"
+	  "URL: the checkpoint is sent to URL/add-checkpoint) or \"VKEY PATH\" (a\n"
+	  "directory of the checkpoints it cosigned, PATH/SHA256(ORIGIN)/checkpoint)."),
 	CHOICE("crypto", "sign", sign, "pgpmime,inline,none", "pgpmime",
 	  "How the robot signs what it sends: pgpmime (RFC 3156), inline\n"
 	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/."),
@@ -401,7 +431,7 @@ config_locate(const char *explicit_path)
  * lstat() calls, cheap beside the rest of a filter's start). */
 static const char *const instance_files[] = {
 	"vulnid.conf", "vulnid.db", "vulnid.db-wal", "vulnid.db-shm", "vulnid.db-journal", "audit.log",
-	"log.key", "gnupg", "gnupg/pubring.kbx", "gnupg/trustdb.gpg", "gnupg/private-keys-v1.d",
+	"log.key", "log2.key", "gnupg", "gnupg/pubring.kbx", "gnupg/trustdb.gpg", "gnupg/private-keys-v1.d",
 	"tmp", "sent", "sent/new", "sent/cur", "sent/tmp", "templates", "witness", "lmtp.sock", NULL
 };
 

@@ -101,7 +101,8 @@ typedef struct {
 	char *export_osv_id_prefix;
 	char *export_base_url;	/* "" : relative links only */
 	char *export_title;	/* "" : "PREFIX vulnerability identifiers" */
-	char *export_log_origin;	/* "" : DOMAIN/vulnid/PREFIX/FPR16 */
+	char *export_log_origin;	/* "" : DOMAIN/vulnid/PREFIX/FPR16/log */
+	char **export_witnesses;	/* "VKEY URL" or "VKEY PATH" (note_witness_parse()) */
 } vulnid_config;
 
 /* Where the built-in templates live; VULNID_TEMPLATE_DIR in the environment

@@ -26,13 +26,15 @@ export_backup_info_clear(export_backup_info *info)
  * The database is the backup itself; audit.log is written anew from it
  * (audit flush); tmp/ is scratch, sent/ the Maildir of outgoing mail
  * (the outbox keeps every mail); the robot key cache names a gpg-agent
- * socket of this machine. */
+ * socket of this machine, and the other caches of the keyring are made
+ * again from it. */
 static gboolean
 backup_skip(const char *rel, const char *name)
 {
 	static const char *const top[] = {
 		"vulnid.db", "vulnid.db-wal", "vulnid.db-shm", "vulnid.db-journal", "audit.log", "tmp",
-		"sent", "lmtp.sock", "gnupg/vulnid-robot-key", NULL
+		"sent", "lmtp.sock", "gnupg/vulnid-robot-key", "gnupg/vulnid-robot-pubkey",
+		"gnupg/vulnid-keys", NULL
 	};
 
 	if (g_strv_contains(top, rel))

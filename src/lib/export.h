@@ -35,6 +35,12 @@ gboolean export_listed(const entry_view *v);
 /* Public now, with content: listed and not under embargo. */
 gboolean export_open(const entry_view *v);
 
+/* The rowid of the record from which the public view of e is withheld
+ * (a moderator marked it as spam), 0 if it is not.  What the view showed
+ * before it stays shown where it was published (the feed, an append-only
+ * log); from this record on, nothing more of e is. */
+gint64 export_withheld_since(const entry *e);
+
 /* Remove files DIR/<prefix><ID><suffix> not in keep (file names): what an
  * earlier export wrote for entries no longer published.  Nothing else. */
 void export_remove_stale(const char *dir, const char *prefix, const char *suffix, GHashTable *keep);

@@ -242,7 +242,7 @@ restore_instance(const char *dir, int fd, const char *name, restore_result *r, G
 
 		if (!g_file_test(conf, G_FILE_TEST_IS_REGULAR) || !g_file_test(gnupg, G_FILE_TEST_IS_DIR)) {
 			s = vulnid_fail(err, VULNID_ERR_NOTFOUND, "'%s' is a backup of the database alone: copy the"
-					" instance's vulnid.conf, gnupg/, log.key and witness/ into '%s' first"
+					" instance's vulnid.conf, gnupg/, log keys (log2.key, log.key) and witness/ into '%s' first"
 					" (vulnid backup --all carries them)", name, dir);
 			goto fail;
 		}
