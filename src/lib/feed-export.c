@@ -786,8 +786,8 @@ feed_export(store *st, const char *dir, const feed_export_opts *o, feed_export_r
 		}
 	}
 	/* every check of what is published before anything is written */
-	if (log_key != NULL)
-		s = feedlog_check_published(dir, log_key, err);
+	if (o->log_key != NULL)
+		s = feedlog_check_published(dir, o->log_key, err);
 	if (s == VULNID_OK)
 		s = feed_read(st, dir, years, res, err);
 	if (s == VULNID_OK)
