@@ -1,30 +1,27 @@
 /* crypto-certify.c - whether a key carries a certification by one of some
  * keys, as gpg checks it: an endorsement by certification
  *
- * The key block sent with a mail and the candidates' public keys from the
- * robot's keyring go into a scratch keyring (never the robot's own), and
- * gpg checks every signature on the key's user IDs there (gpgme's keylist
- * with GPGME_KEYLIST_MODE_SIGS, which is gpg --check-sigs).  A
- * certification counts by the key that made it, never by what a user ID
- * says: its issuer key ID must be a candidate's, and no other key in the
- * scratch keyring (one brought along in the key block, say) may have that
- * key ID, so that no other key can stand in for the candidate.
- *
- * One gpgme context serves the scratch keyring (one engine probe), gpg
- * there never starts an agent (no-autostart: nothing secret is used), so
- * a check costs four gpg processes and no gpg-agent. */
+ * The one key wanted is cut out of the key block sent with the mail
+ * (openpgp-scan.h, as trust on first use does), put into a scratch keyring
+ * with the candidates' public keys from the robot's keyring and nothing
+ * else, and gpg checks every signature on its user IDs there (--check-sigs,
+ * colon output).  A certification counts by the key that made it, never
+ * by what a user ID says: by its issuer's fingerprint where the signature
+ * names it, else by a key ID that no other key there shares.  Three gpg
+ * processes, through gpgrun (bounded, no agent: no-autostart). */
 #include "autoconfig.h"
 
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
-#include <gpgme.h>
 
 #include "crypto.h"
+#include "gpgrun.h"
+#include "openpgp-scan.h"
 
 #include "crypto-private.h"
 
-/* A scratch keyring in which gpg starts no agent. */
+/* A scratch keyring in which gpg starts no agent (nothing secret is used). */
 static char *
 scratch_new(GError **err)
 {
@@ -44,7 +41,7 @@ scratch_new(GError **err)
 	return g_steal_pointer(&home);
 }
 
-/* Remove it: without an agent, the files are all there is. */
+/* Remove it: without an agent, its files are all there is. */
 static void
 scratch_remove(const char *home)
 {
@@ -81,27 +78,38 @@ scratch_remove(const char *home)
 	rmdir(home);
 }
 
-static vulnid_status
-import_data(gpgme_ctx_t ctx, GBytes *data, GError **err)
+/* The packets of key subject in data, within the maxima trust on first
+ * use keeps; NULL when data does not hold it as a public primary key. */
+static GBytes *
+subject_packets(GBytes *data, const char *subject)
 {
-	gpgme_data_t d;
-	gpgme_error_t e;
+	g_autoptr(GBytes) bin = openpgp_binary(g_bytes_get_data(data, NULL), g_bytes_get_size(data),
+					       g_bytes_get_size(data));
+	g_autoptr(GPtrArray) keys = NULL;
+	const openpgp_block_key *k;
+	openpgp_scan sc;
 
-	gpgme_data_new_from_mem(&d, g_bytes_get_data(data, NULL), g_bytes_get_size(data), 0);
-	e = gpgme_op_import(ctx, d);
-	gpgme_data_release(d);
-	return e != 0 ? cr_gpg_fail(err, e, "cannot import keys") : VULNID_OK;
+	if (bin == NULL || !openpgp_scan_data(g_bytes_get_data(bin, NULL), g_bytes_get_size(bin),
+					      CRYPTO_MAX_KEY_PACKETS + 1, &sc) || sc.malformed || sc.too_many)
+		return NULL;
+	keys = openpgp_block_keys(bin, CRYPTO_MAX_KEYS);
+	k = keys != NULL ? openpgp_block_find(keys, subject) : NULL;
+	if (k == NULL || k->secret || g_ascii_strcasecmp(k->fpr, subject) != 0 ||
+	    k->subkeys->len > CRYPTO_MAX_SUBKEYS || k->uids->len > CRYPTO_MAX_UIDS)
+		return NULL;
+	return g_bytes_ref(k->packets);
 }
 
 /* The candidates that may certify (in the robot's keyring, neither revoked
- * nor expired), and their public keys exported in one go. */
+ * nor expired, version 4) and their public keys, in one gpg process. */
 static vulnid_status
-candidates_export(const char *const *candidates, const char *subject, GPtrArray *present, GBytes **out,
-		  GError **err)
+candidates_export(const char *const *candidates, const char *subject, gint64 timeout_ms, GPtrArray *present,
+		  GBytes **out, GError **err)
 {
-	gpgme_ctx_t ctx;
-	gpgme_data_t d;
-	gpgme_error_t e;
+	g_autoptr(GPtrArray) args = g_ptr_array_new();
+	g_autoptr(gpgrun_result) r = NULL;
+	gpgrun_opts o = { .home = crypto_homedir, .input_fd = -1, .out_fd = -1, .max_out = 4 * 1024 * 1024,
+			  .timeout_ms = timeout_ms };
 	vulnid_status s;
 
 	*out = NULL;
@@ -115,148 +123,173 @@ candidates_export(const char *const *candidates, const char *subject, GPtrArray 
 	}
 	if (present->len == 0)
 		return VULNID_OK;
-	s = cr_ctx(crypto_homedir, &ctx, err);
+	g_ptr_array_add(args, (gpointer) "--export");
+	g_ptr_array_add(args, (gpointer) "--");
+	for (guint i = 0; i < present->len; i++)
+		g_ptr_array_add(args, g_ptr_array_index(present, i));
+	g_ptr_array_add(args, NULL);
+	o.args = (const char *const *) args->pdata;
+	s = gpgrun(&o, &r, err);
 	if (s != VULNID_OK)
 		return s;
-	g_ptr_array_add(present, NULL);
-	gpgme_data_new(&d);
-	e = gpgme_op_export_ext(ctx, (const char **) present->pdata, 0, d);
-	g_ptr_array_remove_index(present, present->len - 1);
-	gpgme_release(ctx);
-	if (e != 0) {
-		gpgme_data_release(d);
-		return cr_gpg_fail(err, e, "cannot export the keys");
-	}
-	*out = cr_data_to_bytes(d);
+	if (r->timed_out || r->too_big || r->out == NULL || r->out->len == 0)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "cannot export the keys that may certify");
+	*out = g_bytes_new(r->out->data, r->out->len);
 	return VULNID_OK;
 }
 
-static const char *
-keyid_of(const char *fpr)
-{
-	gsize n = fpr != NULL ? strlen(fpr) : 0;
+/* What a certification check found: per candidate, the latest
+ * certification and the latest revocation of one (Unix times, -1: none). */
+typedef struct {
+	const char *fpr;
+	long cert, rev;
+} certifier;
 
-	return n >= 16 ? fpr + n - 16 : "";
-}
-
-/* Whether keyid is the key ID of exactly one key or subkey of the listing,
- * and that one is candidate's primary key. */
+/* Whether a signature line's issuer is candidate c: by the fingerprint
+ * it names, else by its key ID when no other key of the listing has it. */
 static gboolean
-keyid_unique(GPtrArray *keys, const char *candidate)
+issued_by(const char *keyid, const char *issuer_fpr, const certifier *c, guint keyid_count)
 {
-	const char *id = keyid_of(candidate);
-	guint n = 0;
-	gboolean primary = FALSE;
-
-	for (guint i = 0; i < keys->len; i++) {
-		gpgme_key_t k = g_ptr_array_index(keys, i);
-
-		for (gpgme_subkey_t sk = k->subkeys; sk != NULL; sk = sk->next)
-			if (sk->keyid != NULL && g_ascii_strcasecmp(sk->keyid, id) == 0) {
-				n++;
-				primary |= sk == k->subkeys && g_ascii_strcasecmp(k->fpr, candidate) == 0;
-			}
-	}
-	return n == 1 && primary;
+	if (issuer_fpr != NULL && *issuer_fpr != '\0')
+		return g_ascii_strcasecmp(issuer_fpr, c->fpr) == 0;
+	return keyid != NULL && strlen(keyid) == 16 && g_ascii_strcasecmp(c->fpr + 24, keyid) == 0 &&
+	       keyid_count == 1;
 }
 
-/* The latest certification and revocation of a certification, by the
- * candidate, on any valid user ID of key; gpg checked each (status 0). */
-static void
-latest_by(gpgme_key_t key, const char *candidate, long *cert, long *rev)
+/* Key IDs of every key and subkey of the listing, counted. */
+static GHashTable *
+keyids_of(char **lines)
 {
-	const char *id = keyid_of(candidate);
+	GHashTable *ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 
-	*cert = *rev = -1;
-	for (gpgme_user_id_t u = key->uids; u != NULL; u = u->next) {
-		if (u->revoked || u->invalid)
+	for (char **l = lines; *l != NULL; l++) {
+		g_auto(GStrv) f = g_strsplit(*l, ":", 6);
+
+		if (g_strv_length(f) > 4 && (strcmp(f[0], "pub") == 0 || strcmp(f[0], "sub") == 0)) {
+			char *id = g_ascii_strup(f[4], -1);
+
+			g_hash_table_insert(ids, id, GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(ids, id)) + 1));
+		}
+	}
+	return ids;
+}
+
+/* Read gpg --check-sigs for subject: the signatures gpg found good ("!")
+ * on a valid user ID of the subject key, by the candidates. */
+static void
+read_checked(char **lines, const char *subject, certifier *cs, guint n)
+{
+	g_autoptr(GHashTable) ids = keyids_of(lines);
+	gboolean in_subject = FALSE, want_fpr = FALSE, uid_ok = FALSE;
+	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+
+	for (char **l = lines; *l != NULL; l++) {
+		g_auto(GStrv) f = g_strsplit(*l, ":", -1);
+		guint nf = g_strv_length(f);
+
+		if (nf == 0)
 			continue;
-		for (gpgme_key_sig_t sig = u->signatures; sig != NULL; sig = sig->next) {
-			gboolean certification = sig->sig_class >= 0x10 && sig->sig_class <= 0x13;
+		if (strcmp(f[0], "pub") == 0) {
+			in_subject = FALSE;
+			want_fpr = TRUE;
+		} else if (strcmp(f[0], "fpr") == 0 && want_fpr && nf > 9) {
+			in_subject = g_ascii_strcasecmp(f[9], subject) == 0;
+			want_fpr = FALSE;
+		} else if (strcmp(f[0], "sub") == 0) {
+			uid_ok = FALSE;	/* subkey bindings follow, no certifications */
+		} else if (strcmp(f[0], "uid") == 0 && nf > 1) {
+			uid_ok = in_subject && f[1][0] != 'r' && f[1][0] != 'i';
+		} else if ((strcmp(f[0], "sig") == 0 || strcmp(f[0], "rev") == 0) && uid_ok && nf > 10) {
+			/* sig:!::ALGO:KEYID:CREATED:EXPIRES:::UID:CLASS::ISSUER-FPR */
+			const char *cls = f[10];
+			gboolean certification = strlen(cls) == 3 && cls[0] == '1' && strchr("0123", cls[1]) != NULL;
+			gboolean revocation = strcmp(cls, "30x") == 0;
+			long created = (long) g_ascii_strtoll(f[5], NULL, 10);
+			gint64 expires = g_ascii_strtoll(f[6], NULL, 10);
+			g_autofree char *keyid = g_ascii_strup(f[4], -1);
+			guint count = GPOINTER_TO_UINT(g_hash_table_lookup(ids, keyid));
 
-			if (gpgme_err_code(sig->status) != GPG_ERR_NO_ERROR || sig->invalid || !sig->exportable ||
-			    sig->keyid == NULL || g_ascii_strcasecmp(sig->keyid, id) != 0)
+			/* '!' is a signature gpg checked and found good; 'x'
+			 * marks an exportable one (a local one never came here) */
+			if (f[1][0] != '!' || (!certification && !revocation) || cls[2] != 'x' ||
+			    (expires > 0 && expires <= now))
 				continue;
-			if (certification && !sig->revoked && !sig->expired && sig->timestamp > *cert)
-				*cert = sig->timestamp;
-			else if (sig->sig_class == 0x30 && sig->timestamp > *rev)
-				*rev = sig->timestamp;
+			for (guint i = 0; i < n; i++) {
+				if (!issued_by(keyid, nf > 12 ? f[12] : NULL, &cs[i], count))
+					continue;
+				if (certification && created > cs[i].cert)
+					cs[i].cert = created;
+				else if (revocation && created > cs[i].rev)
+					cs[i].rev = created;
+			}
 		}
 	}
 }
 
-static void
-key_unref(gpointer k)
-{
-	gpgme_key_unref(k);
-}
-
-/* Every key of the scratch keyring, with its signatures checked. */
-static vulnid_status
-list_checked(gpgme_ctx_t ctx, GPtrArray *keys, GError **err)
-{
-	gpgme_key_t k;
-	gpgme_error_t e;
-
-	gpgme_set_keylist_mode(ctx, GPGME_KEYLIST_MODE_LOCAL | GPGME_KEYLIST_MODE_SIGS);
-	e = gpgme_op_keylist_start(ctx, NULL, 0);
-	while (e == 0 && (e = gpgme_op_keylist_next(ctx, &k)) == 0)
-		g_ptr_array_add(keys, k);
-	gpgme_op_keylist_end(ctx);
-	if (gpgme_err_code(e) != GPG_ERR_EOF)
-		return cr_gpg_fail(err, e, "cannot list keys");
-	return VULNID_OK;
-}
-
 vulnid_status
-crypto_certified_by(GBytes *data, const char *subject, const char *const *candidates, char **certifier,
-		    GError **err)
+crypto_certified_by(GBytes *data, const char *subject, const char *const *candidates, gint64 timeout_ms,
+		    char **certifier_out, GError **err)
 {
+	static const char *const import_args[] = { "--import", NULL };
 	g_autofree char *scratch = NULL;
+	g_autofree char *key = NULL;
 	g_autoptr(GPtrArray) present = g_ptr_array_new_with_free_func(g_free);
-	g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(key_unref);
+	g_autoptr(GBytes) alone = NULL;
 	g_autoptr(GBytes) pub = NULL;
-	gpgme_key_t key = NULL;
-	gpgme_ctx_t ctx = NULL;
+	g_autoptr(GByteArray) both = NULL;
+	g_autoptr(GBytes) input = NULL;
+	g_autoptr(gpgrun_result) ri = NULL;
+	g_autoptr(gpgrun_result) rl = NULL;
+	g_auto(GStrv) lines = NULL;
+	g_autofree certifier *cs = NULL;
+	const char *list_args[] = { "--with-colons", "--fixed-list-mode", "--with-fingerprint", "--check-sigs",
+				    "--", NULL, NULL };
+	gpgrun_opts oi = { .args = import_args, .input_fd = -1, .out_fd = -1, .timeout_ms = timeout_ms };
+	gpgrun_opts ol = { .args = list_args, .input_fd = -1, .out_fd = -1, .max_out = 4 * 1024 * 1024,
+			   .timeout_ms = timeout_ms };
 	vulnid_status s;
 
-	*certifier = NULL;
-	if (data == NULL || subject == NULL || candidates == NULL || crypto_homedir == NULL)
+	*certifier_out = NULL;
+	if (data == NULL || subject == NULL || candidates == NULL || crypto_homedir == NULL ||
+	    !cr_is_fingerprint(subject) || strlen(subject) != 40)
 		return VULNID_OK;
-	s = candidates_export(candidates, subject, present, &pub, err);
+	alone = subject_packets(data, subject);
+	if (alone == NULL)
+		return VULNID_OK;	/* the key sent is not the signer's, or not one gpg would take */
+	s = candidates_export(candidates, subject, timeout_ms, present, &pub, err);
 	if (s != VULNID_OK || pub == NULL)
 		return s;
+	both = g_byte_array_new();
+	g_byte_array_append(both, g_bytes_get_data(alone, NULL), (guint) g_bytes_get_size(alone));
+	g_byte_array_append(both, g_bytes_get_data(pub, NULL), (guint) g_bytes_get_size(pub));
+	input = g_byte_array_free_to_bytes(g_steal_pointer(&both));
 	scratch = scratch_new(err);
 	if (scratch == NULL)
 		return VULNID_ERR_IO;
-	s = cr_ctx(scratch, &ctx, err);
+	key = g_ascii_strup(subject, -1);
+	list_args[5] = key;
+	oi.home = ol.home = scratch;
+	oi.input = input;
+	s = gpgrun(&oi, &ri, err);
+	if (s == VULNID_OK && ri->timed_out)
+		s = vulnid_fail(err, VULNID_ERR_TIMEOUT, "importing the keys to check a certification took too long");
 	if (s == VULNID_OK)
-		s = import_data(ctx, data, err);
-	if (s == VULNID_OK)
-		s = import_data(ctx, pub, err);
-	if (s == VULNID_OK)
-		s = list_checked(ctx, keys, err);
-	if (s != VULNID_OK)
-		goto out;
-	for (guint i = 0; i < keys->len && key == NULL; i++) {
-		gpgme_key_t k = g_ptr_array_index(keys, i);
-
-		if (k->fpr != NULL && g_ascii_strcasecmp(k->fpr, subject) == 0)
-			key = k;
-	}
-	for (guint i = 0; key != NULL && i < present->len && *certifier == NULL; i++) {
-		const char *c = g_ptr_array_index(present, i);
-		long cert, rev;
-
-		if (!keyid_unique(keys, c))
-			continue;	/* another key shares its key ID: no certification counts */
-		latest_by(key, c, &cert, &rev);
-		if (cert >= 0 && cert > rev)
-			*certifier = g_strdup(c);
-	}
-out:
-	if (ctx != NULL)
-		gpgme_release(ctx);
+		s = gpgrun(&ol, &rl, err);
+	if (s == VULNID_OK && (rl->timed_out || rl->too_big))
+		s = vulnid_fail(err, VULNID_ERR_TIMEOUT, "checking a certification took too long");
 	scratch_remove(scratch);
-	return s;
+	if (s != VULNID_OK)
+		return s;
+	cs = g_new0(certifier, present->len);
+	for (guint i = 0; i < present->len; i++) {
+		cs[i].fpr = g_ptr_array_index(present, i);
+		cs[i].cert = cs[i].rev = -1;
+	}
+	g_byte_array_append(rl->out, (const guint8 *) "", 1);
+	lines = g_strsplit((const char *) rl->out->data, "\n", -1);
+	read_checked(lines, key, cs, present->len);
+	for (guint i = 0; i < present->len && *certifier_out == NULL; i++)
+		if (cs[i].cert >= 0 && cs[i].cert > cs[i].rev)
+			*certifier_out = g_strdup(cs[i].fpr);
+	return VULNID_OK;
 }

@@ -133,8 +133,8 @@ lc_endorse_by_certification(lc_mail *l, const entry *e, GError **err)
 		return VULNID_OK;
 	/* gpg failing here is no reason to lose the mail: it is recorded as
 	 * a third party's, and the key may come again */
-	if (crypto_certified_by(c->m->pgp_keys, c->signer, (const char *const *) candidates->pdata, &by,
-				&e2) != VULNID_OK || by == NULL)
+	if (crypto_certified_by(c->m->pgp_keys, c->signer, (const char *const *) candidates->pdata,
+				c->cfg->openpgp_time_limit * 1000, &by, &e2) != VULNID_OK || by == NULL)
 		return VULNID_OK;
 	creator = first != NULL && first->signer != NULL && entry_fpr_equal(first->signer, by);
 	s = lc_endorsement_store(l, creator ? e->id : NULL, c->signer, creator ? "creator" : by, "certification",
