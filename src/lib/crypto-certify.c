@@ -200,10 +200,13 @@ read_checked(char **lines, const char *subject, certifier *cs, guint n)
 		} else if (strcmp(f[0], "uid") == 0 && nf > 1) {
 			uid_ok = in_subject && f[1][0] != 'r' && f[1][0] != 'i';
 		} else if ((strcmp(f[0], "sig") == 0 || strcmp(f[0], "rev") == 0) && uid_ok && nf > 10) {
-			/* sig:!::ALGO:KEYID:CREATED:EXPIRES:::UID:CLASS::ISSUER-FPR */
+			/* sig:!::ALGO:KEYID:CREATED:EXPIRES:::UID:CLASS::ISSUER-FPR,
+			 * CLASS two hex digits, x (exportable) or l, for a
+			 * revocation ",REASON" after them */
 			const char *cls = f[10];
-			gboolean certification = strlen(cls) == 3 && cls[0] == '1' && strchr("0123", cls[1]) != NULL;
-			gboolean revocation = strcmp(cls, "30x") == 0;
+			gboolean sized = strlen(cls) >= 3;
+			gboolean certification = sized && cls[0] == '1' && strchr("0123", cls[1]) != NULL;
+			gboolean revocation = sized && cls[0] == '3' && cls[1] == '0';
 			long created = (long) g_ascii_strtoll(f[5], NULL, 10);
 			gint64 expires = g_ascii_strtoll(f[6], NULL, 10);
 			g_autofree char *keyid = g_ascii_strup(f[4], -1);
