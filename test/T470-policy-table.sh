@@ -124,7 +124,7 @@ case_subscription() {
 	printf "Product: Sub\n" >"$TMP/t" && id=$(request a@r13.net "$TMP/t") &&
 	printf "subscribe %s\n" "$id" | write_mail "$TMP/s1.eml" "From: <sub@r13b.net>" &&
 	deliver_ok "$TMP/s1.eml" -f sub@r13b.net &&
-	tok=$(mail_body "$(sent_to sub@r13b.net)" | sed -n "s/^ *Token: \([0-9a-f]*\)$/\1/p" | head -n 1) &&
+	tok=$(mail_body "$(sent_to sub@r13b.net)" | sed -n "s/^ *Token: \(vulnid_[a-z2-7]*\)$/\1/p" | head -n 1) &&
 	printf "Token: %s\n" "$tok" | write_mail "$TMP/s2.eml" "From: <sub@r13b.net>" "To: request+$id@example.org" &&
 	deliver_ok "$TMP/s2.eml" -f sub@r13b.net -r "request+$id@example.org" &&
 	printf "Version: 1.1\n" | write_mail "$TMP/s3.eml" "From: <other@r13c.net>" "To: request+$id@example.org" &&

@@ -31,7 +31,7 @@ test_expect_success '20 blocks with 20 Vendor-Contacts, not signed: nobody is wr
 
 test_expect_success 'the tokens of five entries in one mail release at most third_party_per_mail of them' '
 	f=$(sent_to m@attacker.net) &&
-	mail_body "$f" | sed -n "s/^ *token: *\([0-9a-f]*\)$/Token: \1/p" | head -n 5 >"$TMP/tokens" &&
+	mail_body "$f" | sed -n "s/^ *token: *\(vulnid_[a-z2-7]*\)$/Token: \1/p" | head -n 5 >"$TMP/tokens" &&
 	expect_eq 5 "$(wc -l <"$TMP/tokens")" &&
 	write_mail "$TMP/conf.eml" "From: <m@attacker.net>" "Message-ID: <conf@attacker.net>" <"$TMP/tokens" &&
 	deliver_ok "$TMP/conf.eml" -f m@attacker.net &&

@@ -19,12 +19,12 @@ new_key() {
 	G "$h" --armor --export "$fpr" >"$TMP/$1.asc"
 	echo "$fpr"
 }
-token_in() { mail_body "$1" | grep -Eo 'Token: [0-9a-f]{32}' | head -n 1 | cut -d" " -f2; }
+token_in() { mail_body "$1" | grep -Eo 'Token: vulnid_[a-z2-7]{32}' | head -n 1 | cut -d" " -f2; }
 PGPMAIL="$PYTHON $CORPORA/openpgp/pgpmail.py"
 # vendor_token MAIL: the token in a notification encrypted to Vera's key
 vendor_token() {
 	$PGPMAIL decrypt "$1" "$TMP/gnupg-vera" "$TMP/.dec" >/dev/null 2>&1 || return 1
-	$PGPMAIL text "$TMP/.dec" | grep -Eo 'Token: [0-9a-f]{32}' | head -n 1 | cut -d" " -f2
+	$PGPMAIL text "$TMP/.dec" | grep -Eo 'Token: vulnid_[a-z2-7]{32}' | head -n 1 | cut -d" " -f2
 }
 # the newest mail to ADDRESS whose Subject matches PATTERN
 mail_to_subject() {

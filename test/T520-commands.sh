@@ -178,7 +178,7 @@ spam $E4" "Message-ID: <m1@example.net>" "From: mod@example.org" &&
 test_expect_success 'subscribe needs confirmation: nothing before, every later public record after' '
 	cmd sub@example.net "request+$E1@example.org" "subscribe" &&
 	expect_match "to confirm, reply to this mail" "$TMP/reply" &&
-	tok=$(grep -Eo "Token: [0-9a-f]{32}" "$TMP/reply" | cut -d" " -f2) &&
+	tok=$(grep -Eo "Token: vulnid_[a-z2-7]{32}" "$TMP/reply" | cut -d" " -f2) &&
 	test -n "$tok" &&
 	before=$(sent_count) &&
 	cmd bob@example.com "request+$E1@example.org" "Reference: https://example.org/before" &&
@@ -195,7 +195,7 @@ test_expect_success 'subscribe needs confirmation: nothing before, every later p
 
 test_expect_success 'a confirmation may come as a reply that quotes the request for it' '
 	cmd sub3@example.net request@example.org "subscribe $E1" &&
-	tok=$(grep -Eo "Token: [0-9a-f]{32}" "$TMP/reply" | cut -d" " -f2) &&
+	tok=$(grep -Eo "Token: vulnid_[a-z2-7]{32}" "$TMP/reply" | cut -d" " -f2) &&
 	r=$(sent_to sub3@example.net) &&
 	mid=$(mail_header "$r" Message-ID | tr -d "<>") &&
 	before=$(records "$E1") &&
@@ -217,7 +217,7 @@ test_expect_success 'nobody can subscribe someone else: the token goes to the ad
 
 test_expect_success 'a subscriber of an embargoed entry gets nothing while it is embargoed' '
 	cmd sub2@example.net request@example.org "subscribe $E2" &&
-	tok=$(grep -Eo "Token: [0-9a-f]{32}" "$TMP/reply" | cut -d" " -f2) &&
+	tok=$(grep -Eo "Token: vulnid_[a-z2-7]{32}" "$TMP/reply" | cut -d" " -f2) &&
 	cmd sub2@example.net request@example.org "Token: $tok" &&
 	expect_match "subscribed to $E2" "$TMP/reply" &&
 	before=$(sent_count) &&
@@ -227,7 +227,7 @@ test_expect_success 'a subscriber of an embargoed entry gets nothing while it is
 
 test_expect_success 'unsubscribe, confirmed, stops the mails' '
 	cmd sub@example.net request@example.org "unsubscribe $E1" &&
-	tok=$(grep -Eo "Token: [0-9a-f]{32}" "$TMP/reply" | cut -d" " -f2) &&
+	tok=$(grep -Eo "Token: vulnid_[a-z2-7]{32}" "$TMP/reply" | cut -d" " -f2) &&
 	cmd sub@example.net "request+$E1@example.org" "Token: $tok" &&
 	expect_match "unsubscribed from $E1" "$TMP/reply" &&
 	last=$(sent_to sub@example.net) &&

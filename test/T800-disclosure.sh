@@ -34,7 +34,7 @@ for p in m.walk():
     print(b.decode("utf-8", "replace"))
 PY
 }
-token_in() { dump_mail "$1" | grep -Eo '[Tt]oken:? +(is +)?[0-9a-f]{32}' | head -n 1 | grep -Eo '[0-9a-f]{32}'; }
+token_in() { dump_mail "$1" | grep -Eo '[Tt]oken:? +(is +)?vulnid_[a-z2-7]{32}' | head -n 1 | grep -Eo 'vulnid_[a-z2-7]{32}'; }
 mails_to() {
 	local f
 	for f in $(sent_files); do
@@ -103,7 +103,7 @@ deliver_ok "$TMP/b2.eml" -f alice@example.net -r "request+$B@example.org"
 # a subscriber, and what it gets; lookups by a stranger
 printf 'subscribe %s\nsubscribe %s\n' "$A" "$C" | write_mail "$TMP/s1.eml" "From: bob@example.com"
 deliver_ok "$TMP/s1.eml" -f bob@example.com -r request@example.org
-for t in $(dump_mail "$(mails_to bob@example.com | tail -n 1)" | grep -Eo 'Token: [0-9a-f]{32}' | cut -d" " -f2); do
+for t in $(dump_mail "$(mails_to bob@example.com | tail -n 1)" | grep -Eo 'Token: vulnid_[a-z2-7]{32}' | cut -d" " -f2); do
 	printf 'Token: %s\n' "$t" | write_mail "$TMP/s2.eml" "From: bob@example.com"
 	deliver_ok "$TMP/s2.eml" -f bob@example.com -r request@example.org
 done

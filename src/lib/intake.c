@@ -162,18 +162,17 @@ ack_encryption_key(const intake_ctx *c)
 	return c->signer;
 }
 
-/* What a request's first record says: the block as written, with every
- * token the robot issued removed (quoted from another entry's mail, say),
- * and for an anonymous request the researcher's addresses and name
- * replaced, so that no view of the record can show them (the ack, to the
- * researcher, quotes the request as written). */
-static vulnid_status
-request_content(intake_ctx *c, const request_block *b, gboolean anonymous, guint *budget,
-		char **subject, char **fields, char **body, GError **err)
+/* What a request's first record says: the block as written (tokens were
+ * taken out of the whole mail on the way in, mail_redact()), and for an
+ * anonymous request the researcher's addresses and name replaced, so that
+ * no view of the record can show them (the ack, to the researcher, quotes
+ * the request as written). */
+static void
+request_content(intake_ctx *c, const request_block *b, gboolean anonymous, char **subject, char **fields,
+		char **body)
 {
 	g_autoptr(researcher_identity) id = researcher_identity_new();
 	g_autoptr(GPtrArray) kv = g_ptr_array_new_with_free_func(entry_kv_free);
-	vulnid_status s;
 
 	if (anonymous) {
 		researcher_identity_add_address(id, c->m->from_addr);
@@ -183,20 +182,15 @@ request_content(intake_ctx *c, const request_block *b, gboolean anonymous, guint
 	}
 	*subject = researcher_identity_redact(id, c->m->subject);
 	*body = researcher_identity_redact(id, b->description);
-	s = tokens_scrub(c->st, subject, budget, err);
-	if (s == VULNID_OK)
-		s = tokens_scrub(c->st, body, budget, err);
-	for (guint i = 0; s == VULNID_OK && i < b->fields->len; i++) {
+	for (guint i = 0; i < b->fields->len; i++) {
 		const request_field *f = g_ptr_array_index(b->fields, i);
 		entry_kv *x = g_new0(entry_kv, 1);
 
 		x->key = g_strdup(f->key);
 		x->value = researcher_identity_redact(id, f->value);
 		g_ptr_array_add(kv, x);
-		s = tokens_scrub(c->st, &x->value, budget, err);
 	}
 	*fields = entry_fields_canonical(kv);
-	return s;
 }
 
 /* What the identifiers of one request share while they are assigned. */
@@ -209,7 +203,6 @@ typedef struct {
 	char *robot;		/* the robot's fingerprint, for sealing */
 	gboolean sealed_mail;	/* the request asks for an embargo */
 	gboolean confirm;	/* confirm_unsigned deferred a notification */
-	guint scrub_budget;
 	const char *encrypt_key;	/* the ack is encrypted to it, or NULL */
 	int year;
 } assign_state;
@@ -266,9 +259,7 @@ assign_store(intake_ctx *c, assign_state *a, assign_block *k, GError **err)
 	if (s != VULNID_OK)
 		return s;
 	k->id = ids_format(c->cfg->prefix, a->year, number);
-	s = request_content(c, k->b, k->anonymous, &a->scrub_budget, &k->subject, &k->fields, &k->body, err);
-	if (s != VULNID_OK)
-		return s;
+	request_content(c, k->b, k->anonymous, &k->subject, &k->fields, &k->body);
 	canon = entry_record_canonical(k->id, 1, c->now, "request", k->auth, k->subject, k->fields, k->body,
 				       k->embargoed || !a->sealed_mail ? a->attachments : NULL);
 	/* For an embargoed entry the digest is the commitment: the hash
@@ -471,7 +462,6 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	a.entries = g_string_new(NULL);
 	a.notes = g_string_new(NULL);
 	a.sealed_mail = intake_request_embargoed(r);
-	a.scrub_budget = 200;
 	a.encrypt_key = a.sealed_mail ? ack_encryption_key(c) : NULL;
 	a.year = g_date_time_get_year(c->now_dt);
 	blocks_spec = config_blocks_for_year(c->cfg, a.year);
@@ -560,6 +550,15 @@ intake_bounce(intake_ctx *c, const char *rcpt, GError **err)
 		return s;
 	}
 	dsn = c->m->mime != NULL ? dsn_parse(c->m->mime) : dsn_report_new();
+	/* What the remote server says may quote the mail it bounces (one
+	 * with a token); it is recorded and told to the researcher. */
+	for (guint i = 0; i < dsn->recipients->len; i++) {
+		dsn_recipient *d = g_ptr_array_index(dsn->recipients, i);
+
+		s = mail_redact_string(c, &d->diagnostic, err);
+		if (s != VULNID_OK)
+			return s;
+	}
 	if (dsn->recipients->len == 0) {
 		/* Not RFC 3464, but only a bounce is sent to a VERP address. */
 		dsn_recipient *d = g_new0(dsn_recipient, 1);
@@ -769,15 +768,14 @@ audit_tofu(mail_ctx *c, GError **err)
  * which anyone can vary (an armor Comment line) without breaking the
  * signature.  Only valid signatures carry authority, so only they count. */
 static char *
-replay_key(const message *m)
+replay_key(const intake_ctx *c)
 {
-	g_autofree char *text_sha = NULL;
+	const message *m = c->m;
 	g_autofree char *key = NULL;
 
 	if (!m->sig->valid || m->sig->fpr == NULL)
 		return NULL;
-	text_sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, m->text != NULL ? m->text : "", -1);
-	key = g_strdup_printf("%s:%" G_GINT64_FORMAT ":%s", m->sig->fpr, m->sig->created, text_sha);
+	key = g_strdup_printf("%s:%" G_GINT64_FORMAT ":%s", m->sig->fpr, m->sig->created, c->text_sha256);
 	return g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
 }
 
@@ -1006,7 +1004,7 @@ static vulnid_status
 intake_classify(intake_ctx *c, intake_plan *p, const char **disposition, GError **err)
 {
 	const char *rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
-	g_autofree char *replay = replay_key(c->m);
+	g_autofree char *replay = replay_key(c);
 	vulnid_status s;
 
 	if (replay != NULL) {
@@ -1217,7 +1215,7 @@ record_signature(intake_ctx *c, const intake_plan *p, GError **err)
 		if (s != VULNID_OK)
 			return s;
 	}
-	replay = replay_key(c->m);
+	replay = replay_key(c);
 	if (replay != NULL && !c->replay && c->unbound == NULL)
 		/* Remembered only where it acts: a copy sent to an entry its
 		 * text does not name acts nowhere, and must not make the
@@ -1241,7 +1239,9 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		return s;
 	if (seen > 0)
 		return record_duplicate(c, sp, seen, duplicate, err);
-	s = intake_classify(c, &p, &sm.disposition, err);
+	s = mail_redact(c, err);
+	if (s == VULNID_OK)
+		s = intake_classify(c, &p, &sm.disposition, err);
 	if (s == VULNID_OK)
 		s = intake_sealed(c, sp, &p, sm.disposition, &p.sealed, err);
 	if (s != VULNID_OK)
@@ -1286,6 +1286,7 @@ struct intake_mail {
 	char *key_salt;
 	char *client;		/* the client address in use (from -a or Received) */
 	char *client_net;
+	char *text_sha256;	/* of the text as it came */
 	intake_result *res;
 	intake_ctx c;
 	gboolean duplicate;
@@ -1306,6 +1307,8 @@ intake_mail_free(intake_mail *im)
 	g_free(im->key_salt);
 	g_free(im->client);
 	g_free(im->client_net);
+	g_free(im->text_sha256);
+	g_clear_pointer(&im->c.tokens, g_ptr_array_unref);
 	g_clear_pointer(&im->c.key_conflict, crypto_conflict_free);
 	intake_result_free(im->res);
 	g_free(im->sender);
@@ -1368,6 +1371,9 @@ intake_parse(const vulnid_config *cfg, int in_fd, gboolean spooled, const intake
 	c->now = im->now;
 	c->now_dt = im->now_dt;
 	c->res = im->res;
+	/* what a signature covered, before anything is taken out of it */
+	im->text_sha256 = g_compute_checksum_for_string(G_CHECKSUM_SHA256, im->m->text != NULL ? im->m->text : "", -1);
+	c->text_sha256 = im->text_sha256;
 	c->envelope_sender = im->env.sender != NULL ? im->env.sender : im->sp->mbox_sender;
 	im->client = intake_client_address(&im->env, im->sp);
 	im->client_net = ratelimit_client_net(im->client);

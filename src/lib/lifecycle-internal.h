@@ -14,7 +14,6 @@
 #include "store-lifecycle.h"
 #include "tokens.h"
 
-#define MAX_SCRUB 200		/* token lookups per mail */
 #define MAX_VENDOR_ADDRESSES 10
 #define MAX_LOOKUP_TEXT (64 * 1024)
 #define MAX_LOOKUPS 5
@@ -45,8 +44,7 @@ typedef struct {
 	GBytes *key;		/* the robot's key, when asked for */
 	gboolean help;
 	const char *routed;	/* the entry the mail is about, or NULL */
-	char *subject;		/* tokens scrubbed */
-	guint scrub_budget;
+	char *subject;		/* the mail's (its tokens taken out on the way in) */
 	GPtrArray *attachments;	/* entry_attachment*, stored once, or NULL */
 	guint lookups;
 } lc_mail;

@@ -9,10 +9,12 @@
 
 #include "audit.h"
 #include "canonjson.h"
+#include "commands.h"
 #include "crypto.h"
 #include "entry.h"
 #include "mailctx.h"
 #include "notify.h"
+#include "tokens.h"
 
 /* The sentence about authentication in replies. */
 static char *
@@ -221,4 +223,39 @@ mail_store_attachments(mail_ctx *c, gboolean store_blobs, GPtrArray *out, GError
 		ea->content_type = g_strdup(a->content_type);
 	}
 	return VULNID_OK;
+}
+
+vulnid_status
+mail_redact_string(mail_ctx *c, char **s, GError **err)
+{
+	return tokens_redact(c->st, s, &c->quoted_tokens, err);
+}
+
+vulnid_status
+mail_redact(mail_ctx *c, GError **err)
+{
+	message *m = c->m;
+	vulnid_status s = VULNID_OK;
+
+	if (c->tokens == NULL) {
+		g_autoptr(mail_text) mt = commands_split(m->text, c->cfg->prefix, (guint) c->cfg->max_fields);
+
+		c->tokens = g_ptr_array_ref(mt->tokens);
+		c->bad_tokens = mt->bad_tokens;
+	}
+	s = mail_redact_string(c, &m->subject, err);
+	if (s == VULNID_OK)
+		s = mail_redact_string(c, &m->text, err);
+	if (s == VULNID_OK)
+		s = mail_redact_string(c, &m->from_name, err);
+	if (s == VULNID_OK)
+		s = mail_redact_string(c, &m->text_kept_as, err);
+	for (guint i = 0; s == VULNID_OK && i < m->attachments->len; i++) {
+		message_attachment *a = g_ptr_array_index(m->attachments, i);
+
+		s = mail_redact_string(c, &a->filename, err);
+	}
+	for (guint i = 0; s == VULNID_OK && i < m->problems->len; i++)
+		s = mail_redact_string(c, (char **) &m->problems->pdata[i], err);
+	return s;
 }

@@ -6,9 +6,9 @@
 
 #include "audit.h"
 #include "policy.h"
-#include "random.h"
 #include "store-policy.h"
 #include "text.h"
+#include "tokens.h"
 
 /* Top-level and special-use names that never take mail from this robot
  * (RFC 2606, 6761, 6762, 8375 and common private ones). */
@@ -497,13 +497,11 @@ vulnid_status
 policy_hold_contacts(store *st, const char *entry_id, const char *addresses, GError **err)
 {
 	g_autofree char *now = store_now();
-	g_autofree char *secret = random_hex(16, err);
-	g_autofree char *sha = NULL;
+	g_autofree char *key = tokens_mark_key(err);
 
-	if (secret == NULL)
+	if (key == NULL)
 		return VULNID_ERR_TEMP;
-	sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, secret, -1);
-	return store_policy_hold(st, sha, entry_id, addresses, now, err);
+	return store_policy_hold(st, key, entry_id, addresses, now, err);
 }
 
 vulnid_status
