@@ -168,18 +168,11 @@ ack_encryption_key(const intake_ctx *c)
  * no view of the record can show them (the ack, to the researcher, quotes
  * the request as written). */
 static void
-request_content(intake_ctx *c, const request_block *b, gboolean anonymous, char **subject, char **fields,
-		char **body)
+request_content(intake_ctx *c, const request_block *b, const researcher_identity *id, char **subject,
+		char **fields, char **body)
 {
-	g_autoptr(researcher_identity) id = researcher_identity_new();
 	g_autoptr(GPtrArray) kv = g_ptr_array_new_with_free_func(entry_kv_free);
 
-	if (anonymous) {
-		researcher_identity_add_address(id, c->m->from_addr);
-		researcher_identity_add_address(id, c->m->reply_addr);
-		researcher_identity_add_address(id, c->envelope_sender);
-		researcher_identity_add_name(id, c->m->from_name);
-	}
 	*subject = researcher_identity_redact(id, c->m->subject);
 	*body = researcher_identity_redact(id, b->description);
 	for (guint i = 0; i < b->fields->len; i++) {
@@ -191,6 +184,24 @@ request_content(intake_ctx *c, const request_block *b, gboolean anonymous, char 
 		g_ptr_array_add(kv, x);
 	}
 	*fields = entry_fields_canonical(kv);
+}
+
+/* Who the sender of an anonymous request must not be seen as: her
+ * addresses, her name, the key that signed; NULL when not anonymous. */
+static researcher_identity *
+request_researcher(const intake_ctx *c, gboolean anonymous)
+{
+	researcher_identity *id;
+
+	if (!anonymous)
+		return NULL;
+	id = researcher_identity_new();
+	researcher_identity_add_address(id, c->m->from_addr);
+	researcher_identity_add_address(id, c->m->reply_addr);
+	researcher_identity_add_address(id, c->envelope_sender);
+	researcher_identity_add_name(id, c->m->from_name);
+	researcher_identity_add_key(id, c->signer);
+	return id;
 }
 
 /* What the identifiers of one request share while they are assigned. */
@@ -231,6 +242,8 @@ typedef struct {
 	char *body;
 	char *digest;
 	char *sealed;		/* the record sealed to the robot, or NULL */
+	researcher_identity *hide;	/* an anonymous request's sender, or NULL */
+	GPtrArray *attachments;	/* entry_attachment*, as this record carries them, or NULL */
 	store_record rec;
 	gint64 rec_row;
 } assign_block;
@@ -245,6 +258,8 @@ assign_block_clear(assign_block *k)
 	g_free(k->body);
 	g_free(k->digest);
 	g_free(k->sealed);
+	g_clear_pointer(&k->hide, researcher_identity_free);
+	g_clear_pointer(&k->attachments, g_ptr_array_unref);
 }
 
 /* Number, canonical record, entry row, record row and its attachments. */
@@ -259,9 +274,9 @@ assign_store(intake_ctx *c, assign_state *a, assign_block *k, GError **err)
 	if (s != VULNID_OK)
 		return s;
 	k->id = ids_format(c->cfg->prefix, a->year, number);
-	request_content(c, k->b, k->anonymous, &k->subject, &k->fields, &k->body);
+	request_content(c, k->b, k->hide, &k->subject, &k->fields, &k->body);
 	canon = entry_record_canonical(k->id, 1, c->now, "request", k->auth, k->subject, k->fields, k->body,
-				       k->embargoed || !a->sealed_mail ? a->attachments : NULL);
+				       k->attachments);
 	/* For an embargoed entry the digest is the commitment: the hash
 	 * of the content that stays sealed until release. */
 	k->digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
@@ -295,11 +310,12 @@ assign_store(intake_ctx *c, assign_state *a, assign_block *k, GError **err)
 	s = store_record_insert(c->st, &k->rec, &k->rec_row, err);
 	if (s == VULNID_OK)
 		s = mail_record_signer(c, k->rec_row, k->auth, err);
-	for (guint i = 0; s == VULNID_OK && !a->sealed_mail && i < a->attachments->len; i++) {
-		const entry_attachment *x = g_ptr_array_index(a->attachments, i);
+	for (guint i = 0; s == VULNID_OK && k->attachments != NULL && i < k->attachments->len; i++) {
+		const entry_attachment *x = g_ptr_array_index(k->attachments, i);
 
-		s = store_attachment_insert(c->st, k->rec_row, (int) i, x->filename, x->content_type,
-					    x->size, x->sha256, err);
+		/* sealed: stored at the release, but what is withheld now */
+		if (!a->sealed_mail || x->salt != NULL)
+			s = entry_attachment_store(c->st, k->rec_row, (int) i, x, err);
 	}
 	return s;
 }
@@ -356,7 +372,7 @@ assign_ack_entry(intake_ctx *c, assign_state *a, const assign_block *k, GError *
 	made->digest = g_strdup(k->digest);
 	made->embargo = g_strdup(k->embargoed ? request_block_get(k->b, "Embargo") : NULL);
 	entry_add_record(made, &k->rec, k->rec_row, k->subject, k->fields, k->body,
-			 k->embargoed || !a->sealed_mail ? a->attachments : NULL, c->signer);
+			 k->attachments, c->signer);
 	view = entry_view_new(made, AUDIENCE_CREATOR, G_MAXINT64, c->now_dt);
 	render_ack_entry(a->entries, c->cfg, view, k->embargoed && a->encrypt_key == NULL, token);
 	return VULNID_OK;
@@ -374,6 +390,15 @@ assign_one(intake_ctx *c, assign_state *a, guint bi, GError **err)
 	anon = request_block_get(k.b, "Anonymous");
 	k.anonymous = anon != NULL && g_ascii_strcasecmp(anon, "yes") == 0;
 	k.auth = mail_record_auth(c, k.anonymous, NULL, NULL);
+	k.hide = request_researcher(c, k.anonymous);
+	/* An embargoed mail's attachments belong to its embargoed blocks. */
+	if (k.embargoed || !a->sealed_mail) {
+		k.attachments = mail_record_attachments(a->attachments, k.hide, k.anonymous, err);
+		if (k.attachments == NULL) {
+			assign_block_clear(&k);
+			return VULNID_ERR_TEMP;
+		}
+	}
 	s = assign_store(c, a, &k, err);
 	if (s == VULNID_OK)
 		s = assign_tell(c, a, &k, bi, err);

@@ -83,6 +83,9 @@ vulnid_status lc_vendor_addresses(store *st, const entry *e, GPtrArray **out, GE
 vulnid_status lc_load_entry(store *st, const char *id, gboolean unseal, entry **out, GError **err);
 vulnid_status lc_role_for(lc_mail *l, const entry *e, role_info *ri, GError **err);
 gboolean lc_creator_verified(const role_info *ri);
+/* The mail is signed by the key of the entry's request, whether or not
+ * the signature grants the role here. */
+gboolean lc_signed_by_researcher(const role_info *ri);
 researcher_identity *lc_researcher_of(const lc_mail *l, const entry *e, const role_info *ri);
 
 /* lifecycle-relay.c */

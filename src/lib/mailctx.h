@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "crypto.h"
+#include "disclosure.h"
 #include "message.h"
 #include "outbox.h"
 #include "status.h"
@@ -140,6 +141,14 @@ vulnid_status mail_store_attachments(mail_ctx *c, gboolean store_blobs, GPtrArra
 vulnid_status mail_redact(mail_ctx *c, GError **err);
 /* The same for one more string made from the mail (a DSN's diagnostic). */
 vulnid_status mail_redact_string(mail_ctx *c, char **s, GError **err);
+
+/* The attachments (entry_attachment*) as one record carries them: with
+ * hide (an anonymous entry) the file names lose the researcher's identity,
+ * and with withhold_keys (her own record) her keys are withheld: a salt
+ * each, the record then commits to them (entry_attachments_canonical()).
+ * A new array; NULL with err set when no salt can be made. */
+GPtrArray *mail_record_attachments(const GPtrArray *atts, const researcher_identity *hide,
+				   gboolean withhold_keys, GError **err);
 
 /* Set the mail aside with a reason (and audit it); no reply. */
 vulnid_status mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err);

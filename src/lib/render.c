@@ -139,13 +139,18 @@ text_record(GString *out, const entry_view *v, const view_record *vr)
 			g_string_append_c(out, '\n');
 		}
 	}
-	for (guint j = 0; j < r->attachments->len; j++) {
-		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *a = va->a;
 
+		if (va->withheld) {
+			g_string_append_printf(out, "  attachment: %s\n", entry_view_attachment_label(va));
+			continue;
+		}
 		g_string_append_printf(out, "  attachment: %s %" G_GINT64_FORMAT " bytes sha256:%s ",
 				       a->content_type, a->size, a->sha256);
 		append_safe(out, a->filename != NULL ? a->filename : "(no name)");
-		g_string_append_c(out, '\n');
+		g_string_append(out, va->private_only ? " (withheld from the public)\n" : "\n");
 	}
 }
 
@@ -296,17 +301,25 @@ json_record(JsonBuilder *b, const view_record *vr)
 	json_builder_add_string_value(b, r->sha256);
 	json_builder_set_member_name(b, "attachments");
 	json_builder_begin_array(b);
-	for (guint j = 0; vr->content && j < r->attachments->len; j++) {
-		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *a = va->a;
 
 		json_builder_begin_object(b);
-		jsonb_str_or_null(b, "filename", a->filename);
+		jsonb_str_or_null(b, "filename", va->withheld ? NULL : a->filename);
 		json_builder_set_member_name(b, "content_type");
 		json_builder_add_string_value(b, a->content_type);
 		json_builder_set_member_name(b, "size");
-		json_builder_add_int_value(b, a->size);
+		json_builder_add_int_value(b, va->withheld ? 0 : a->size);
 		json_builder_set_member_name(b, "sha256");
-		json_builder_add_string_value(b, a->sha256);
+		json_builder_add_string_value(b, va->withheld ? va->commitment : a->sha256);
+		if (a->salt != NULL) {
+			/* withheld from the public; the record commits to it */
+			json_builder_set_member_name(b, "withheld");
+			json_builder_add_boolean_value(b, TRUE);
+			json_builder_set_member_name(b, "commitment");
+			json_builder_add_string_value(b, va->commitment);
+		}
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
@@ -487,13 +500,18 @@ render_record_text(const entry_view *v, const view_record *vr, gboolean with_bod
 		g_string_append_c(out, '\n');
 		mail_body(out, r->body, "    ");
 	}
-	for (guint j = 0; j < r->attachments->len; j++) {
-		const entry_attachment *at = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *at = va->a;
 
+		if (va->withheld) {
+			g_string_append_printf(out, "  attachment: %s\n", entry_view_attachment_label(va));
+			continue;
+		}
 		g_string_append_printf(out, "  attachment: %s, %" G_GINT64_FORMAT " bytes, sha256 %s, ",
 				       at->content_type, at->size, at->sha256);
 		append_safe(out, at->filename != NULL ? at->filename : "(no name)");
-		g_string_append_c(out, '\n');
+		g_string_append(out, va->private_only ? " (withheld from the public)\n" : "\n");
 	}
 	return g_string_free(out, FALSE);
 }
