@@ -45,8 +45,11 @@ case_reply-to-other-domain() {
 		ids="$ids $id"
 	done
 	for id in $ids; do printf "lookup %s\n" "$id"; done >"$TMP/t"
+	# lookups of unverified mail are headlines now: a smaller floor
+	set_conf policy amplification_floor 1024 &&
 	write_mail "$TMP/l.eml" "From: <m@r3b.net>" "Reply-To: <victim@other3.net>" <"$TMP/t" &&
 	deliver_ok "$TMP/l.eml" -f m@r3b.net &&
+	set_conf policy amplification_floor 4096 &&
 	if [ "$(mails_to victim@other3.net)" -gt 0 ]; then echo sent
 	elif [ "$(mails_to m@r3b.net)" -gt 0 ] && audited policy-redirected victim@other3.net; then echo redirected
 	else echo nothing; fi

@@ -58,13 +58,20 @@ lookup TEST-$Y-0999" &&
 	expect_eq 0 "$(sql "SELECT count(*) FROM messages WHERE message_id LIKE '\''cmd$n.%'\'' AND disposition <> '\''commands'\''")"
 '
 
-test_expect_success 'lookup of a public entry shows its public view' '
+test_expect_success 'lookup of a public entry: its headline to an unverified sender, its public view to a signed mail' '
 	cmd zed@example.org request@example.org "lookup $E1
 subscribe $E1" &&
 	expect_match "^> lookup $E1$" "$TMP/reply" &&
 	expect_match "$E1: Foo bug" "$TMP/reply" &&
-	expect_match "Public details of the Foo bug." "$TMP/reply" &&
-	expect_match "^    +product: +Foo$" "$TMP/reply"
+	expect_match "^    +product: +Foo$" "$TMP/reply" &&
+	expect_match "^    +address: +request\+$E1@example.org$" "$TMP/reply" &&
+	expect_no_match "Public details of the Foo bug." "$TMP/reply" &&
+	clearsigned_mail "$TMP/ls.eml" mod "$MODFPR" "lookup $E1" "From: mod@example.org" "Message-ID: <ls@example.net>" &&
+	deliver_ok "$TMP/ls.eml" -r request@example.org &&
+	mail_body "$(sent_to mod@example.org)" >"$TMP/ls" &&
+	expect_match "$E1: Foo bug" "$TMP/ls" &&
+	expect_match "Public details of the Foo bug." "$TMP/ls" &&
+	expect_match "^    +product: +Foo$" "$TMP/ls"
 '
 
 test_expect_success 'lookup of an embargoed entry shows only the stub' '

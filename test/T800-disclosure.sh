@@ -139,7 +139,12 @@ clearsigned_mail "$TMP/a2.eml" zelda "$ZFPR" "$A: one more detail from $ZNAME, $
 deliver_ok "$TMP/a2.eml" -f "$ZADDR" -r "request+$A@example.org"
 printf 'Status: fixed\n\nFixed.\n' | write_mail "$TMP/v2.eml" "From: psirt@widget.example" "Subject: Re: [$A] RCE"
 deliver_ok "$TMP/v2.eml" -f psirt@widget.example -r "request+$A@example.org"
-printf 'lookup %s\nlookup %s\nlookup %s\nlookup %s\n' "$A" "$B" "$C" "$D" | write_mail "$TMP/l.eml" "From: mallory@example.com"
+# (signed: unverified mail gets headlines only, and the whole public view
+# is what the matrix must see)
+MFPR=$(new_signing_key mallory "Mallory <mallory@example.com>")
+V keys import "$TMP/mallory.asc" >/dev/null
+clearsigned_mail "$TMP/l.eml" mallory "$MFPR" "$(printf 'lookup %s\nlookup %s\nlookup %s\nlookup %s' "$A" "$B" "$C" "$D")" \
+	"From: mallory@example.com"
 deliver_ok "$TMP/l.eml" -f mallory@example.com -r request@example.org
 
 # --- the surfaces ----------------------------------------------------------------
@@ -247,7 +252,7 @@ test_expect_success 'what must be shown is shown: the researcher gets her ack, t
 # Mail templates and who reads them: public surfaces are collected above;
 # the rest go to one person about their own mail or entry.
 TEMPLATES="ack:creator announce:announce announce-digest:announce entry-reply:sender
-error:sender help:sender key:sender notify-failed:creator rate-limited:sender
+error:sender help:sender key:sender notify-failed:creator rate-limited:sender answers-paused:sender
 relay-to-vendor:vendor-mail subscription:subscription vendor-notify:vendor-mail
 vendor-notify-embargoed:vendor-mail vendor-response:creator"
 # Subcommands: those that show entries are surfaces; the others are not.

@@ -1185,6 +1185,8 @@ record_policy(intake_ctx *c, const message_spool *sp, GError **err)
 	const char *loop_why = NULL;
 	vulnid_status s = loop_suspect(c, config_key_int(c->cfg, "policy", "loop_hours"), &loop_why, err);
 
+	if (s == VULNID_OK)
+		s = mail_check_verified(c, err);
 	if (s != VULNID_OK)
 		return s;
 	pm.cause = c->msg_row;
@@ -1194,6 +1196,7 @@ record_policy(intake_ctx *c, const message_spool *sp, GError **err)
 	pm.envelope_sender = c->envelope_sender;
 	pm.suspect = loop_why != NULL;
 	pm.suspect_why = loop_why;
+	pm.verified = c->verified;
 	policy_mail_begin(&pm);
 	return VULNID_OK;
 }

@@ -276,6 +276,38 @@ mail_store_attachments(mail_ctx *c, gboolean store_blobs, GPtrArray *out, GError
 	return VULNID_OK;
 }
 
+/* Whether address is one of list (comma-separated: a vendor token went
+ * to all of the vendor's contacts). */
+static gboolean
+address_in(const char *list, const char *address)
+{
+	g_auto(GStrv) parts = g_strsplit(list != NULL ? list : "", ",", -1);
+
+	for (char **p = parts; *p != NULL; p++)
+		if (g_ascii_strcasecmp(g_strstrip(*p), address) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+vulnid_status
+mail_check_verified(mail_ctx *c, GError **err)
+{
+	const char *to = mail_reply_address(c);
+
+	c->verified = c->signer != NULL ||
+		      (c->from_verified != NULL && to != NULL && c->m->from_addr != NULL &&
+		       g_ascii_strcasecmp(to, c->m->from_addr) == 0);
+	for (guint i = 0; !c->verified && to != NULL && c->tokens != NULL && i < c->tokens->len; i++) {
+		g_autoptr(token_row) t = NULL;
+		vulnid_status s = tokens_find(c->st, g_ptr_array_index(c->tokens, i), &t, err);
+
+		if (s != VULNID_OK)
+			return s;
+		c->verified = t != NULL && address_in(t->address, to);
+	}
+	return VULNID_OK;
+}
+
 vulnid_status
 mail_redact_string(mail_ctx *c, char **s, GError **err)
 {
@@ -297,6 +329,12 @@ mail_redact(mail_ctx *c, GError **err)
 	s = mail_redact_string(c, &m->subject, err);
 	if (s == VULNID_OK)
 		s = mail_redact_string(c, &m->text, err);
+	if (s == VULNID_OK)
+		s = mail_redact_string(c, &m->message_id, err);
+	if (s == VULNID_OK)
+		s = mail_redact_string(c, &m->in_reply_to, err);
+	for (guint i = 0; s == VULNID_OK && i < m->references->len; i++)
+		s = mail_redact_string(c, (char **) &m->references->pdata[i], err);
 	if (s == VULNID_OK)
 		s = mail_redact_string(c, &m->from_name, err);
 	if (s == VULNID_OK)

@@ -91,6 +91,9 @@ typedef struct {
 	GPtrArray *tokens;
 	guint bad_tokens;
 	guint quoted_tokens;
+	/* Set by mail_check_verified(): answers go to an address the mail
+	 * proves is its sender's (policy.h, policy_mail.verified). */
+	gboolean verified;
 } mail_ctx;
 
 /* Template values every reply has (request_address, domain, prefix, date,
@@ -136,7 +139,8 @@ vulnid_status mail_store_attachments(mail_ctx *c, gboolean store_blobs, GPtrArra
  * read (c->tokens), then every token, of either shape (tokens.h), is
  * removed from everything of the mail that a record, a relay, an answer
  * or a quarantine row may carry: the Subject, the text, the sender's
- * name, the attachments' file names, the problems found.  Whatever is
+ * name, the Message-IDs it names, the attachments' file names, the
+ * problems found.  Whatever is
  * made from the mail afterwards is made from what is left. */
 vulnid_status mail_redact(mail_ctx *c, GError **err);
 /* The same for one more string made from the mail (a DSN's diagnostic). */
@@ -149,6 +153,13 @@ vulnid_status mail_redact_string(mail_ctx *c, char **s, GError **err);
  * A new array; NULL with err set when no salt can be made. */
 GPtrArray *mail_record_attachments(const GPtrArray *atts, const researcher_identity *hide,
 				   gboolean withhold_keys, GError **err);
+
+/* Whether the mail proves that its answers' address (mail_reply_address())
+ * is its sender's: signed by a key the robot knows, a Token line with a
+ * token the robot sent to that address, or From verified by the operator's
+ * MTA (DMARC, aligned DKIM) and the answers go to From.  Sets c->verified;
+ * after mail_redact(). */
+vulnid_status mail_check_verified(mail_ctx *c, GError **err);
 
 /* Set the mail aside with a reason (and audit it); no reply. */
 vulnid_status mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err);

@@ -575,18 +575,20 @@ mail_headline(GString *out, const entry_view *v)
 	}
 }
 
-char *
-render_mail_text(const entry_view *v)
+/* What render_mail_text() shows before the records: FALSE when nothing
+ * more may be shown (spam, a stub). */
+static gboolean
+mail_top(GString *out, const entry_view *v)
 {
-	GString *out = g_string_new(v->e->id);
 	const entry_facts *f = v->facts;
 
+	g_string_append(out, v->e->id);
 	if (v->withheld) {
 		g_string_append(out, "\n");
 		mail_line(out, "state:", "withheld: a moderator marked it as spam");
 		mail_line(out, "created:", v->e->created);
 		mail_line(out, "digest:", v->e->digest);
-		return g_string_free(out, FALSE);
+		return FALSE;
 	}
 	if (v->stub) {
 		g_autofree char *state = g_strdup_printf("embargoed until %s", entry_view_embargo_text(v));
@@ -603,7 +605,7 @@ render_mail_text(const entry_view *v)
 		}
 		g_string_append(out, "\n  The details are withheld until the embargo ends; each commitment is\n"
 				     "  the SHA-256 of a sealed record, checkable once it is released.\n");
-		return g_string_free(out, FALSE);
+		return FALSE;
 	}
 	g_string_append(out, ": ");
 	append_safe(out, entry_view_title(v));
@@ -617,6 +619,38 @@ render_mail_text(const entry_view *v)
 	mail_line(out, "created:", v->e->created);
 	mail_line(out, "digest:", v->e->digest);
 	mail_headline(out, v);
+	return TRUE;
+}
+
+char *
+render_mail_headline(const vulnid_config *cfg, const entry_view *v)
+{
+	GString *out = g_string_new(NULL);
+	g_autofree char *addr = g_strdup_printf("%s+%s@%s", cfg->request_local, v->e->id, cfg->domain);
+
+	if (mail_top(out, v)) {
+		g_autofree char *n = g_strdup_printf("%u", v->records->len);
+
+		mail_line(out, "records:", n);
+	}
+	mail_line(out, "address:", addr);
+	if (cfg->export_base_url != NULL && *cfg->export_base_url != '\0') {
+		g_autofree char *page = g_strdup_printf("%s%sentries/%s.html", cfg->export_base_url,
+							g_str_has_suffix(cfg->export_base_url, "/") ? "" : "/",
+							v->e->id);
+
+		mail_line(out, "page:", page);
+	}
+	return g_string_free(out, FALSE);
+}
+
+char *
+render_mail_text(const entry_view *v)
+{
+	GString *out = g_string_new(NULL);
+
+	if (!mail_top(out, v))
+		return g_string_free(out, FALSE);
 	g_string_append_printf(out, "\n  %u record%s:\n\n", v->records->len, v->records->len == 1 ? "" : "s");
 	for (guint i = 0; i < v->records->len; i++) {
 		g_autofree char *t = NULL;

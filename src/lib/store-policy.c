@@ -68,7 +68,6 @@ static const char SQL_RATE_NOTICES[] =
 	"SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
 	" WHERE o.kind = 'rate-limited' AND r.address = ?1 COLLATE NOCASE AND o.created >= ?2";
 
-static const char SQL_TOKEN_KNOWN[] = "SELECT 1 FROM tokens WHERE sha256 = ?";
 static const char SQL_BODY_REPEATED[] =
 	"SELECT 1 FROM messages WHERE from_addr = ? COLLATE NOCASE AND received >= ?"
 	" AND dedup_key LIKE ? AND id <> ? LIMIT 1";
@@ -253,18 +252,6 @@ vulnid_status
 store_policy_rate_notices(store *st, const char *address, const char *since, gint64 *n, GError **err)
 {
 	return rate_count(st, SQL_RATE_NOTICES, address, since, n, err);
-}
-
-vulnid_status
-store_policy_token_known(store *st, const char *sha256, gboolean *found, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_TOKEN_KNOWN, &s, err);
-
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, sha256);
-	return step_exists(st, stmt, "tokens", found, err);
 }
 
 vulnid_status
