@@ -122,6 +122,18 @@ case_loop() {
 	if [ "$(mails_to bot@r12.net)" = 2 ] && audited loop-brake bot@r12.net; then echo braked
 	else echo "answers $(mails_to bot@r12.net)"; fi
 }
+case_unverified-budget() {
+	local i
+	set_conf policy unverified_answer_bytes 6000 &&
+	for i in 1 2 3 4 5 6; do
+		printf "help\n" | write_mail "$TMP/h.eml" "From: <forged@r14.net>" "Subject: help $i" &&
+		deliver_ok "$TMP/h.eml" -f forged@r14.net || return 1
+	done &&
+	set_conf policy unverified_answer_bytes 49152 &&
+	if [ "$(mails_to forged@r14.net)" -lt 6 ] && audited policy-held forged@r14.net &&
+	   audited answers-paused forged@r14.net; then echo held
+	else echo "answers $(mails_to forged@r14.net)"; fi
+}
 case_subscription() {
 	local id tok
 	printf "Product: Sub\n" >"$TMP/t" && id=$(request a@r13.net "$TMP/t") &&
