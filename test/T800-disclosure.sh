@@ -146,13 +146,15 @@ V keys import "$TMP/mallory.asc" >/dev/null
 clearsigned_mail "$TMP/l.eml" mallory "$MFPR" "$(printf 'lookup %s\nlookup %s\nlookup %s\nlookup %s' "$A" "$B" "$C" "$D")" \
 	"From: mallory@example.com"
 deliver_ok "$TMP/l.eml" -f mallory@example.com -r request@example.org
+printf 'lookup %s\nlookup %s\nlookup %s\nlookup %s\n' "$A" "$B" "$C" "$D" | write_mail "$TMP/l2.eml" "From: eve@example.com"
+deliver_ok "$TMP/l2.eml" -f eve@example.com -r request@example.org
 
 # --- the surfaces ----------------------------------------------------------------
 
 S="$TMP/surfaces"
 mkdir -p "$S"
 # The one list: NAME AUDIENCE, and how each is collected below.
-SURFACES="show:public show-json:public list:public list-json:public lookup:public
+SURFACES="show:public show-json:public list:public list-json:public lookup:public lookup-headline:public
 subscription:public announce:public feed:public prove:public osv:public mbox:public html:public
 quarantine:public vendor-mail:vendor show-private:operator"
 
@@ -164,6 +166,7 @@ collect() {
 	list) V list ;;
 	list-json) V list --json ;;
 	lookup) for f in $(mails_to mallory@example.com); do dump_mail "$f"; done ;;
+	lookup-headline) for f in $(mails_to eve@example.com); do dump_mail "$f"; done ;;
 	subscription) for f in $(mails_to bob@example.com); do
 			mail_header "$f" Subject | grep -q "^\[" && dump_mail "$f"; done; true ;;
 	announce) for f in $(mails_to list@lists.example); do dump_mail "$f"; done ;;
@@ -192,7 +195,8 @@ test_expect_success 'setup: every surface is collected' '
 	for s in $SURFACES; do
 		collect "${s%%:*}" >"$S/${s%%:*}" 2>&1 || fail "cannot collect ${s%%:*}"
 	done &&
-	test -s "$S/subscription" && test -s "$S/announce" && test -s "$S/lookup" && test -s "$S/vendor-mail"
+	test -s "$S/subscription" && test -s "$S/announce" && test -s "$S/lookup" && test -s "$S/vendor-mail" &&
+	grep -q "address: *request+$A@example.org" "$S/lookup-headline"
 '
 
 # CLASS:SECRET...; a class names who may see it.

@@ -415,8 +415,9 @@ answers_paused(store *st, const vulnid_config *cfg, gint64 cause, const policy_m
 	g_hash_table_insert(vars, "hours", g_strdup_printf("%" G_GINT64_FORMAT, cfg->unverified_answer_hours));
 	g_hash_table_insert(vars, "domain", g_strdup(cfg->domain));
 	g_hash_table_insert(vars, "request_address", g_strdup(cfg->request_address));
-	g_hash_table_insert(vars, "page", *cfg->export_base_url != '\0' ? g_strdup(cfg->export_base_url)
-			    : g_strdup_printf("send \"lookup ID\" in a signed mail to %s", cfg->request_address));
+	g_hash_table_insert(vars, "page", cfg->export_base_url != NULL && *cfg->export_base_url != '\0'
+			    ? g_strdup_printf("on %s", cfg->export_base_url)
+			    : g_strdup_printf("in a signed mail (\"lookup ID\") to %s", cfg->request_address));
 	s = template_load(cfg, "answers-paused.txt", &text, err);
 	if (s != VULNID_OK)
 		return s;
