@@ -19,12 +19,12 @@ new_key() {
 	G "$h" --armor --export "$fpr" >"$TMP/$1.asc"
 	echo "$fpr"
 }
-token_in() { mail_body "$1" | grep -Eo 'Token: [0-9a-f]{32}' | head -n 1 | cut -d" " -f2; }
+token_in() { mail_body "$1" | grep -Eo 'Token: vulnid_[a-z2-7]{32}' | head -n 1 | cut -d" " -f2; }
 PGPMAIL="$PYTHON $CORPORA/openpgp/pgpmail.py"
 # vendor_token MAIL: the token in a notification encrypted to Vera's key
 vendor_token() {
 	$PGPMAIL decrypt "$1" "$TMP/gnupg-vera" "$TMP/.dec" >/dev/null 2>&1 || return 1
-	$PGPMAIL text "$TMP/.dec" | grep -Eo 'Token: [0-9a-f]{32}' | head -n 1 | cut -d" " -f2
+	$PGPMAIL text "$TMP/.dec" | grep -Eo 'Token: vulnid_[a-z2-7]{32}' | head -n 1 | cut -d" " -f2
 }
 # the newest mail to ADDRESS whose Subject matches PATTERN
 mail_to_subject() {
@@ -151,9 +151,9 @@ test_expect_success 'release by the creator'\''s token: the entry is public, the
 	reply_to alice@example.net | grep -q "done: the embargo on $E1 was lifted" &&
 	expect_eq public "$(state "$E1")" &&
 	expect_eq 3 "$(sql "SELECT count(*) FROM records WHERE entry = '\''$E1'\'' AND kind = '\''release'\''")" "every sealed record disclosed" &&
-	printf "lookup %s\n" "$E1" | write_mail "$TMP/l1.eml" "Message-ID: <l1@example.net>" "From: zed@example.org" &&
+	clearsigned_mail "$TMP/l1.eml" mallory "$MFPR" "lookup $E1" "Message-ID: <l1@example.net>" "From: mallory@example.com" &&
 	deliver_ok "$TMP/l1.eml" -r request@example.org &&
-	reply_to zed@example.org >"$TMP/l" &&
+	reply_to mallory@example.com >"$TMP/l" &&
 	expect_match "vendor says: +confirmed \(record 2, vendor psirt@widget.example, verified by token\)" "$TMP/l" &&
 	expect_match "A heap overflow in the parser." "$TMP/l" &&
 	expect_match "We confirm the overflow" "$TMP/l"
@@ -231,9 +231,9 @@ test_expect_success 'withdraw by the creator: the entry stays, marked withdrawn 
 		write_mail "$TMP/w1.eml" "Message-ID: <w1@example.net>" &&
 	deliver_ok "$TMP/w1.eml" -r "request+$E3@example.org" &&
 	reply_to alice@example.net | grep -q "done: $E3 is withdrawn" &&
-	printf "lookup %s\n" "$E3" | write_mail "$TMP/l5.eml" "Message-ID: <l5@example.net>" "From: zed@example.org" &&
+	clearsigned_mail "$TMP/l5.eml" mallory "$MFPR" "lookup $E3" "Message-ID: <l5@example.net>" "From: mallory@example.com" &&
 	deliver_ok "$TMP/l5.eml" -r request@example.org &&
-	reply_to zed@example.org >"$TMP/l5" &&
+	reply_to mallory@example.com >"$TMP/l5" &&
 	expect_match "state: +WITHDRAWN \(rejected\): duplicate of my earlier report" "$TMP/l5" &&
 	expect_match "A public bug." "$TMP/l5" &&
 	printf "withdraw because\n" | write_mail "$TMP/w2.eml" "Message-ID: <w2@example.net>" "From: bob@example.com" &&

@@ -10,7 +10,7 @@ Y=$(date -u +%Y)
 ID="TEST-$Y-0001"
 SECRET="alice.secret@example.net"
 
-token_in() { mail_body "$1" | grep -Eo 'Token: [0-9a-f]{32}' | head -n 1 | cut -d" " -f2; }
+token_in() { mail_body "$1" | grep -Eo 'Token: vulnid_[a-z2-7]{32}' | head -n 1 | cut -d" " -f2; }
 mail_to_subject() {
 	local f
 	for f in $(sent_files | tac); do
@@ -119,9 +119,9 @@ test_expect_success 'the public view, lookups and subscribers never show her add
 	printf "lookup %s\nsubscribe %s\n" "$ID" "$ID" | write_mail "$TMP/l.eml" "Message-ID: <anon-l@example.net>" "From: zed@example.org" &&
 	deliver_ok "$TMP/l.eml" -r request@example.org &&
 	mail_body "$(sent_to zed@example.org)" >"$TMP/l" &&
-	expect_match "Remote code execution in the upload handler." "$TMP/l" &&
-	expect_match "request by the creator, anonymous" "$TMP/l" &&
-	tok=$(grep -Eo "Token: [0-9a-f]{32}" "$TMP/l" | cut -d" " -f2) &&
+	expect_match "$ID: RCE in Widget" "$TMP/l" &&
+	expect_no_match "alice.secret|Alice Secret" "$TMP/l" &&
+	tok=$(grep -Eo "Token: vulnid_[a-z2-7]{32}" "$TMP/l" | cut -d" " -f2) &&
 	printf "Token: %s\n" "$tok" | write_mail "$TMP/l2.eml" "Message-ID: <anon-l2@example.net>" "From: zed@example.org" &&
 	deliver_ok "$TMP/l2.eml" -r "request+$ID@example.org" &&
 	printf "Token: %s\n\nOne more detail from me, %s.\n" "$(cat "$TMP/ctok")" "$SECRET" |

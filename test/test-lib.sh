@@ -110,7 +110,7 @@ make_instance() {
 confirm_entry() {
 	local f t
 	for f in $(sent_files | tac); do
-		t=$(mail_body "$f" 2>/dev/null | sed -n "/^  $1\$/,/^\$/s/^ *token: *\([0-9a-f]*\)\$/\1/p" | head -n 1)
+		t=$(mail_body "$f" 2>/dev/null | sed -n "/^  $1\$/,/^\$/s/^ *token: *\(vulnid_[a-z2-7]*\)\$/\1/p" | head -n 1)
 		[ -n "$t" ] && break
 	done
 	[ -n "$t" ] || fail "no token for $1 in sent/"

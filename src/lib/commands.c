@@ -8,6 +8,7 @@
 #include "ids.h"
 #include "request.h"
 #include "text.h"
+#include "tokens.h"
 
 typedef struct {
 	const char *word;
@@ -321,18 +322,17 @@ parse_command(const char *line, const command_word *cw, const char *prefix)
 	return c;
 }
 
+/* The token of a Token line, or NULL.  A token the intake took out of
+ * the text (tokens.h) left its mark: the line is a token line all the
+ * same, and the mark stands for its token. */
 static char *
 token_value(const char *line, gsize keylen)
 {
 	g_autofree char *v = g_strstrip(g_strdup(line + keylen + 1));
-	gsize n = strlen(v);
 
-	if (n < 24 || n > 128)
-		return NULL;
-	for (gsize i = 0; i < n; i++)
-		if (!g_ascii_isxdigit(v[i]))
-			return NULL;
-	return g_ascii_strdown(v, -1);
+	if (strcmp(v, TOKENS_REMOVED) == 0)
+		return g_steal_pointer(&v);
+	return tokens_line_value(v);
 }
 
 /* Strip CR line ends; the number of lines before the signature (after

@@ -334,14 +334,21 @@ entry_page_stub(GString *out, const entry_view *v)
 }
 
 static void
-attachments_list(GString *out, const entry_record *r)
+attachments_list(GString *out, const view_record *vr)
 {
-	if (r->attachments->len == 0)
+	if (vr->attachments->len == 0)
 		return;
 	g_string_append(out, "<ul class=\"attachments\">\n");
-	for (guint j = 0; j < r->attachments->len; j++) {
-		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *a = va->a;
 
+		if (va->withheld) {
+			g_string_append(out, "<li>");
+			t(out, entry_view_attachment_label(va));
+			g_string_append(out, "</li>\n");
+			continue;
+		}
 		g_string_append(out, "<li>");
 		t(out, a->filename != NULL ? a->filename : "(no name)");
 		g_string_append(out, " (");
@@ -392,7 +399,7 @@ record_item(GString *out, const entry_view *v, const view_record *vr, GHashTable
 			html_append_text(out, r->body, TRUE);
 			g_string_append(out, "</div>\n");
 		}
-		attachments_list(out, r);
+		attachments_list(out, vr);
 	}
 	g_string_append(out, "<p class=\"meta\">SHA-256 <code>");
 	t(out, r->sha256);

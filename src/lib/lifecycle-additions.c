@@ -89,15 +89,13 @@ typedef struct {
 } addition_parts;
 
 /* Each "Key: value" chunk of the mail: a field the sender's role may set,
- * redacted for an anonymous researcher and with tokens scrubbed; else
- * kept in the text with a note why. */
-static vulnid_status
-addition_fields(lc_mail *l, const role_info *ri, const researcher_identity *hide, addition_parts *af,
-		GError **err)
+ * redacted for an anonymous researcher (tokens were taken out of the mail
+ * on the way in); else kept in the text with a note why. */
+static void
+addition_fields(lc_mail *l, const role_info *ri, const researcher_identity *hide, addition_parts *af)
 {
 	mail_ctx *c = l->c;
 	request_limits lim = { 1, 1, c->cfg->max_field_length };
-	vulnid_status s;
 
 	for (guint i = 0; i < l->mt->fields->len; i++) {
 		const char *chunk = g_ptr_array_index(l->mt->fields, i);
@@ -132,9 +130,6 @@ addition_fields(lc_mail *l, const role_info *ri, const researcher_identity *hide
 			g_free(value);
 			value = x;
 		}
-		s = tokens_scrub(c->st, &value, &l->scrub_budget, err);
-		if (s != VULNID_OK)
-			return s;
 		if (af->nfields++ > 0)
 			g_string_append_c(af->fields, ',');
 		g_string_append_c(af->fields, '[');
@@ -145,7 +140,6 @@ addition_fields(lc_mail *l, const role_info *ri, const researcher_identity *hide
 		af->vendor_fields |= g_ascii_strcasecmp(f->key, "Vendor") == 0 ||
 				 g_ascii_strcasecmp(f->key, "Vendor-Contact") == 0;
 	}
-	return VULNID_OK;
 }
 
 vulnid_status
@@ -164,9 +158,7 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 	vulnid_status s;
 
 	hide = anonymous ? lc_researcher_of(l, e, ri) : NULL;
-	s = addition_fields(l, ri, hide, &af, err);
-	if (s != VULNID_OK)
-		return s;
+	addition_fields(l, ri, hide, &af);
 	g_string_append_c(fields, ']');
 	/* A reply that only quotes (a subscription confirmed by replying,
 	 * commands above the quoted mail) adds no text. */
@@ -178,11 +170,8 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 	while (kept->len > 0 && g_ascii_isspace(kept->str[kept->len - 1]))
 		g_string_truncate(kept, kept->len - 1);
 	body = hide != NULL ? lc_redact(kept->str, hide) : g_strdup(kept->str);
-	s = tokens_scrub(c->st, &body, &l->scrub_budget, err);
-	if (s != VULNID_OK)
-		return s;
 	if (af.nfields == 0 && *body == '\0' && c->m->attachments->len == 0) {
-		if (l->mt->commands->len == 0 && l->mt->tokens->len == 0)
+		if (l->mt->commands->len == 0 && l->mt->tokens->len == 0 && l->c->tokens->len == 0)
 			g_string_append(l->out, "Nothing was recorded: the mail had no text, fields or attachments.\n\n");
 		return VULNID_OK;
 	}

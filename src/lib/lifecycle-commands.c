@@ -141,7 +141,9 @@ cmd_lookup(lc_mail *l, const command *cmd, GError **err)
 		{
 			g_autoptr(entry_view) v = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, c->now_dt);
 
-			t = render_mail_text(v);
+			/* The whole entry only to an address the mail proves:
+			 * a forged From must not get anyone tens of kilobytes. */
+			t = c->verified ? render_mail_text(v) : render_mail_headline(c->cfg, v);
 		}
 		g_string_append_printf(text, "%s%s", text->len > 0 ? "\n" : "", t);
 	}
@@ -154,7 +156,9 @@ cmd_lookup(lc_mail *l, const command *cmd, GError **err)
 		g_string_truncate(text, MAX_LOOKUP_TEXT);
 		g_string_append(text, "\n[... cut: the entry is longer than a mail should be]\n");
 	}
-	g_string_append_printf(l->out, "> %s\n  done:\n\n", cmd->line);
+	g_string_append_printf(l->out, "> %s\n  done%s:\n\n", cmd->line,
+			       c->verified ? "" : " (the headline: the whole entry is mailed in answer to mail signed\n"
+				  "  with a known key or sent with a token; it is also on the entry's page)");
 	{
 		g_auto(GStrv) lines = g_strsplit(text->str, "\n", -1);
 

@@ -128,11 +128,11 @@ handle_unknown(mail_ctx *c, const char *entry_id, GError **err)
 static vulnid_status
 read_tokens(lc_mail *l, GError **err)
 {
-	const mail_text *mt = l->mt;
+	const mail_ctx *c = l->c;
 
-	for (guint i = 0; i < mt->tokens->len; i++) {
+	for (guint i = 0; c->tokens != NULL && i < c->tokens->len; i++) {
 		token_row *t = NULL;
-		vulnid_status s = tokens_find(l->c->st, g_ptr_array_index(mt->tokens, i), &t, err);
+		vulnid_status s = tokens_find(l->c->st, g_ptr_array_index(c->tokens, i), &t, err);
 
 		if (s != VULNID_OK)
 			return s;
@@ -145,10 +145,10 @@ read_tokens(lc_mail *l, GError **err)
 					       t->entry);
 		g_ptr_array_add(l->tokens, t);
 	}
-	if (mt->bad_tokens > 0)
-		g_string_append_printf(l->out, "%u Token line%s not understood (a token is the hex string from\n"
-				       "the robot's mail); %s not recorded.\n\n", mt->bad_tokens,
-				       mt->bad_tokens == 1 ? " was" : "s were", mt->bad_tokens == 1 ? "it was" : "they were");
+	if (c->bad_tokens > 0)
+		g_string_append_printf(l->out, "%u Token line%s not understood (a token is the string starting\n"
+				       "with \"" TOKENS_PREFIX "\" in the robot's mail); %s not recorded.\n\n", c->bad_tokens,
+				       c->bad_tokens == 1 ? " was" : "s were", c->bad_tokens == 1 ? "it was" : "they were");
 	return VULNID_OK;
 }
 
@@ -205,12 +205,7 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 	l.tokens = tokens;
 	l.out = out;
 	l.routed = kind == ROUTE_ENTRY ? entry_id : NULL;
-	l.scrub_budget = MAX_SCRUB;
 	l.subject = g_strdup(c->m->subject != NULL ? c->m->subject : "");
-	s = tokens_scrub(c->st, &l.subject, &l.scrub_budget, err);
-	if (s != VULNID_OK)
-		goto out;
-
 	s = read_tokens(&l, err);
 	if (s != VULNID_OK)
 		goto out;

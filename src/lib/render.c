@@ -139,13 +139,18 @@ text_record(GString *out, const entry_view *v, const view_record *vr)
 			g_string_append_c(out, '\n');
 		}
 	}
-	for (guint j = 0; j < r->attachments->len; j++) {
-		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *a = va->a;
 
+		if (va->withheld) {
+			g_string_append_printf(out, "  attachment: %s\n", entry_view_attachment_label(va));
+			continue;
+		}
 		g_string_append_printf(out, "  attachment: %s %" G_GINT64_FORMAT " bytes sha256:%s ",
 				       a->content_type, a->size, a->sha256);
 		append_safe(out, a->filename != NULL ? a->filename : "(no name)");
-		g_string_append_c(out, '\n');
+		g_string_append(out, va->private_only ? " (withheld from the public)\n" : "\n");
 	}
 }
 
@@ -296,17 +301,25 @@ json_record(JsonBuilder *b, const view_record *vr)
 	json_builder_add_string_value(b, r->sha256);
 	json_builder_set_member_name(b, "attachments");
 	json_builder_begin_array(b);
-	for (guint j = 0; vr->content && j < r->attachments->len; j++) {
-		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *a = va->a;
 
 		json_builder_begin_object(b);
-		jsonb_str_or_null(b, "filename", a->filename);
+		jsonb_str_or_null(b, "filename", va->withheld ? NULL : a->filename);
 		json_builder_set_member_name(b, "content_type");
 		json_builder_add_string_value(b, a->content_type);
 		json_builder_set_member_name(b, "size");
-		json_builder_add_int_value(b, a->size);
+		json_builder_add_int_value(b, va->withheld ? 0 : a->size);
 		json_builder_set_member_name(b, "sha256");
-		json_builder_add_string_value(b, a->sha256);
+		json_builder_add_string_value(b, va->withheld ? va->commitment : a->sha256);
+		if (a->salt != NULL) {
+			/* withheld from the public; the record commits to it */
+			json_builder_set_member_name(b, "withheld");
+			json_builder_add_boolean_value(b, TRUE);
+			json_builder_set_member_name(b, "commitment");
+			json_builder_add_string_value(b, va->commitment);
+		}
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
@@ -487,13 +500,18 @@ render_record_text(const entry_view *v, const view_record *vr, gboolean with_bod
 		g_string_append_c(out, '\n');
 		mail_body(out, r->body, "    ");
 	}
-	for (guint j = 0; j < r->attachments->len; j++) {
-		const entry_attachment *at = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *at = va->a;
 
+		if (va->withheld) {
+			g_string_append_printf(out, "  attachment: %s\n", entry_view_attachment_label(va));
+			continue;
+		}
 		g_string_append_printf(out, "  attachment: %s, %" G_GINT64_FORMAT " bytes, sha256 %s, ",
 				       at->content_type, at->size, at->sha256);
 		append_safe(out, at->filename != NULL ? at->filename : "(no name)");
-		g_string_append_c(out, '\n');
+		g_string_append(out, va->private_only ? " (withheld from the public)\n" : "\n");
 	}
 	return g_string_free(out, FALSE);
 }
@@ -557,18 +575,20 @@ mail_headline(GString *out, const entry_view *v)
 	}
 }
 
-char *
-render_mail_text(const entry_view *v)
+/* What render_mail_text() shows before the records: FALSE when nothing
+ * more may be shown (spam, a stub). */
+static gboolean
+mail_top(GString *out, const entry_view *v)
 {
-	GString *out = g_string_new(v->e->id);
 	const entry_facts *f = v->facts;
 
+	g_string_append(out, v->e->id);
 	if (v->withheld) {
 		g_string_append(out, "\n");
 		mail_line(out, "state:", "withheld: a moderator marked it as spam");
 		mail_line(out, "created:", v->e->created);
 		mail_line(out, "digest:", v->e->digest);
-		return g_string_free(out, FALSE);
+		return FALSE;
 	}
 	if (v->stub) {
 		g_autofree char *state = g_strdup_printf("embargoed until %s", entry_view_embargo_text(v));
@@ -585,7 +605,7 @@ render_mail_text(const entry_view *v)
 		}
 		g_string_append(out, "\n  The details are withheld until the embargo ends; each commitment is\n"
 				     "  the SHA-256 of a sealed record, checkable once it is released.\n");
-		return g_string_free(out, FALSE);
+		return FALSE;
 	}
 	g_string_append(out, ": ");
 	append_safe(out, entry_view_title(v));
@@ -599,6 +619,38 @@ render_mail_text(const entry_view *v)
 	mail_line(out, "created:", v->e->created);
 	mail_line(out, "digest:", v->e->digest);
 	mail_headline(out, v);
+	return TRUE;
+}
+
+char *
+render_mail_headline(const vulnid_config *cfg, const entry_view *v)
+{
+	GString *out = g_string_new(NULL);
+	g_autofree char *addr = g_strdup_printf("%s+%s@%s", cfg->request_local, v->e->id, cfg->domain);
+
+	if (mail_top(out, v)) {
+		g_autofree char *n = g_strdup_printf("%u", v->records->len);
+
+		mail_line(out, "records:", n);
+	}
+	mail_line(out, "address:", addr);
+	if (cfg->export_base_url != NULL && *cfg->export_base_url != '\0') {
+		g_autofree char *page = g_strdup_printf("%s%sentries/%s.html", cfg->export_base_url,
+							g_str_has_suffix(cfg->export_base_url, "/") ? "" : "/",
+							v->e->id);
+
+		mail_line(out, "page:", page);
+	}
+	return g_string_free(out, FALSE);
+}
+
+char *
+render_mail_text(const entry_view *v)
+{
+	GString *out = g_string_new(NULL);
+
+	if (!mail_top(out, v))
+		return g_string_free(out, FALSE);
 	g_string_append_printf(out, "\n  %u record%s:\n\n", v->records->len, v->records->len == 1 ? "" : "s");
 	for (guint i = 0; i < v->records->len; i++) {
 		g_autofree char *t = NULL;
