@@ -650,6 +650,10 @@ auth_json(const message *m, const char *from_verified, const char **signer)
 			canonjson_member_str(s, &first, "reason", m->sig->reason);
 		else if (m->partial_signature)
 			canonjson_member_str(s, &first, "reason", "a signature covers only part of the mail");
+		else if (m->unopened_clearsigned)
+			canonjson_member_str(s, &first, "reason",
+					     "clearsigned text in one part of the mail; only a signature of the "
+					     "whole mail is checked");
 		else if (m->encrypted)
 			canonjson_member_str(s, &first, "reason",
 					     "an encrypted part inside the mail was not decrypted");
@@ -1069,6 +1073,8 @@ intake_classify(intake_ctx *c, intake_plan *p, const char **disposition, GError 
 		p->r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
 		if (c->m->text_cut_from > 0)
 			request_note_text_cut(p->r, c->m->text_kept, c->m->text_cut_from, c->m->text_kept_as);
+		if (c->m->subject_chars > 998)
+			request_note_subject_cut(p->r, c->m->subject_chars);
 		*disposition = p->r->is_help ? "help" : p->r->is_key ? "key"
 			     : p->r->errors->len > 0 ? "rejected" : "request";
 	}

@@ -30,6 +30,18 @@ auth_sentence(const message *m)
 		return g_strdup("A signature in your mail covers only part of it (a signed part inside\n"
 				"another part, or a forwarded message), so it is recorded as\n"
 				"unauthenticated. Sign the whole mail.\n\n");
+	if (m->unopened_clearsigned)
+		return g_strdup("Your text is clearsigned (gpg --clearsign, sq sign --cleartext-signature),\n"
+				"but it is one part of the mail beside attachments: only a signature of\n"
+				"the whole mail is checked, so the signature was not checked and the mail\n"
+				"is recorded as unauthenticated. Its fields were read from the signed\n"
+				"text. To sign a mail with attachments, sign the whole mail (PGP/MIME:\n"
+				"your mail program's OpenPGP signing); a clearsigned text counts when it\n"
+				"is all the mail holds.\n\n");
+	if (m->pgp_keys != NULL)
+		return g_strdup("Your mail carries an OpenPGP key but is not signed, so the key was\n"
+				"ignored: the robot takes a key only from a mail signed with it. Sign\n"
+				"the mail with that key (PGP/MIME) and attach the key again.\n\n");
 	return g_strdup("");
 }
 

@@ -162,18 +162,20 @@ time_after(guint seconds)
 
 /* A header value that came from a mail (a Subject, a Title, a name): its
  * encoded words decoded (a few rounds: an encoded word may hold another),
- * cleaned of controls, line ends and bidi controls, and cut.  *literal is
- * set when what is left still looks like an encoded word: GMime would pass
- * it through as one, and the recipient would decode it. */
+ * cleaned of controls, line ends and bidi controls, and cut (with "..."
+ * at the end, so that the cut shows).  *literal is set when what is left
+ * still looks like an encoded word: GMime would pass it through as one,
+ * and the recipient would decode it. */
 static char *
 header_text(const char *s, gsize max, gboolean *literal)
 {
 	g_autofree char *v = g_strdup(s != NULL ? s : "");
+	g_autofree char *whole = NULL;
 
 	for (int round = 0; round < 4 && strstr(v, "=?") != NULL; round++) {
-		char *d = g_mime_utils_header_decode_text(NULL, v);
+		char *d = text_decode_header(v);
 
-		if (d == NULL || strcmp(d, v) == 0) {
+		if (strcmp(d, v) == 0) {
 			g_free(d);
 			break;
 		}
@@ -181,7 +183,14 @@ header_text(const char *s, gsize max, gboolean *literal)
 		v = d;
 	}
 	*literal = strstr(v, "=?") != NULL;
-	return text_clean_line(v, max);
+	whole = text_clean_line(v, 0);
+	if ((gsize) g_utf8_strlen(whole, -1) <= max)
+		return g_steal_pointer(&whole);
+	{
+		g_autofree char *cut = text_clean_line(whole, max - 3);
+
+		return g_strconcat(cut, "...", NULL);
+	}
 }
 
 /* The text, in 7 bits where it can, with the attachment if there is one

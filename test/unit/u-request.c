@@ -292,12 +292,39 @@ test_description(void)
 		g_assert_cmpstr(b->description, ==, "Some text\nProduct: p");
 	}
 	{
-		/* Fields after the blank line belong to the description. */
-		g_autoptr(request) r = parse("Vendor: v\n\nProduct: p\n");
+		/* Known fields double-spaced (Outlook's paragraphs) go on; an
+		 * unknown one after a blank line belongs to the description. */
+		g_autoptr(request) r = parse("Vendor: v\n\nProduct: p\n\n\nVersion: 1\n\nNote: n\n");
 		const request_block *b = block(r, 0);
 
-		g_assert_cmpuint(b->fields->len, ==, 1);
-		g_assert_cmpstr(b->description, ==, "Product: p");
+		g_assert_cmpuint(b->fields->len, ==, 3);
+		g_assert_cmpstr(request_block_get(b, "Version"), ==, "1");
+		g_assert_cmpstr(b->description, ==, "Note: n");
+	}
+	{
+		/* a known field under the description is not read, and said so */
+		g_autoptr(request) r = parse("Vendor: v\nSome text\nProduct: p\n");
+
+		g_assert_cmpuint(r->warnings->len, ==, 1);
+		g_assert_nonnull(strstr(g_ptr_array_index(r->warnings, 0), "\"Product: ...\""));
+	}
+	{
+		/* Gmail's autolinks in plain text */
+		g_autoptr(request) r = parse("Vendor: Example Corp <example.com <http://example.com>>\n"
+					     "Vendor-Contact: security@example.com <mailto:security@example.com>\n");
+		const request_block *b = block(r, 0);
+
+		assert_clean(r);
+		g_assert_cmpstr(request_block_get(b, "Vendor"), ==, "Example Corp <example.com>");
+		g_assert_cmpstr(request_block_get(b, "Vendor-Contact"), ==, "security@example.com");
+	}
+	{
+		/* the mail a reply quotes is no part of the request */
+		g_autoptr(request) r = parse("Product: p\n\nText.\n\nOn Mon, 5 Jan 2026, vulnid wrote:\n> Hello\n");
+		const request_block *b = block(r, 0);
+
+		g_assert_cmpstr(b->description, ==, "Text.");
+		g_assert_cmpuint(r->warnings->len, ==, 1);
 	}
 	{
 		/* no fields at all */
