@@ -117,7 +117,7 @@ test_expect_success 'a vendor response by token is recorded beside the claim and
 	expect_eq "vendor-response|vendor|token" \
 		"$(sql "SELECT kind || '\''|'\'' || role || '\''|'\'' || json_extract(auth, '\''$.how'\'') FROM records WHERE entry = '\''$E1'\'' AND seq = 2")" &&
 	expect_eq 1 "$(sql "SELECT count(*) FROM records WHERE entry = '\''$E1'\'' AND seq = 2 AND sealed IS NOT NULL AND body = '\'''\''")" "sealed while embargoed" &&
-	r=$(mail_to_subject alice@example.net "^\[$E1\] Response from the vendor: confirmed$") &&
+	r=$(mail_to_subject alice@example.net "^\[$E1\] Response from the vendor \(verified\): confirmed$") &&
 	mail_body "$r" >"$TMP/vr" &&
 	expect_match "From: +psirt@widget.example" "$TMP/vr" &&
 	expect_match "verified by token" "$TMP/vr" &&
@@ -205,7 +205,7 @@ Fixed in Widget 3.4 ($E3)." "Message-ID: <v3@example.net>" "From: vera@widget.ex
 	deliver_ok "$TMP/v3.eml" -r request@example.org &&
 	expect_eq "vendor-response|vendor|key|$VFPR" \
 		"$(sql "SELECT kind || '\''|'\'' || role || '\''|'\'' || json_extract(auth, '\''$.how'\'') || '\''|'\'' || json_extract(auth, '\''$.fingerprint'\'') FROM records WHERE entry = '\''$E3'\'' AND seq = 2")" &&
-	mail_to_subject alice@example.net "^\[$E3\] Response from the vendor: fixed$" >/dev/null &&
+	mail_to_subject alice@example.net "^\[$E3\] Response from the vendor \(verified\): fixed$" >/dev/null &&
 	printf "lookup %s\n" "$E3" | write_mail "$TMP/l3.eml" "Message-ID: <l3@example.net>" "From: zed@example.org" &&
 	deliver_ok "$TMP/l3.eml" -r request@example.org &&
 	reply_to zed@example.org | grep -q "vendor says: *fixed (record 2, vendor vera@widget.example, verified by OpenPGP signature)"

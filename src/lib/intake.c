@@ -414,7 +414,15 @@ assign_warnings(const intake_ctx *c, const assign_state *a)
 		g_string_append(w, "The details of embargoed entries are not repeated here: this mail is\n"
 			       "not encrypted (sign your request with a key that can encrypt to get\n"
 			       "an encrypted acknowledgement).\n\n");
-	return w->len > 0 ? g_string_free(g_steal_pointer(&w), FALSE) : NULL;
+	if (!a->sealed_mail && c->m->decrypted)
+		g_string_append(w, "Your request came encrypted but has no \"Embargo:\" line, so its entry\n"
+			       "is public at once: it is announced, exported and sent to the vendor in\n"
+			       "clear like any other, and this mail is not encrypted either. To keep a\n"
+			       "request sealed, add a line \"Embargo: YYYY-MM-DD\" (or \"Embargo: yes\",\n"
+			       "until you release it).\n\n");
+	if (w->len == 0)
+		return NULL;
+	return text_wrap(w->str, 78);
 }
 
 /* The ack: every identifier, encrypted when the request was embargoed and
@@ -445,8 +453,11 @@ assign_ack(intake_ctx *c, assign_state *a, GError **err)
 		g_string_append(a->notes, "The vendor will be told and the entry announced once you confirm that\n"
 				"this mailbox works: send a mail with the line \"Token: ...\" (the token\n"
 				"above) to the entry's address.\n");
-	if (a->notes->len > 0)
-		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", a->notes->str));
+	if (a->notes->len > 0) {
+		g_autofree char *notes = text_wrap(a->notes->str, 78);
+
+		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", notes));
+	}
 	if (warnings != NULL)
 		g_hash_table_insert(vars, "warnings", g_steal_pointer(&warnings));
 	if (c->res->ids->len == 1)

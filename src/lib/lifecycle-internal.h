@@ -49,6 +49,11 @@ typedef struct {
 	guint scrub_budget;
 	GPtrArray *attachments;	/* entry_attachment*, stored once, or NULL */
 	guint lookups;
+	/* The entry of the confirmations this mail asks for (subscribe,
+	 * unsubscribe), when there is one: the reply is tied to it, so that
+	 * a reply to the reply reaches it; pending_many: several. */
+	char *pending;
+	gboolean pending_many;
 } lc_mail;
 
 

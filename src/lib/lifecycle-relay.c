@@ -108,6 +108,9 @@ lc_tell_researcher(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 	const entry_record *first = g_ptr_array_index(e->records, 0);
 	const char *encrypt_to[2] = { NULL, NULL };
 	const char *status;
+	g_autoptr(GPtrArray) thread = NULL;
+	g_autofree char *ack_id = NULL;
+	gboolean verified;
 	outbox_mail mail = { 0 };
 	vulnid_status s;
 	gint64 id;
@@ -126,11 +129,34 @@ lc_tell_researcher(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 		mail.encrypt_to = encrypt_to;
 	}
 	status = entry_record_get(vr->r, "Status");
+	verified = entry_how_verified(entry_how_from_str(ri->how));
 	vars = render_template_vars(c->cfg, v);
 	g_hash_table_insert(vars, "vendor_address", text_clean_line(lc_sender_of(c), 320));
 	g_hash_table_insert(vars, "vendor_how", g_strdup(entry_how_phrase(entry_how_from_str(ri->how))));
 	g_hash_table_insert(vars, "status", g_strdup(status != NULL ? status : "(none stated)"));
 	g_hash_table_insert(vars, "status_subject", status != NULL ? g_strdup_printf(": %s", status) : g_strdup(""));
+	/* Whether it is the vendor's, in the Subject and the first line:
+	 * an unverified response reads differently from the first word. */
+	g_hash_table_insert(vars, "response_subject",
+			    g_strdup_printf("%s%s%s", verified ? "Response from the vendor (verified)"
+						 : "Unverified response, said to be the vendor's",
+					    status != NULL ? ": " : "", status != NULL ? status : ""));
+	{
+		g_autofree char *first_line = verified
+			? g_strdup_printf("the vendor responded to %s, and the robot verified that the response is "
+					  "the vendor's (%s). It is recorded beside the report.", e->id,
+					  strcmp(ri->how, "key") == 0 ? "signed with the vendor's key"
+								       : "it came with the vendor's token")
+			: g_strdup_printf("someone responded to %s as the vendor, but the robot could not verify "
+					  "that the response is the vendor's: %s, without the vendor's token or key. "
+					  "It is recorded beside the report as unverified, and what it says does not "
+					  "change the entry until the vendor confirms it.", e->id,
+					  strcmp(ri->how, "contact") == 0 ? "it was sent from the address the robot "
+									    "notified"
+									  : "it was sent from the vendor's domain");
+
+		g_hash_table_insert(vars, "response_first", text_wrap(first_line, 78));
+	}
 	g_hash_table_insert(vars, "record", render_record_text(v, vr, TRUE));
 	g_hash_table_insert(vars, "answer_note", g_strdup(v->facts->anonymous
 		? "your answer is recorded on the entry and relayed to the vendor, without\nyour address."
@@ -140,6 +166,15 @@ lc_tell_researcher(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 	mail.to_addr = first->author;
 	mail.reply_to = addr;
 	mail.auto_submitted = "auto-generated";
+	/* in the researcher's thread: a reply to the ack of the request */
+	s = store_lifecycle_thread(c->st, e->id, &thread, err);
+	if (s != VULNID_OK)
+		return s;
+	if (thread->len > 0) {
+		ack_id = g_ptr_array_steal_index(thread, thread->len - 1);
+		mail.in_reply_to = ack_id;
+		mail.references = thread;
+	}
 	s = notify_queue_template(c->st, c->cfg, c->msg_row, "vendor-response.txt", vars, &mail, &id, err);
 	if (s != VULNID_OK)
 		return s;

@@ -264,9 +264,12 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 	if (mt->dropped > 0)
 		g_string_append_printf(out, "%u more command line%s not handled: at most %d are handled per mail.\n\n",
 				       mt->dropped, mt->dropped == 1 ? " was" : "s were", COMMANDS_MAX);
-	s = lc_send_reply(&l, l.routed, err);
+	/* A reply that asks for a confirmation belongs to its entry: the
+	 * answer, quoting it or not, goes there (lifecycle-route.c). */
+	s = lc_send_reply(&l, l.routed != NULL ? l.routed : l.pending_many ? NULL : l.pending, err);
 out:
 	g_free(l.subject);
+	g_free(l.pending);
 	if (l.attachments != NULL)
 		g_ptr_array_unref(l.attachments);
 	if (l.key != NULL)

@@ -13,6 +13,7 @@
 #include "entry.h"
 #include "mailctx.h"
 #include "notify.h"
+#include "text.h"
 
 /* The sentence about authentication in replies. */
 static char *
@@ -89,6 +90,20 @@ mail_template_vars(const mail_ctx *c)
 	g_hash_table_insert(v, "message_id", g_strdup(c->m->message_id != NULL ? c->m->message_id : "(none)"));
 	g_hash_table_insert(v, "auth", auth_sentence(c->m));
 	g_hash_table_insert(v, "robot_fpr", crypto_robot_label());
+	if (c->cfg->export_base_url != NULL && *c->cfg->export_base_url != '\0') {
+		/* where the feed is, when the operator says where the archive is */
+		const char *b = c->cfg->export_base_url;
+		const char *sep = g_str_has_suffix(b, "/") ? "" : "/";
+		g_autofree char *feed = g_strdup_printf("%s%sfeed/", b, sep);
+		g_autofree char *where = g_strdup_printf(
+			"The feed is published at %s (FEED-DIR is a copy of it, for example "
+			"made with wget --mirror --no-parent %s); %s%sverify.html says how to "
+			"check it and this robot's key.", feed, feed, b, sep);
+		g_autofree char *w = text_wrap(where, 78);
+
+		g_hash_table_insert(v, "feed_url", g_strdup(feed));
+		g_hash_table_insert(v, "feed_where", g_strdup_printf("%s\n\n", w));
+	}
 	return v;
 }
 

@@ -620,14 +620,33 @@ render_mail_text(const entry_view *v)
 
 /* ---- the acknowledgement ---------------------------------------------------- */
 
+/* "    label:    value", the value at column 14 (a digest ends at 78) */
+static void
+ack_line(GString *out, const char *label, const char *value)
+{
+	g_autofree char *l = g_strdup_printf("    %-9s %s", label, value);
+	g_autofree char *w = NULL;
+
+	if (strchr(value, '\n') != NULL || !g_utf8_validate(l, -1, NULL)) {
+		g_string_append_printf(out, "%s\n", l);
+		return;
+	}
+	w = text_wrap(l, 78);
+	g_string_append_printf(out, "%s\n", w);
+}
+
 static void
 ack_tail(GString *out, const vulnid_config *cfg, const entry_view *v, const char *token)
 {
-	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, v->e->id, cfg->domain);
+	g_autofree char *addr = g_strdup_printf("%s+%s@%s", cfg->request_local, v->e->id, cfg->domain);
+
+	ack_line(out, "address:", addr);
+	/* the token on lines of its own: the one to copy is a whole line */
 	if (token != NULL)
-		g_string_append_printf(out, "    token:       %s\n"
-				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
-				       "                 to the entry proves that you created it)\n", token, token);
+		g_string_append_printf(out, "    token:    %s\n"
+				       "              Keep it secret. A mail to the entry with this\n"
+				       "              line at its top proves that you created it:\n\n"
+				       "              Token: %s\n", token, token);
 	g_string_append_c(out, '\n');
 }
 
@@ -640,38 +659,43 @@ render_ack_entry(GString *out, const vulnid_config *cfg, const entry_view *v, gb
 
 	g_string_append_printf(out, "  %s\n", v->e->id);
 	if (stub || v->stub || r == NULL || !first->content) {
-		g_string_append_printf(out, "    commitment:  %s\n", v->e->digest);
-		g_string_append_printf(out, "    embargo:     %s\n", v->facts->embargo == NULL ||
-				       g_ascii_strcasecmp(v->facts->embargo, "yes") == 0
-				       ? "until you release it" : v->facts->embargo);
+		ack_line(out, "commitment:", v->e->digest);
+		ack_line(out, "embargo:", v->facts->embargo == NULL || g_ascii_strcasecmp(v->facts->embargo, "yes") == 0
+			 ? "until you release it" : v->facts->embargo);
 		ack_tail(out, cfg, v, token);
 		return;
 	}
-	g_string_append_printf(out, "    digest:      %s\n", v->e->digest);
-	g_string_append(out, "    title:       ");
-	append_safe(out, *title != '\0' ? title : "(none)");
-	g_string_append_c(out, '\n');
+	ack_line(out, "digest:", v->e->digest);
+	{
+		g_autofree char *t = text_mask_controls(*title != '\0' ? title : "(none)");
+
+		ack_line(out, "title:", t);
+	}
 	for (guint i = 0; i < r->fields->len; i++) {
 		const entry_kv *kv = g_ptr_array_index(r->fields, i);
 		g_autofree char *label = g_strdup_printf("%s:", kv->key);
 		g_autofree char *lower = g_ascii_strdown(label, -1);
+		g_autofree char *val = text_mask_controls(kv->value);
 
 		if (g_ascii_strcasecmp(kv->key, "Title") == 0)
 			continue;
-		g_string_append_printf(out, "    %-12s ", lower);
-		append_safe(out, kv->value);
-		g_string_append_c(out, '\n');
+		ack_line(out, lower, val);
 	}
 	if (r->body != NULL && *r->body != '\0') {
 		guint lines = 1;
+		g_autofree char *l = NULL;
 
 		for (const char *p = r->body; *p; p++)
 			lines += *p == '\n';
-		g_string_append_printf(out, "    description: %u line%s\n", lines, lines == 1 ? "" : "s");
+		l = g_strdup_printf("%u line%s", lines, lines == 1 ? "" : "s");
+		ack_line(out, "description:", l);
 	} else if (r->fields->len == 0)
 		g_string_append(out, "    (reserved: nothing said yet; add details at any time)\n");
-	if (r->attachments->len > 0)
-		g_string_append_printf(out, "    attachments: %u (archived, listed on the entry)\n", r->attachments->len);
+	if (r->attachments->len > 0) {
+		g_autofree char *l = g_strdup_printf("%u (archived, listed on the entry)", r->attachments->len);
+
+		ack_line(out, "attachments:", l);
+	}
 	ack_tail(out, cfg, v, token);
 }
 

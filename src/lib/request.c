@@ -344,7 +344,10 @@ parse_block(request *r, char **lines, guint bi, guint nb, const request_limits *
 		while (len > 0 && g_ascii_isspace(desc[len - 1]))
 			len--;
 		desc[len] = '\0';
-		b->description = desc;
+		/* Gmail's links, where the text is the link */
+		b->description = strchr(desc, '<') != NULL ? text_unautolink(desc) : desc;
+		if (b->description != desc)
+			g_free(desc);
 	}
 	return b;
 }

@@ -4,7 +4,16 @@
  * like "Subject: ..." are header lines (only Subject is recognised); the
  * rest is the body.  {{name}} is replaced by the value of name; an unknown
  * name renders as nothing.  Values are inserted as they are: the caller
- * cleans what goes into a header. */
+ * cleans what goes into a header.  So that the mail reads well:
+ *   - a line whose placeholders all render empty, with nothing else on it
+ *     but white space or a label ("  Type:    {{type}}"), is left out;
+ *   - a heading (a line ending in ':' without placeholders) whose section
+ *     (the lines up to the next blank one, after at most one blank line)
+ *     is all left out is left out with it;
+ *   - blank lines that then follow each other become one;
+ *   - a body line longer than TEMPLATE_WIDTH characters once its values
+ *     are in is wrapped at spaces (text_wrap()); a value with line ends
+ *     is inserted as it is (its maker wraps it). */
 #ifndef VULNID_TEMPLATE_H
 #define VULNID_TEMPLATE_H
 
@@ -12,6 +21,8 @@
 
 #include "config.h"
 #include "status.h"
+
+#define TEMPLATE_WIDTH 78	/* characters of a line of the robot's mail */
 
 /* Read NAME (e.g. "ack.txt") from the instance's template directory, else
  * from the built-in set. */

@@ -579,7 +579,8 @@ text_unautolink(const char *v)
 		g_string_append_len(out, p, lt - p);
 		p = lt;
 		if (gt == NULL || memchr(lt + 1, '<', (gsize) (gt - lt - 1)) != NULL ||
-		    memchr(lt + 1, ' ', (gsize) (gt - lt - 1)) != NULL) {
+		    memchr(lt + 1, ' ', (gsize) (gt - lt - 1)) != NULL ||
+		    memchr(lt + 1, '\n', (gsize) (gt - lt - 1)) != NULL) {
 			g_string_append_c(out, *p++);
 			continue;
 		}
@@ -587,7 +588,7 @@ text_unautolink(const char *v)
 		t = out->str + out->len;
 		while (t > out->str && t[-1] == ' ')
 			t--;
-		for (w = t; w > out->str && w[-1] != ' ' && w[-1] != '<'; w--)
+		for (w = t; w > out->str && w[-1] != ' ' && w[-1] != '\n' && w[-1] != '<'; w--)
 			;
 		wl = (gsize) (t - w);
 		if (wl > 0) {
@@ -603,6 +604,95 @@ text_unautolink(const char *v)
 		g_string_append_c(out, *p++);
 	}
 	return g_string_free(out, FALSE);
+}
+
+/* Where the lines after a break of line l start: under its value
+ * ("  Digest:      x", "token: x"), after its bullet ("  - "), else at
+ * its indentation. */
+static gsize
+wrap_hang(const char *l, gsize indent)
+{
+	const char *p = l + indent;
+	const char *colon = strchr(p, ':');
+
+	if ((p[0] == '-' || p[0] == '*') && p[1] == ' ')
+		return indent + 2;
+	if (colon != NULL && colon - p < 24 && colon[1] == ' ' && colon[2] == ' ' &&
+	    memchr(p, ' ', (gsize) (colon - p)) == NULL) {
+		const char *v = colon + 1;
+
+		while (*v == ' ')
+			v++;
+		if (*v != '\0')
+			return (gsize) g_utf8_pointer_to_offset(l, v);
+	}
+	return indent;
+}
+
+static void
+wrap_line(GString *out, const char *l, gsize width, gssize force_hang)
+{
+	gsize indent = strspn(l, " "), hang;
+	const char *p = l;
+	gboolean first = TRUE;
+
+	if ((gsize) g_utf8_strlen(l, -1) <= width) {
+		g_string_append(out, l);
+		return;
+	}
+	hang = force_hang >= 0 ? (gsize) force_hang : wrap_hang(l, indent);
+	if (hang + 20 > width)
+		hang = indent + 20 > width ? 0 : indent;	/* no narrow column */
+	while (*p) {
+		gsize lead = first ? 0 : hang, n = 0;
+		const char *brk = NULL, *q = p;
+
+		/* the last space within the room, else the first after it */
+		for (; *q; q = g_utf8_next_char(q), n++) {
+			if (*q == ' ' && q > p && q[-1] != ' ' && (!first || q > l + indent))
+				brk = q;
+			if (lead + n >= width && brk != NULL)
+				break;
+		}
+		if (*q == '\0' && lead + n <= width)
+			brk = NULL;
+		if (!first)
+			g_string_append_printf(out, "\n%*s", (int) hang, "");
+		if (brk == NULL) {
+			g_string_append(out, p);
+			break;
+		}
+		g_string_append_len(out, p, brk - p);
+		for (p = brk; *p == ' '; p++)
+			;
+		first = FALSE;
+	}
+}
+
+static char *
+wrap_all(const char *s, gsize width, gssize hang)
+{
+	g_auto(GStrv) lines = g_strsplit(s != NULL ? s : "", "\n", -1);
+	GString *out = g_string_new(NULL);
+
+	for (char **l = lines; *l != NULL; l++) {
+		if (l != lines)
+			g_string_append_c(out, '\n');
+		wrap_line(out, *l, width, hang);
+	}
+	return g_string_free(out, FALSE);
+}
+
+char *
+text_wrap(const char *s, gsize width)
+{
+	return wrap_all(s, width, -1);
+}
+
+char *
+text_wrap_hanging(const char *s, gsize width, gsize hang)
+{
+	return wrap_all(s, width, (gssize) hang);
 }
 
 char *

@@ -63,11 +63,20 @@ char *text_pgp_cleartext(const char *s);
  * Other '>' lines stay: they are the writer's own quoting.  *stripped tells whether anything went. */
 char *text_strip_quotes(const char *s, gboolean *stripped);
 
-/* A one-line value with the links mail programs add to plain text taken
+/* A value or text with the links mail programs add to plain text taken
  * out: "example.com <http://example.com>" (Gmail), "x@example.com
  * <mailto:x@example.com>", "https://x<https://x>" (Outlook) become the
  * text alone; a link whose text differs from its target stays. */
 char *text_unautolink(const char *v);
+
+/* s with every line longer than width characters broken at spaces, for
+ * plain text mail: the lines after a break are indented as the line was,
+ * or under the value of a "Label:  value" line, or after a "- " bullet;
+ * a word longer than the room (a URL, a token, a key) is never split, it
+ * gets a line of its own. */
+char *text_wrap(const char *s, gsize width);
+/* The same with the lines after a break indented by hang spaces. */
+char *text_wrap_hanging(const char *s, gsize width, gsize hang);
 
 /* Normalise line ends to \n. */
 char *text_normalize_newlines(const char *s);

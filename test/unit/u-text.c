@@ -486,6 +486,35 @@ test_unautolink(void)
 	}
 }
 
+static void
+check_wrap(const char *in, gsize width, const char *want)
+{
+	g_autofree char *got = text_wrap(in, width);
+
+	g_assert_cmpstr(got, ==, want);
+}
+
+static void
+test_wrap(void)
+{
+	check_wrap("short line", 20, "short line");
+	check_wrap("one two three four five", 10, "one two\nthree four\nfive");
+	check_wrap("  - a point that needs two lines", 24, "  - a point that needs\n    two lines");
+	check_wrap("  indented text that goes on and on and on", 30, "  indented text that goes on\n  and on and on");
+	/* under the value of an aligned label */
+	check_wrap("  Title:       a title that is rather long", 40,
+		   "  Title:       a title that is rather\n               long");
+	/* an unbreakable word gets its own line, never split */
+	check_wrap("see https://example.org/a/very/long/url/that/does/not/fit and more", 20,
+		   "see\nhttps://example.org/a/very/long/url/that/does/not/fit\nand more");
+	check_wrap("0123456789abcdef0123456789abcdef", 10, "0123456789abcdef0123456789abcdef");
+	/* characters, not bytes */
+	check_wrap("\xc3\xa9\xc3\xa9\xc3\xa9 \xc3\xa9\xc3\xa9\xc3\xa9", 7, "\xc3\xa9\xc3\xa9\xc3\xa9 \xc3\xa9\xc3\xa9\xc3\xa9");
+	/* other lines are left alone, line ends kept */
+	check_wrap("a b c\n\nx y z\n", 3, "a b\nc\n\nx y\nz\n");
+	check_wrap("", 78, "");
+}
+
 /* A short head of a long value costs as much as the head: the cut stops
  * the reading (a parser warning's item can be 25 MB long). */
 static void
@@ -525,6 +554,7 @@ main(int argc, char **argv)
 	g_test_add_func("/text/pgp-cleartext", test_pgp_cleartext);
 	g_test_add_func("/text/strip-quotes", test_strip_quotes);
 	g_test_add_func("/text/unautolink", test_unautolink);
+	g_test_add_func("/text/wrap", test_wrap);
 	g_test_add_func("/text/clean-line-head", test_clean_line_head);
 	return g_test_run();
 }
