@@ -108,6 +108,17 @@ render_line(const char *line, gsize len, GHashTable *vars, tline *t)
 	t->blank = !t->placeholders && literal->str[strspn(literal->str, " \t")] == '\0';
 }
 
+/* A line of running text: not indented, not blank, no value with line
+ * ends, not the signature separator. */
+static gboolean
+prose(const tline *t)
+{
+	const char *s = t->text->str;
+
+	return !t->multi_line && !t->blank && *s != '\0' && *s != ' ' && *s != '\t' &&
+	       strcmp(s, "-- ") != 0 && !(t->placeholders && t->all_empty);
+}
+
 /* Headings over nothing and lines with nothing in them are left out. */
 static void
 drop_empty(tline *t, guint n)
@@ -158,10 +169,36 @@ template_render(const char *text, GHashTable *vars)
 		if (header && !g_str_has_prefix(t[i].text->str, "Subject:"))
 			header = FALSE;
 		if (t[i].drop || (t[i].blank && last_blank && !last)) {
-			g_string_free(t[i].text, TRUE);
+			if (t[i].text != NULL)
+				g_string_free(t[i].text, TRUE);
 			continue;
 		}
-		if (!header && t[i].placeholders && !t[i].multi_line) {
+		if (!header && prose(&t[i])) {
+			/* a paragraph of text: reflowed as a whole when a value
+			 * made one of its lines too long */
+			guint j = i;
+			gboolean over = FALSE;
+
+			while (j < lines->len && !t[j].drop && prose(&t[j]))
+				over |= g_utf8_strlen(t[j++].text->str, -1) > TEMPLATE_WIDTH;
+			if (over) {
+				g_autoptr(GString) para = g_string_new(NULL);
+				g_autofree char *w = NULL;
+
+				for (guint k = i; k < j; k++) {
+					g_string_append_printf(para, "%s%s", k > i ? " " : "", t[k].text->str);
+					if (k > i)
+						g_string_free(t[k].text, TRUE);
+				}
+				w = text_wrap(para->str, TEMPLATE_WIDTH);
+				g_string_assign(t[i].text, w);
+				for (guint k = i + 1; k < j; k++) {
+					t[k].drop = TRUE;
+					t[k].text = NULL;
+				}
+			}
+			g_string_append(out, t[i].text->str);
+		} else if (!header && t[i].placeholders && !t[i].multi_line) {
 			g_autofree char *w = text_wrap(t[i].text->str, TEMPLATE_WIDTH);
 
 			g_string_append(out, w);
