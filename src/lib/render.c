@@ -424,12 +424,18 @@ render_list_json(const entry_view *v)
 
 /* ---- mail ------------------------------------------------------------------ */
 
+/* Lines of an entry looked up by mail: indented 4 in the answer, so at
+ * most 74 characters here (a digest after its label may be longer). */
+#define MAIL_WIDTH 74
+
 static void
 mail_line(GString *out, const char *label, const char *value)
 {
-	g_string_append_printf(out, "  %-15s ", label);
-	append_safe(out, value);
-	g_string_append_c(out, '\n');
+	g_autofree char *safe = text_mask_controls(value != NULL ? value : "");
+	g_autofree char *l = g_strdup_printf("  %-13s %s", label, safe);
+	g_autofree char *w = text_wrap(l, MAIL_WIDTH);
+
+	g_string_append_printf(out, "%s\n", w);
 }
 
 static void
@@ -452,36 +458,50 @@ mail_body(GString *out, const char *body, const char *indent)
 	}
 }
 
-char *
-render_record_text(const entry_view *v, const view_record *vr, gboolean with_body)
+/* A line of the robot's own, wrapped at width, the lines after a break
+ * indented by hang. */
+static void
+wrapped(GString *out, const char *line, gsize width, gsize hang)
+{
+	g_autofree char *w = text_wrap_hanging(line, width, hang);
+
+	g_string_append_printf(out, "%s\n", w);
+}
+
+/* One record as text, its own lines at most width characters (the body
+ * as written). */
+static char *
+record_text(const view_record *vr, gboolean with_body, gsize width)
 {
 	const entry_record *r = vr->r;
 	GString *out = g_string_new(NULL);
+	g_autoptr(GString) head = g_string_new(NULL);
 
-	(void) v;
-	g_string_append_printf(out, "record %" G_GINT64_FORMAT ", %s: %s by the %s", r->seq, r->created, r->kind_name,
-			       r->role == ENTRY_ROLE_THIRD_PARTY ? "third party" : entry_role_str(r->role));
+	g_string_append_printf(head, "record %" G_GINT64_FORMAT ", %s: %s by the %s", r->seq, r->created,
+			       r->kind_name, r->role == ENTRY_ROLE_THIRD_PARTY ? "third party" : entry_role_str(r->role));
 	if (r->how != ENTRY_HOW_REQUEST)
-		g_string_append_printf(out, " (%s)", entry_how_phrase(r->how));
+		g_string_append_printf(head, " (%s)", entry_how_phrase(r->how));
 	if (vr->author_withheld)
-		g_string_append(out, ", anonymous");
+		g_string_append(head, ", anonymous");
 	else if (vr->author != NULL) {
-		g_string_append(out, ", ");
-		append_safe(out, vr->author);
+		g_string_append(head, ", ");
+		append_safe(head, vr->author);
 	}
-	g_string_append_c(out, '\n');
+	wrapped(out, head->str, width, 2);
 	if (vr->sealed) {
-		g_string_append_printf(out, "  (sealed until the embargo ends; commitment %s)\n", r->sha256);
+		g_autofree char *l = g_strdup_printf("  (sealed until the embargo ends; commitment %s)", r->sha256);
+
+		wrapped(out, l, width, 3);
 		return g_string_free(out, FALSE);
 	}
 	for (guint j = 0; j < r->fields->len; j++) {
 		const entry_kv *kv = g_ptr_array_index(r->fields, j);
+		g_autoptr(GString) l = g_string_new("  ");
 
-		g_string_append(out, "  ");
-		append_safe(out, kv->key);
-		g_string_append(out, ": ");
-		append_safe(out, kv->value);
-		g_string_append_c(out, '\n');
+		append_safe(l, kv->key);
+		g_string_append(l, ": ");
+		append_safe(l, kv->value);
+		wrapped(out, l->str, width, 4);
 	}
 	if (with_body && r->body != NULL && *r->body != '\0') {
 		g_string_append_c(out, '\n');
@@ -489,13 +509,21 @@ render_record_text(const entry_view *v, const view_record *vr, gboolean with_bod
 	}
 	for (guint j = 0; j < r->attachments->len; j++) {
 		const entry_attachment *at = g_ptr_array_index(r->attachments, j);
+		g_autoptr(GString) l = g_string_new("  attachment: ");
 
-		g_string_append_printf(out, "  attachment: %s, %" G_GINT64_FORMAT " bytes, sha256 %s, ",
-				       at->content_type, at->size, at->sha256);
-		append_safe(out, at->filename != NULL ? at->filename : "(no name)");
-		g_string_append_c(out, '\n');
+		append_safe(l, at->filename != NULL ? at->filename : "(no name)");
+		g_string_append_printf(l, ", %s, %" G_GINT64_FORMAT " bytes", at->content_type, at->size);
+		wrapped(out, l->str, width, 4);
+		g_string_append_printf(out, "    sha256 %s\n", at->sha256);
 	}
 	return g_string_free(out, FALSE);
+}
+
+char *
+render_record_text(const entry_view *v, const view_record *vr, gboolean with_body)
+{
+	(void) v;
+	return record_text(vr, with_body, 78);
 }
 
 static void
@@ -587,9 +615,15 @@ render_mail_text(const entry_view *v)
 				     "  the SHA-256 of a sealed record, checkable once it is released.\n");
 		return g_string_free(out, FALSE);
 	}
-	g_string_append(out, ": ");
-	append_safe(out, entry_view_title(v));
-	g_string_append_c(out, '\n');
+	{
+		g_autoptr(GString) head = g_string_new(NULL);
+
+		g_string_append(head, out->str);
+		g_string_append(head, ": ");
+		append_safe(head, entry_view_title(v));
+		g_string_truncate(out, 0);
+		wrapped(out, head->str, MAIL_WIDTH, 2);
+	}
 	if (f->withdrawn != NULL) {
 		g_autofree char *w = g_strdup_printf("WITHDRAWN (rejected): %s", f->withdrawn->value);
 
@@ -608,7 +642,7 @@ render_mail_text(const entry_view *v)
 			g_string_append_printf(out, "  [... %u more records]\n", v->records->len - i);
 			break;
 		}
-		t = render_record_text(v, g_ptr_array_index(v->records, i), TRUE);
+		t = record_text(g_ptr_array_index(v->records, i), TRUE, MAIL_WIDTH - 2);
 		if (i > 0)
 			g_string_append_c(out, '\n');
 		lines = g_strsplit(t, "\n", -1);

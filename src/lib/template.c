@@ -44,6 +44,7 @@ typedef struct {
 	gboolean multi_line;	/* a value brought line ends: as it is */
 	gboolean label_only;	/* nothing but white space or "Label:" besides */
 	gboolean heading;	/* no placeholders, ends with ':' */
+	gboolean values_only;	/* placeholders and nothing else */
 	gboolean blank;
 	gboolean drop;
 } tline;
@@ -102,6 +103,8 @@ render_line(const char *line, gsize len, GHashTable *vars, tline *t)
 		p = close + 2;
 	}
 	t->label_only = label_only(literal->str);
+	/* nothing but values: inserted as they are */
+	t->values_only = t->placeholders && literal->str[0] == '\0';
 	g_strchomp(literal->str);
 	t->heading = !t->placeholders && literal->str[0] != '\0' &&
 		     literal->str[strlen(literal->str) - 1] == ':';
@@ -115,7 +118,7 @@ prose(const tline *t)
 {
 	const char *s = t->text->str;
 
-	return !t->multi_line && !t->blank && *s != '\0' && *s != ' ' && *s != '\t' &&
+	return !t->multi_line && !t->values_only && !t->blank && *s != '\0' && *s != ' ' && *s != '\t' &&
 	       strcmp(s, "-- ") != 0 && !(t->placeholders && t->all_empty);
 }
 
@@ -198,7 +201,7 @@ template_render(const char *text, GHashTable *vars)
 				}
 			}
 			g_string_append(out, t[i].text->str);
-		} else if (!header && t[i].placeholders && !t[i].multi_line) {
+		} else if (!header && t[i].placeholders && !t[i].multi_line && !t[i].values_only) {
 			g_autofree char *w = text_wrap(t[i].text->str, TEMPLATE_WIDTH);
 
 			g_string_append(out, w);

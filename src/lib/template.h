@@ -11,9 +11,12 @@
  *     (the lines up to the next blank one, after at most one blank line)
  *     is all left out is left out with it;
  *   - blank lines that then follow each other become one;
- *   - a body line longer than TEMPLATE_WIDTH characters once its values
- *     are in is wrapped at spaces (text_wrap()); a value with line ends
- *     is inserted as it is (its maker wraps it). */
+ *   - a paragraph of text (lines that start at the left margin) in which
+ *     a value made a line longer than TEMPLATE_WIDTH characters is
+ *     reflowed, and any other such line wrapped at spaces (text_wrap());
+ *     a value with line ends, or alone on its line, is inserted as it is
+ *     (its maker wraps it: a description stays as the researcher wrote
+ *     it). */
 #ifndef VULNID_TEMPLATE_H
 #define VULNID_TEMPLATE_H
 
