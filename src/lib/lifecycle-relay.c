@@ -200,6 +200,8 @@ lc_relay_to_vendor(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 	g_autofree char *list = NULL;
 	g_autoptr(GPtrArray) vdomains = NULL;
 	const char *encrypt_to[2] = { NULL, NULL };
+	g_autoptr(GPtrArray) parts = NULL;
+	g_autofree char *listing = NULL;
 	outbox_mail mail = { 0 };
 	vulnid_status s;
 	guint count;
@@ -227,8 +229,14 @@ lc_relay_to_vendor(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 		encrypt_to[0] = enc;
 		mail.encrypt_to = encrypt_to;
 	}
+	/* the files of the message go with it (or their hashes) */
+	s = notify_attachments(c->st, vr, &parts, &listing, err);
+	if (s != VULNID_OK)
+		return s;
 	vars = render_template_vars(c->cfg, v);
 	g_hash_table_insert(vars, "record", render_record_text(v, vr, TRUE));
+	if (listing != NULL)
+		g_hash_table_insert(vars, "attachments", g_steal_pointer(&listing));
 	g_hash_table_insert(vars, "verified", g_strdup(lc_creator_verified(ri) ? ""
 		: "(The robot could not verify that this message comes from the researcher:\n"
 		  "it was sent from their address, without their token or key.)\n\n"));
@@ -240,7 +248,25 @@ lc_relay_to_vendor(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 	mail.to_list = (const char *const *) to->pdata;
 	mail.reply_to = addr;
 	mail.auto_submitted = "auto-generated";
-	s = notify_queue_template(c->st, c->cfg, c->msg_row, "relay-to-vendor.txt", vars, &mail, &id, err);
+	mail.attachments = parts;
+	s = store_savepoint(c->st, "relay", err);
+	if (s == VULNID_OK)
+		s = notify_queue_template(c->st, c->cfg, c->msg_row, "relay-to-vendor.txt", vars, &mail, &id, err);
+	if (s == VULNID_OK && id == 0 && parts->len > 0) {
+		/* too big for what this mail may cause: the hashes only */
+		g_autofree char *hashes = NULL;
+
+		s = store_rollback_to(c->st, "relay", err);
+		notify_attachment_hashes(vr, &hashes);
+		if (hashes != NULL)
+			g_hash_table_insert(vars, "attachments", g_steal_pointer(&hashes));
+		mail.attachments = NULL;
+		if (s == VULNID_OK)
+			s = notify_queue_template(c->st, c->cfg, c->msg_row, "relay-to-vendor.txt", vars, &mail, &id,
+						  err);
+	}
+	if (s == VULNID_OK)
+		s = store_release(c->st, "relay", err);
 	if (s != VULNID_OK)
 		return s;
 	g_string_append_printf(l->out, "Your message was relayed to the vendor (%u address%s)%s, without your\n"

@@ -624,10 +624,10 @@ collect_headers(message *m)
 	m->from_addr = first_mailbox(g_mime_message_get_from(m->mime), &m->from_name);
 	v = raw_header(o, "From");
 	if (m->from_name != NULL && v != NULL && strstr(v, "=?") != NULL && strchr(v, '<') != NULL) {
-		char *n = raw_display_name(v);
+		char *name = raw_display_name(v);
 
 		g_free(m->from_name);
-		m->from_name = n;
+		m->from_name = name;
 	}
 	m->reply_addr = first_mailbox(g_mime_message_get_reply_to(m->mime), NULL);
 	if (m->reply_addr == NULL && m->from_addr != NULL)

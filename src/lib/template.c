@@ -46,7 +46,8 @@ typedef struct {
 	gboolean heading;	/* no placeholders, ends with ':' */
 	gboolean values_only;	/* placeholders and nothing else */
 	gboolean blank;
-	gboolean drop;
+	gboolean drop;		/* left out */
+	gboolean merged;	/* reflowed into the line above */
 } tline;
 
 /* Whether s (the literal text of a line) is white space or a label such
@@ -151,7 +152,8 @@ template_render(const char *text, GHashTable *vars)
 	GString *out = g_string_sized_new(strlen(text) + 256);
 	g_autoptr(GArray) lines = g_array_new(FALSE, TRUE, sizeof(tline));
 	tline *t;
-	gboolean header = TRUE, last_blank = FALSE;
+	gboolean header = TRUE, last_blank = FALSE, value_blank = FALSE, dropped = FALSE;
+	guint para_end = 0;	/* the paragraph looked at already ends there */
 
 	for (const char *p = text;;) {
 		const char *nl = strchr(p, '\n');
@@ -171,9 +173,15 @@ template_render(const char *text, GHashTable *vars)
 		/* the Subject lines at the top are header, not text */
 		if (header && !g_str_has_prefix(t[i].text->str, "Subject:"))
 			header = FALSE;
-		if (t[i].drop || (t[i].blank && last_blank && !last)) {
+		/* a blank line that follows one only because something
+		 * between them was left out (or a value ended with one) goes
+		 * too; the template's own blank lines stay */
+		if (t[i].merged)
+			continue;
+		if (t[i].drop || (t[i].blank && last_blank && (dropped || value_blank) && !last)) {
 			if (t[i].text != NULL)
 				g_string_free(t[i].text, TRUE);
+			dropped |= t[i].drop;
 			continue;
 		}
 		if (!header && prose(&t[i])) {
@@ -182,8 +190,9 @@ template_render(const char *text, GHashTable *vars)
 			guint j = i;
 			gboolean over = FALSE;
 
-			while (j < lines->len && !t[j].drop && prose(&t[j]))
+			while (i >= para_end && j < lines->len && !t[j].drop && prose(&t[j]))
 				over |= g_utf8_strlen(t[j++].text->str, -1) > TEMPLATE_WIDTH;
+			para_end = MAX(para_end, j);
 			if (over) {
 				g_autoptr(GString) para = g_string_new(NULL);
 				g_autofree char *w = NULL;
@@ -196,7 +205,7 @@ template_render(const char *text, GHashTable *vars)
 				w = text_wrap(para->str, TEMPLATE_WIDTH);
 				g_string_assign(t[i].text, w);
 				for (guint k = i + 1; k < j; k++) {
-					t[k].drop = TRUE;
+					t[k].merged = TRUE;
 					t[k].text = NULL;
 				}
 			}
@@ -207,7 +216,10 @@ template_render(const char *text, GHashTable *vars)
 			g_string_append(out, w);
 		} else
 			g_string_append(out, t[i].text->str);
-		last_blank = t[i].blank || t[i].text->len == 0 || t[i].text->str[t[i].text->len - 1] == '\n';
+		value_blank = !t[i].blank && (t[i].text->len == 0 || t[i].text->str[t[i].text->len - 1] == '\n');
+		last_blank = t[i].blank || value_blank;
+		if (!last_blank)
+			dropped = FALSE;
 		if (!last)
 			g_string_append_c(out, '\n');
 		g_string_free(t[i].text, TRUE);

@@ -617,8 +617,7 @@ wrap_hang(const char *l, gsize indent)
 
 	if ((p[0] == '-' || p[0] == '*') && p[1] == ' ')
 		return indent + 2;
-	if (colon != NULL && colon - p < 24 && colon[1] == ' ' && colon[2] == ' ' &&
-	    memchr(p, ' ', (gsize) (colon - p)) == NULL) {
+	if (colon != NULL && colon - p < 24 && colon[1] == ' ' && colon[2] == ' ') {
 		const char *v = colon + 1;
 
 		while (*v == ' ')
@@ -632,9 +631,9 @@ wrap_hang(const char *l, gsize indent)
 static void
 wrap_line(GString *out, const char *l, gsize width, gssize force_hang)
 {
-	gsize indent = strspn(l, " "), hang;
-	const char *p = l;
-	gboolean first = TRUE;
+	gsize indent = strspn(l, " "), hang, col;
+	const char *p = l + indent;
+	gboolean first_word = TRUE;
 
 	if ((gsize) g_utf8_strlen(l, -1) <= width) {
 		g_string_append(out, l);
@@ -643,29 +642,36 @@ wrap_line(GString *out, const char *l, gsize width, gssize force_hang)
 	hang = force_hang >= 0 ? (gsize) force_hang : wrap_hang(l, indent);
 	if (hang + 20 > width)
 		hang = indent + 20 > width ? 0 : indent;	/* no narrow column */
+	g_string_append_len(out, l, (gssize) indent);
+	col = indent;
+	/* word by word, each with the spaces before it as written */
 	while (*p) {
-		gsize lead = first ? 0 : hang, n = 0;
-		const char *brk = NULL, *q = p;
+		const char *sep = p, *w, *e;
+		gsize nsep, nw;
 
-		/* the last space within the room, else the first after it */
-		for (; *q; q = g_utf8_next_char(q), n++) {
-			if (*q == ' ' && q > p && q[-1] != ' ' && (!first || q > l + indent))
-				brk = q;
-			if (lead + n >= width && brk != NULL)
-				break;
-		}
-		if (*q == '\0' && lead + n <= width)
-			brk = NULL;
-		if (!first)
-			g_string_append_printf(out, "\n%*s", (int) hang, "");
-		if (brk == NULL) {
-			g_string_append(out, p);
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
 			break;
-		}
-		g_string_append_len(out, p, brk - p);
-		for (p = brk; *p == ' '; p++)
+		w = p;
+		for (e = w; *e && *e != ' '; e++)
 			;
-		first = FALSE;
+		nsep = (gsize) (w - sep);
+		nw = (gsize) g_utf8_strlen(w, e - w);
+		/* A word longer than a line, or a token, a digest, a URL or
+		 * a key (32 characters or more) after a label, stays where it
+		 * is: a break would not make the line short. */
+		if (!first_word && col + nsep + nw > width && hang + nw <= width && (nw < 32 || col > 20)) {
+			g_string_append_printf(out, "\n%*s", (int) hang, "");
+			col = hang;
+		} else {
+			g_string_append_len(out, sep, (gssize) nsep);
+			col += nsep;
+		}
+		g_string_append_len(out, w, e - w);
+		col += nw;
+		first_word = FALSE;
+		p = e;
 	}
 }
 

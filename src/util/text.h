@@ -72,8 +72,9 @@ char *text_unautolink(const char *v);
 /* s with every line longer than width characters broken at spaces, for
  * plain text mail: the lines after a break are indented as the line was,
  * or under the value of a "Label:  value" line, or after a "- " bullet;
- * a word longer than the room (a URL, a token, a key) is never split, it
- * gets a line of its own. */
+ * a word is never split: one longer than a line, or one of 32 characters
+ * or more (a URL, a token, a digest, a key) after a label of at most 20,
+ * stays where it is. */
 char *text_wrap(const char *s, gsize width);
 /* The same with the lines after a break indented by hang spaces. */
 char *text_wrap_hanging(const char *s, gsize width, gsize hang);

@@ -77,7 +77,7 @@ test_render_literal(void)
 
 		/* (a long line: wrapped at its spaces once rendered) */
 		far = g_strconcat("a {{", pad, "}} b {{name}}", NULL);
-		far_out = g_strconcat("a\n{{", pad, "}}\nb Alice", NULL);
+		far_out = g_strconcat("a {{", pad, "}}\nb Alice", NULL);
 	}
 	check_render(far, far_out, "name", "Alice");
 }

@@ -504,10 +504,15 @@ test_wrap(void)
 	/* under the value of an aligned label */
 	check_wrap("  Title:       a title that is rather long", 40,
 		   "  Title:       a title that is rather\n               long");
-	/* an unbreakable word gets its own line, never split */
+	/* a word longer than a line is never split, and stays after its
+	 * label (a break would not make it fit) */
 	check_wrap("see https://example.org/a/very/long/url/that/does/not/fit and more", 20,
-		   "see\nhttps://example.org/a/very/long/url/that/does/not/fit\nand more");
+		   "see https://example.org/a/very/long/url/that/does/not/fit\nand more");
 	check_wrap("0123456789abcdef0123456789abcdef", 10, "0123456789abcdef0123456789abcdef");
+	check_wrap("    commitment: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", 78,
+		   "    commitment: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	check_wrap("some words before 0123456789abcdef0123456789abcdef and after", 30,
+		   "some words before 0123456789abcdef0123456789abcdef\nand after");
 	/* characters, not bytes */
 	check_wrap("\xc3\xa9\xc3\xa9\xc3\xa9 \xc3\xa9\xc3\xa9\xc3\xa9", 7, "\xc3\xa9\xc3\xa9\xc3\xa9 \xc3\xa9\xc3\xa9\xc3\xa9");
 	/* other lines are left alone, line ends kept */
