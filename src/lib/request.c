@@ -229,13 +229,19 @@ validate_field(request *r, const request_field *f, guint bi, guint nb, GDateTime
 }
 
 /* Whether the blank lines at l are followed by a field of a known name:
- * the fields go on ("Note: ..." after a blank line is description). */
+ * the fields go on ("Note: ..." after a blank line is description); *last
+ * is then the last blank line, so that each is looked at once. */
 static gboolean
-double_spaced(char **l)
+double_spaced(char **l, char ***last)
 {
-	while (*l != NULL && is_blank(*l))
-		l++;
-	return *l != NULL && known_field_line(*l);
+	char **p = l;
+
+	while (*p != NULL && is_blank(*p))
+		p++;
+	if (*p == NULL || !known_field_line(*p))
+		return FALSE;
+	*last = p - 1;
+	return TRUE;
 }
 
 /* Gmail's and Outlook's links in plain text taken out of a value. */
@@ -306,8 +312,9 @@ parse_block(request *r, char **lines, guint bi, guint nb, const request_limits *
 			g_free(last->value);
 			last->value = joined;
 			field_unautolink(last);
-		} else if (is_blank(*l) && b->fields->len > 0 && double_spaced(l)) {
-			/* Outlook's paragraphs: a blank line between known fields */
+		} else if (is_blank(*l) && b->fields->len > 0 && double_spaced(l, &l)) {
+			/* Outlook's paragraphs: blank lines between known fields
+			 * (l is now the last of them) */
 			last = NULL;
 		} else
 			break;

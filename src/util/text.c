@@ -162,7 +162,7 @@ text_encoded_words_b(const char *s)
  * (language suffix dropped), its bytes appended to out, and where it ends;
  * FALSE when p is no encoded word. */
 static gboolean
-encoded_word(const char *p, char **charset, GByteArray *out, const char **end)
+encoded_word(const char *p, char **charset, GByteArray *out, const char **end, const char **no_end)
 {
 	const char *cs = p + 2, *q, *text, *stop;
 	char enc;
@@ -177,10 +177,16 @@ encoded_word(const char *p, char **charset, GByteArray *out, const char **end)
 	if ((enc != 'B' && enc != 'Q') || q[2] != '?')
 		return FALSE;
 	text = q + 3;
+	/* a word without its end: so is every word that starts before the
+	 * white space the search stopped at (a long run is read once) */
+	if (text < *no_end)
+		return FALSE;
 	for (stop = text; *stop && !(stop[0] == '?' && stop[1] == '=') && !g_ascii_isspace(*stop); stop++)
 		;
-	if (stop[0] != '?' || stop[1] != '=')
+	if (stop[0] != '?' || stop[1] != '=') {
+		*no_end = stop;
 		return FALSE;
+	}
 	if (enc == 'B') {
 		/* each word on its own: its padding ends only it */
 		gsize n = (gsize) (stop - text), len;
@@ -236,6 +242,7 @@ text_decode_header(const char *raw)
 	g_autofree char *run_charset = NULL;
 	gboolean lit_space = TRUE;	/* lit is only white space */
 	const char *p = raw != NULL ? raw : "";
+	const char *no_end = p;
 
 	while (*p) {
 		char *cs = NULL;
@@ -243,7 +250,7 @@ text_decode_header(const char *raw)
 		gboolean first = run_charset == NULL;
 
 		g_byte_array_set_size(word, 0);
-		if (!encoded_word(p, &cs, word, &end)) {
+		if (!encoded_word(p, &cs, word, &end, &no_end)) {
 			g_byte_array_append(lit, (const guint8 *) p, 1);
 			lit_space &= g_ascii_isspace(*p) != 0;
 			p++;
@@ -398,14 +405,26 @@ attribution_text(const char *s)
 
 /* Lines before line i that, with it (it ends in ':'), make an attribution
  * directly above a quote: 1 to 3, or 0 when they are none. */
+/* The last character of line l that is not white space, or 0. */
+static char
+last_char(const char *l)
+{
+	gsize n = strlen(l);
+
+	while (n > 0 && g_ascii_isspace(l[n - 1]))
+		n--;
+	return n > 0 ? l[n - 1] : '\0';
+}
+
 static guint
 attribution_lines(char **lines, guint i)
 {
-	g_autofree char *last = g_strstrip(g_strdup(lines[i]));
-	gsize n = strlen(last);
+	g_autofree char *last = NULL;
 
-	if (n == 0 || last[n - 1] != ':' || lines[i][0] == '>')
+	/* cheap first: most lines do not end with a colon */
+	if (last_char(lines[i]) != ':' || lines[i][0] == '>')
 		return 0;
+	last = g_strstrip(g_strdup(lines[i]));
 	/* a line with the whole of it, or "wrote:" alone after a wrapped one */
 	for (guint k = 1; k <= 3 && k <= i + 1; k++) {
 		GString *joined = g_string_new(NULL);
@@ -432,9 +451,17 @@ attribution_lines(char **lines, guint i)
 static gboolean
 outlook_separator(char **lines, guint i)
 {
-	g_autofree char *l = g_strstrip(g_strdup(lines[i]));
-	g_autofree char *low = g_utf8_strdown(l, -1);
-	gsize n = strlen(l), u = 0;
+	const char *first = lines[i] + strspn(lines[i], " \t");
+	g_autofree char *l = NULL;
+	g_autofree char *low = NULL;
+	gsize n, u = 0;
+
+	/* cheap first: only these lines can start a separator */
+	if (*first != '-' && *first != '_' && *first != 'F' && *first != 'f')
+		return FALSE;
+	l = g_strstrip(g_strdup(lines[i]));
+	low = g_utf8_strdown(l, -1);
+	n = strlen(l);
 
 	if (g_str_has_prefix(l, "--") && g_str_has_suffix(l, "--") &&
 	    (strstr(low, "original message") != NULL || strstr(low, "urspr\xc3\xbcngliche nachricht") != NULL ||
@@ -470,12 +497,11 @@ text_strip_quotes(const char *s, gboolean *stripped)
 			break;
 		}
 		if (lines[i][0] == '>') {
-			if (!quoting) {
+			if (!quoting && last_char(lines[i]) == ':') {
 				/* "> On ..., X wrote:": an attribution quoted with the rest */
 				g_autofree char *inner = g_strstrip(g_strdup(lines[i] + strspn(lines[i], "> ")));
-				gsize len = strlen(inner);
 
-				quoting = len > 12 && inner[len - 1] == ':' && attribution_text(inner);
+				quoting = strlen(inner) > 12 && attribution_text(inner);
 				any |= quoting;
 			}
 			drop[i] = quoting;

@@ -302,6 +302,23 @@ test_description(void)
 		g_assert_cmpstr(b->description, ==, "Note: n");
 	}
 	{
+		/* linear in blank lines between fields */
+		GString *g = g_string_new("Vendor: v\n");
+		gint64 t0;
+
+		for (int i = 0; i < 200000; i++)
+			g_string_append_c(g, '\n');
+		g_string_append(g, "Product: p\n");
+		t0 = g_get_monotonic_time();
+		{
+			g_autoptr(request) r = parse(g->str);
+
+			g_assert_cmpstr(request_block_get(block(r, 0), "Product"), ==, "p");
+		}
+		g_assert_cmpint(g_get_monotonic_time() - t0, <, 5 * G_USEC_PER_SEC);
+		g_string_free(g, TRUE);
+	}
+	{
 		/* a known field under the description is not read, and said so */
 		g_autoptr(request) r = parse("Vendor: v\nSome text\nProduct: p\n");
 

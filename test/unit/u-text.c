@@ -386,6 +386,22 @@ test_decode_header(void)
 	check_header("=?ks_c_5601-1987?B?x9GxuQ==?=", "\xed\x95\x9c\xea\xb5\xad");	/* 한국 */
 	check_header("", "");
 	check_header(NULL, "");
+	{
+		/* linear: a run of word starts without an end is read once,
+		 * and so are quote attributions and long lines to wrap */
+		GString *g = g_string_new(NULL);
+		gint64 t0;
+
+		for (int i = 0; i < 200000; i++)
+			g_string_append(g, "=?a?B?");
+		t0 = g_get_monotonic_time();
+		g_free(text_decode_header(g->str));
+		g_free(text_strip_quotes(g->str, NULL));
+		g_free(text_wrap(g->str, 78));
+		g_free(text_unautolink(g->str));
+		g_assert_cmpint(g_get_monotonic_time() - t0, <, 5 * G_USEC_PER_SEC);
+		g_string_free(g, TRUE);
+	}
 }
 
 static void
