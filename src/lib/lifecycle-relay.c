@@ -24,6 +24,7 @@
 #include "outbox.h"
 #include "random.h"
 #include "render.h"
+#include "store-notify.h"
 #include "policy.h"
 #include "ratelimit.h"
 #include "request.h"
@@ -167,7 +168,7 @@ lc_tell_researcher(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 	mail.reply_to = addr;
 	mail.auto_submitted = "auto-generated";
 	/* in the researcher's thread: a reply to the ack of the request */
-	s = store_lifecycle_thread(c->st, e->id, &thread, err);
+	s = store_notify_thread(c->st, e->id, &thread, err);
 	if (s != VULNID_OK)
 		return s;
 	if (thread->len > 0) {

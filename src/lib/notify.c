@@ -9,7 +9,6 @@
 #include "notify.h"
 #include "policy.h"
 #include "render.h"
-#include "store-lifecycle.h"
 #include "store-notify.h"
 #include "template.h"
 #include "text.h"
@@ -543,7 +542,7 @@ notify_delivery_failed(store *st, const vulnid_config *cfg, const outbox_failure
 	mail.reply_to = reply_to;
 	mail.auto_submitted = "auto-generated";
 	/* in the researcher's thread: a reply to the ack of the request */
-	s = store_lifecycle_thread(st, f->entry, &thread, err);
+	s = store_notify_thread(st, f->entry, &thread, err);
 	if (s != VULNID_OK)
 		return s;
 	if (thread->len > 0) {

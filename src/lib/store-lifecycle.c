@@ -12,13 +12,6 @@ static const char SQL_RECORD_NEXT_SEQ[] = "SELECT coalesce(max(seq), 0) + 1 FROM
 static const char SQL_VENDOR_TOKEN_ADDRESSES[] =
 	"SELECT address FROM tokens WHERE entry = ? AND role = 'vendor'"
 	" AND address IS NOT NULL ORDER BY rowid LIMIT 50";
-/* The researcher's request and the robot's ack of it: the thread the
- * notices to the researcher belong to (indexed: records (entry, seq),
- * outbox (cause)). */
-static const char SQL_ENTRY_THREAD[] =
-	"SELECT m.message_id, (SELECT o.message_id FROM outbox o WHERE o.cause = r.message"
-	" AND o.kind = 'ack' ORDER BY o.id LIMIT 1)"
-	" FROM records r JOIN messages m ON m.id = r.message WHERE r.entry = ? AND r.seq = 1";
 /* Whether the statement sql with text parameter a has a row. */
 static vulnid_status
 exists_row(store *st, const char *sql, const char *a, gboolean *found, GError **err)
@@ -88,26 +81,3 @@ store_lifecycle_vendor_token_addresses(store *st, const char *entry_id, GPtrArra
 	return VULNID_OK;
 }
 
-
-vulnid_status
-store_lifecycle_thread(store *st, const char *entry_id, GPtrArray **out, GError **err)
-{
-	g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_ENTRY_THREAD, &s, err);
-	int rc;
-
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, entry_id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		for (int i = 0; i < 2; i++)
-			if (sqlite3_column_type(stmt, i) == SQLITE_TEXT)
-				g_ptr_array_add(a, g_strdup((const char *) sqlite3_column_text(stmt, i)));
-	sqlite3_reset(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, rc, "records", err);
-	*out = g_steal_pointer(&a);
-	return VULNID_OK;
-}

@@ -25,9 +25,5 @@ vulnid_status store_lifecycle_next_seq(store *st, const char *entry_id, gint64 *
 vulnid_status store_lifecycle_vendor_token_addresses(store *st, const char *entry_id, GPtrArray **out,
 						     GError **err);
 
-/* The Message-IDs of entry_id's request and of the robot's ack of it, in
- * that order, those that exist (without <>): the thread a notice to the
- * researcher answers (In-Reply-To the last, References all). */
-vulnid_status store_lifecycle_thread(store *st, const char *entry_id, GPtrArray **out, GError **err);
 
 #endif
