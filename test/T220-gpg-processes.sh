@@ -164,17 +164,33 @@ test_expect_success 'the key listed again after the import: one line, rewritten 
 '
 
 signed_mail "$TMP/s1.eml" s1
-test_expect_success 'a signed request starts three gpg processes: probe, verify, one key listing' '
+test_expect_success 'a signed request by a known key starts one gpg process: the verification' '
 	traced "$TMP/s1.eml" &&
 	expect_eq 0 "$rc" &&
 	msg=$(sql "SELECT id FROM messages WHERE message_id = '\''signed-s1@example.net'\''") &&
 	auth=$(sql "SELECT r.auth FROM records r JOIN entries e ON r.entry = e.id WHERE e.message = $msg") &&
 	echo "$auth" >"$TMP/auth" &&
 	expect_match "\"method\":\"pgp\",\"fingerprint\":\"$AFPR\"" "$TMP/auth" &&
-	expect_eq 1 "$(gpg_count_of --version)" "engine probes" &&
+	expect_eq 0 "$(gpg_count_of --version)" "engine probes" &&
 	expect_eq 1 "$(gpg_count_of --verify)" "verifications" &&
+	expect_eq 0 "$(gpg_count_of --list-keys)" "key listings: $(cat "$TMP/gpg.list")" &&
+	expect_eq 1 "$(gpg_count)" "gpg processes: $(cat "$TMP/gpg.list")"
+'
+
+test_expect_success 'the signer'\''s key listed once is remembered beside the keyring, stamped with it' '
+	test -f "$GNUPG/vulnid-keys/$AFPR" &&
+	expect_match "^fpr $AFPR$" "$GNUPG/vulnid-keys/$AFPR" &&
+	expect_match "^uid Alice <alice@example.net>$" "$GNUPG/vulnid-keys/$AFPR"
+'
+
+signed_mail "$TMP/s2.eml" s2
+test_expect_success 'a keyring changed by hand makes the next signed request list the key again' '
+	gpg --homedir "$ALICE" --batch --passphrase "" --quick-add-uid "$AFPR" "Alice Two <alice2@example.net>" 2>/dev/null &&
+	gpg --homedir "$ALICE" --batch --export "$AFPR" 2>/dev/null | gpg --homedir "$GNUPG" --batch --import 2>/dev/null &&
+	traced "$TMP/s2.eml" &&
+	expect_eq 0 "$rc" &&
 	expect_eq 1 "$(gpg_count_of --list-keys)" "key listings: $(cat "$TMP/gpg.list")" &&
-	expect_eq 3 "$(gpg_count)" "gpg processes: $(cat "$TMP/gpg.list")"
+	expect_match "^uid Alice Two <alice2@example.net>$" "$GNUPG/vulnid-keys/$AFPR"
 '
 
 test_expect_success 'an instance that does not sign starts no gpg process for a plain request' '

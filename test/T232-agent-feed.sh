@@ -1,6 +1,6 @@
 #!/bin/bash
 # T232-agent-feed: the feed's HEAD.json and its transparency log's key
-# (log.vkey) are signed through gpg-agent (detached signatures,
+# (log/log.vkey) are signed through gpg-agent (detached signatures,
 # crypto_sign_detached()), for Ed25519 and RSA 3072 robot keys, without a
 # gpg process; the signatures verify with gpg, gpgv and sqv (the recipes
 # of vulnid-feed(5)) and vulnid verify-feed.
@@ -31,7 +31,7 @@ for algo in ed25519 rsa3072; do
 		$SIGCHECK detached "$TMP/$algo-feed/HEAD.json.asc" "$TMP/$algo-feed/HEAD.json" "$INST/gnupg" \
 			"$TMP/$algo.pub" "$ROBOT" >"$TMP/out" &&
 		expect_match "^detached ok" "$TMP/out" &&
-		$SIGCHECK detached "$TMP/$algo-feed/log.vkey.asc" "$TMP/$algo-feed/log.vkey" "$INST/gnupg" \
+		$SIGCHECK detached "$TMP/$algo-feed/log/log.vkey.asc" "$TMP/$algo-feed/log/log.vkey" "$INST/gnupg" \
 			"$TMP/$algo.pub" "$ROBOT" >"$TMP/out" &&
 		expect_match "^detached ok" "$TMP/out"
 	'
@@ -41,8 +41,8 @@ for algo in ed25519 rsa3072; do
 		gpgv --keyring "$TMP/$algo.gpg" "$TMP/$algo-feed/HEAD.json.asc" "$TMP/$algo-feed/HEAD.json" 2>/dev/null &&
 		(cd "$TMP/$algo-feed" && sqv --keyring robot.asc HEAD.json.asc HEAD.json) >"$TMP/out" &&
 		expect_eq "$ROBOT" "$(cat "$TMP/out")" &&
-		gpgv --keyring "$TMP/$algo.gpg" "$TMP/$algo-feed/log.vkey.asc" "$TMP/$algo-feed/log.vkey" 2>/dev/null &&
-		(cd "$TMP/$algo-feed" && sqv --keyring robot.asc log.vkey.asc log.vkey) >"$TMP/out" &&
+		gpgv --keyring "$TMP/$algo.gpg" "$TMP/$algo-feed/log/log.vkey.asc" "$TMP/$algo-feed/log/log.vkey" 2>/dev/null &&
+		(cd "$TMP/$algo-feed" && sqv --keyring robot.asc log/log.vkey.asc log/log.vkey) >"$TMP/out" &&
 		expect_eq "$ROBOT" "$(cat "$TMP/out")" &&
 		"$VULNID" verify-feed "$TMP/$algo-feed" --key "$TMP/$algo-feed/robot.asc" >/dev/null
 	'

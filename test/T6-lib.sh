@@ -189,6 +189,48 @@ doc_verifier() {
 	test -s "$1"
 }
 
+# build_tlogcheck: $GOCHECK, the Go checker test/tlogcheck.go built from
+# Debian's golang.org/x/mod/sumdb packages (GOPATH mode, no network).
+build_tlogcheck() {
+	GOCHECK="$TMP/tlogcheck"
+	cp "$VULNID_SRCDIR/test/tlogcheck.go" "$TMP/tlogcheck.go" &&
+	(cd "$TMP" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$TMP/gocache" GOFLAGS= \
+		go build -o "$GOCHECK" tlogcheck.go) >"$TMP/go.out" 2>&1 ||
+		fail "cannot build the Go verifier (contrib/quickstart installs golang-go and golang-golang-x-mod-dev): $(cat "$TMP/go.out")"
+}
+
+# feed_records N: $INST's fresh database gets N entries of one record each
+# (test/bench/gen-db.sh), with the hashes vulnid-json(7) gives them.
+feed_records() {
+	bash "$VULNID_SRCDIR/test/bench/gen-db.sh" "$INST/vulnid.db" "$1" "$(date -u +%Y)" >/dev/null &&
+	"$PYTHON" - "$INST/vulnid.db" <<'PY'
+import hashlib, json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+s = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+trig = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+db.execute("BEGIN")
+for name, _ in trig:
+    db.execute("DROP TRIGGER " + name)
+for rid, e, seq, created, kind, auth, subject, fields, body in db.execute(
+        "SELECT id, entry, seq, created, kind, auth, subject, fields, body FROM records").fetchall():
+    c = ('{"v":"vulnid-record-1","entry":' + s(e) + ',"seq":' + str(seq) + ',"created":' + s(created) +
+         ',"kind":' + s(kind) + ',"auth":' + auth + ',"subject":' + s(subject) + ',"fields":' + fields +
+         ',"body":' + s(body) + ',"attachments":[]}').encode()
+    h = hashlib.sha256(c).hexdigest()
+    db.execute("UPDATE records SET sha256 = ? WHERE id = ?", (h, rid))
+    db.execute("UPDATE entries SET digest = ? WHERE id = ? AND ? = 1", (h, e, seq))
+for _, sql in trig:
+    db.execute(sql)
+db.execute("COMMIT")
+PY
+}
+
+# flip_byte FILE OFFSET: invert every bit of one byte (writing a fixed
+# value would change nothing when the byte already had it).
+flip_byte() {
+	"$PYTHON" -c 'import sys; p, o = sys.argv[1], int(sys.argv[2]); b = bytearray(open(p, "rb").read()); b[o] ^= 0xff; open(p, "wb").write(b)' "$1" "$2"
+}
+
 # verify_fails DIR PATTERN [extra options]: verify-feed must exit 65 and
 # say PATTERN.
 verify_fails() {

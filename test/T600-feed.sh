@@ -249,9 +249,10 @@ test_expect_success 'verify-feed: usage errors and an unreadable key' '
 dbtool add "TEST-$Y-0002" command moderator "" '[["Spam","yes"]]' "" >/dev/null
 dbtool add "TEST-$Y-0002" addition creator dave@example.net '[]' "After the spam mark." >/dev/null
 
-test_expect_success 'an entry marked as spam gets no further lines' '
+test_expect_success 'an entry marked as spam gets the line of that mark, then nothing more' '
 	"$VULNID" -c "$CONF" export feed "$TMP/inc" >"$TMP/out" &&
-	expect_match " 0 new lines" "$TMP/out" &&
+	expect_match " 1 new lines" "$TMP/out" &&
+	expect_eq "[[\"Spam\", \"yes\"]]" "$(tail -n 1 "$TMP/inc/$Y.jsonl" | json_get "j[\"fields\"]")" &&
 	expect_no_match "After the spam mark" "$TMP/inc/$Y.jsonl" &&
 	"$VULNID" verify-feed "$TMP/inc" --key "$TMP/robot.asc" --previous "$good/HEAD.json" >/dev/null
 '

@@ -100,9 +100,9 @@ test_expect_success 'unsigned when asked, and names that are not one path compon
 
 test_expect_success 'the log is published, and two robots witness each other (--witness-log)' '
 	git -C "$TMP/clone" pull -q &&
-	test -f "$TMP/clone/robot-a/checkpoint" && test -d "$TMP/clone/robot-a/tile/0" &&
-	test -f "$TMP/clone/robot-b/log.vkey" &&
-	cp "$TMP/clone/robot-a/log.vkey" "$TMP/a.vkey" && cp "$TMP/clone/robot-b/log.vkey" "$TMP/b.vkey" &&
+	test -f "$TMP/clone/robot-a/log/checkpoint" && test -d "$TMP/clone/robot-a/log/tile/0" &&
+	test -f "$TMP/clone/robot-b/log/log.vkey" &&
+	cp "$TMP/clone/robot-a/log/log.vkey" "$TMP/a.vkey" && cp "$TMP/clone/robot-b/log/log.vkey" "$TMP/b.vkey" &&
 	"$VULNID" -c "$A/vulnid.conf" witness init example.org/witness-a >"$TMP/wa.vkey" &&
 	"$VULNID" -c "$B/vulnid.conf" witness init example.org/witness-b >"$TMP/wb.vkey" &&
 	send "$A" a5 &&

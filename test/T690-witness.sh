@@ -7,11 +7,7 @@
 . "$(dirname "$0")/T6-lib.sh"
 
 Y=$(date -u +%Y)
-GOCHECK="$TMP/tlogcheck"
-cp "$VULNID_SRCDIR/test/tlogcheck.go" "$TMP/tlogcheck.go" &&
-(cd "$TMP" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$TMP/gocache" GOFLAGS= \
-	go build -o "$GOCHECK" tlogcheck.go) >"$TMP/go.out" 2>&1 ||
-	fail "cannot build the Go verifier (contrib/quickstart installs golang-go and golang-golang-x-mod-dev): $(cat "$TMP/go.out")"
+build_tlogcheck
 
 # Robot A (prefix TEST) and robot B (prefix OTHR) publish into one
 # repository, each into its own directory.
@@ -42,15 +38,15 @@ test_expect_success 'robot B makes its witness key in its instance' '
 test_expect_success 'B cosigns A after checking the checkpoint; the cosigned checkpoint is published in B'"'"'s directory' '
 	"$VULNID" -c "$ACONF" export feed "$REPO/a" >/dev/null &&
 	"$VULNID" -c "$BCONF" export feed "$REPO/b" >/dev/null &&
-	"$VULNID" -c "$BCONF" witness cosign-feed --log-key "$REPO/a/log.vkey" "$REPO/a" --out "$REPO/b/witness" >"$TMP/cosig" &&
+	"$VULNID" -c "$BCONF" witness cosign-feed --log-key "$REPO/a/log/log.vkey" "$REPO/a" --out "$REPO/b/witness" >"$TMP/cosig" &&
 	expect_match "^— example.org/witness-b " "$TMP/cosig" &&
-	OH=$(printf %s "$(sed -n 1p "$REPO/a/checkpoint")" | sha256sum | cut -c1-64) &&
+	OH=$(printf %s "$(sed -n 1p "$REPO/a/log/checkpoint")" | sha256sum | cut -c1-64) &&
 	test -f "$REPO/b/witness/$OH/checkpoint" &&
 	expect_eq 1 "$(state_lines "$OH")" &&
 	expect_eq 2 "$(grep -c "^— " "$REPO/b/witness/$OH/checkpoint")" &&
-	cp "$REPO/a/checkpoint" "$TMP/a.cp.1"
+	cp "$REPO/a/log/checkpoint" "$TMP/a.cp.1"
 '
-OH=$(printf %s "$(sed -n 1p "$REPO/a/checkpoint")" | sha256sum | cut -c1-64)
+OH=$(printf %s "$(sed -n 1p "$REPO/a/log/checkpoint")" | sha256sum | cut -c1-64)
 
 test_expect_success 'verify-feed requires the cosignature; it counts only with the witness'"'"'s copy' '
 	"$VULNID" verify-feed "$REPO/a" --key "$TMP/a.asc" --witness-key "$TMP/b.vkey" \
@@ -59,22 +55,22 @@ test_expect_success 'verify-feed requires the cosignature; it counts only with t
 	rc=0; "$VULNID" verify-feed "$REPO/a" --key "$TMP/a.asc" --witness-key "$TMP/b.vkey" \
 		>/dev/null 2>"$TMP/err" || rc=$? &&
 	expect_eq 65 "$rc" && expect_match "0 good cosignatures .* 1 are required" "$TMP/err" &&
-	"$VULNID" verify-feed "$REPO/a" --log-key "$REPO/a/log.vkey" --witness-key "$TMP/b.vkey" \
+	"$VULNID" verify-feed "$REPO/a" --log-key "$REPO/a/log/log.vkey" --witness-key "$TMP/b.vkey" \
 		--cosigned "$REPO/b/witness/$OH/checkpoint" --cosignatures 1 >/dev/null
 '
 
 test_expect_success 'Go checks the cosignature (tlog-cosignature/v1 with crypto/ed25519)' '
-	"$GOCHECK" -feed "$REPO/a" -vkey "$(cat "$REPO/a/log.vkey")" -witness "$(cat "$TMP/b.vkey")" \
+	"$GOCHECK" -feed "$REPO/a" -vkey "$(cat "$REPO/a/log/log.vkey")" -witness "$(cat "$TMP/b.vkey")" \
 		-cosigned "$REPO/b/witness/$OH/checkpoint" >"$TMP/go.out" 2>&1 &&
 	expect_match "ok cosignatures 1" "$TMP/go.out"
 '
 
 test_expect_success 'a proof from vulnid prove carries the cosigned checkpoint when asked for' '
 	"$VULNID" prove "$REPO/a" "TEST-$Y-0001" >"$TMP/proof" &&
-	rc=0; "$VULNID" verify-feed --proof "$TMP/proof" --log-key "$REPO/a/log.vkey" --witness-key "$TMP/b.vkey" \
+	rc=0; "$VULNID" verify-feed --proof "$TMP/proof" --log-key "$REPO/a/log/log.vkey" --witness-key "$TMP/b.vkey" \
 		>/dev/null 2>"$TMP/err" || rc=$? &&
 	expect_eq 65 "$rc" &&
-	"$VULNID" verify-feed --proof "$TMP/proof" --log-key "$REPO/a/log.vkey" --witness-key "$TMP/b.vkey" \
+	"$VULNID" verify-feed --proof "$TMP/proof" --log-key "$REPO/a/log/log.vkey" --witness-key "$TMP/b.vkey" \
 		--cosigned "$REPO/b/witness" >/dev/null 2>"$TMP/err" &&
 	expect_match "cosigned" "$TMP/err"
 '
@@ -85,7 +81,7 @@ test_expect_success 'tamper: a cosignature altered is refused by both' '
 	rc=0; "$VULNID" verify-feed "$REPO/a" --key "$TMP/a.asc" --witness-key "$TMP/b.vkey" \
 		--cosigned "$TMP/bad.cp" >/dev/null 2>"$TMP/err" || rc=$? &&
 	expect_eq 65 "$rc" && expect_match "bad cosignature by witness example.org/witness-b|0 good cosignatures" "$TMP/err" &&
-	! "$GOCHECK" -feed "$REPO/a" -vkey "$(cat "$REPO/a/log.vkey")" -witness "$(cat "$TMP/b.vkey")" \
+	! "$GOCHECK" -feed "$REPO/a" -vkey "$(cat "$REPO/a/log/log.vkey")" -witness "$(cat "$TMP/b.vkey")" \
 		-cosigned "$TMP/bad.cp" >/dev/null 2>&1
 '
 
@@ -96,7 +92,7 @@ test_expect_success 'A grows; B cosigns again after proving the new checkpoint c
 	rc=0; "$VULNID" verify-feed "$REPO/a" --key "$TMP/a.asc" --witness-key "$TMP/b.vkey" \
 		--cosigned "$REPO/b/witness" >/dev/null 2>&1 || rc=$? &&
 	expect_eq 65 "$rc" &&
-	"$VULNID" -c "$BCONF" witness cosign-feed --log-key "$REPO/a/log.vkey" "$REPO/a" --out "$REPO/b/witness" >/dev/null &&
+	"$VULNID" -c "$BCONF" witness cosign-feed --log-key "$REPO/a/log/log.vkey" "$REPO/a" --out "$REPO/b/witness" >/dev/null &&
 	expect_eq 2 "$(state_lines "$OH")" &&
 	expect_eq "2 3" "$(cut -d" " -f1 "$B/witness/logs/$OH.log" | tr "\n" " " | sed "s/ \$//")" &&
 	"$VULNID" verify-feed "$REPO/a" --key "$TMP/a.asc" --witness-key "$TMP/b.vkey" \
@@ -104,9 +100,9 @@ test_expect_success 'A grows; B cosigns again after proving the new checkpoint c
 '
 
 test_expect_success 'a rolled-back checkpoint is refused with the size last cosigned (tlog-witness 409)' '
-	mkdir -p "$TMP/old" && cp -a "$REPO/a/." "$TMP/old/" && cp "$TMP/a.cp.1" "$TMP/old/checkpoint" &&
+	mkdir -p "$TMP/old" && cp -a "$REPO/a/." "$TMP/old/" && cp "$TMP/a.cp.1" "$TMP/old/log/checkpoint" &&
 	"$VULNID" prove "$TMP/old" --consistency 0 >"$TMP/req" &&
-	rc=0; "$VULNID" -c "$BCONF" witness add-checkpoint --log-key "$REPO/a/log.vkey" "$TMP/req" \
+	rc=0; "$VULNID" -c "$BCONF" witness add-checkpoint --log-key "$REPO/a/log/log.vkey" "$TMP/req" \
 		>"$TMP/out" 2>"$TMP/err" || rc=$? &&
 	expect_eq 65 "$rc" && expect_eq 3 "$(cat "$TMP/out")" &&
 	expect_match "has 3 entries, not 0" "$TMP/err" &&
@@ -114,10 +110,10 @@ test_expect_success 'a rolled-back checkpoint is refused with the size last cosi
 '
 
 test_expect_success 'a forked log is not cosigned, and the state is unchanged' '
-	export_instance fork && cp "$A/log.key" "$INST/log.key" && rm -rf "$INST/gnupg" && cp -a "$A/gnupg" "$INST/gnupg" &&
+	export_instance fork && cp "$A/log2.key" "$INST/log2.key" && rm -rf "$INST/gnupg" && cp -a "$A/gnupg" "$INST/gnupg" &&
 	for i in 1 2 3 4; do request "$TMP/f$i.eml" mallory@example.net "Fork $i" </dev/null || exit 1; done &&
 	"$VULNID" -c "$CONF" export feed "$TMP/forked" >/dev/null &&
-	rc=0; "$VULNID" -c "$BCONF" witness cosign-feed --log-key "$REPO/a/log.vkey" "$TMP/forked" \
+	rc=0; "$VULNID" -c "$BCONF" witness cosign-feed --log-key "$REPO/a/log/log.vkey" "$TMP/forked" \
 		>/dev/null 2>"$TMP/err" || rc=$? &&
 	expect_eq 65 "$rc" && expect_match "not consistent with the one of 3 cosigned before" "$TMP/err" &&
 	expect_eq 2 "$(state_lines "$OH")"
@@ -126,7 +122,7 @@ INST=$A CONF=$ACONF
 
 test_expect_success 'a checkpoint of an unknown log or key is refused' '
 	"$VULNID" prove "$REPO/b" --consistency 0 >"$TMP/req.b" &&
-	rc=0; "$VULNID" -c "$BCONF" witness add-checkpoint --log-key "$REPO/a/log.vkey" "$TMP/req.b" \
+	rc=0; "$VULNID" -c "$BCONF" witness add-checkpoint --log-key "$REPO/a/log/log.vkey" "$TMP/req.b" \
 		>/dev/null 2>"$TMP/err" || rc=$? &&
 	expect_eq 66 "$rc" && expect_match "unknown log" "$TMP/err"
 '
@@ -138,7 +134,7 @@ test_expect_success 'concurrent cosigning runs never roll the state back; the sa
 	"$VULNID" -c "$ACONF" export feed "$REPO/a" >/dev/null &&
 	pids="" &&
 	for i in 1 2 3 4 5 6; do
-		"$VULNID" -c "$BCONF" witness cosign-feed --log-key "$REPO/a/log.vkey" "$REPO/a" \
+		"$VULNID" -c "$BCONF" witness cosign-feed --log-key "$REPO/a/log/log.vkey" "$REPO/a" \
 			>"$TMP/c$i.out" 2>"$TMP/c$i.err" & pids="$pids $!"
 	done &&
 	for p in $pids; do wait "$p" || { cat "$TMP"/c*.err; exit 1; }; done &&
@@ -154,8 +150,8 @@ test_expect_success 'concurrent cosigning runs never roll the state back; the sa
 test_expect_success 'anyone with vulnid witnesses without an instance (--state), as tlog-witness add-checkpoint' '
 	"$VULNID" witness --state "$TMP/w" init example.net/w >"$TMP/w.vkey" &&
 	"$VULNID" prove "$REPO/a" --consistency 0 >"$TMP/req0" &&
-	"$VULNID" witness --state "$TMP/w" add-checkpoint --log-key "$REPO/a/log.vkey" <"$TMP/req0" >"$TMP/wsig" &&
-	cat "$REPO/a/checkpoint" "$TMP/wsig" >"$TMP/a2.cp" &&
+	"$VULNID" witness --state "$TMP/w" add-checkpoint --log-key "$REPO/a/log/log.vkey" <"$TMP/req0" >"$TMP/wsig" &&
+	cat "$REPO/a/log/checkpoint" "$TMP/wsig" >"$TMP/a2.cp" &&
 	"$VULNID" verify-feed "$REPO/a" --key "$TMP/a.asc" --witness-key "$TMP/w.vkey" --witness-key "$TMP/b.vkey" \
 		--cosigned "$TMP/a2.cp" --cosigned "$REPO/b/witness" >"$TMP/out" &&
 	expect_match "2 cosignatures" "$TMP/out" &&

@@ -401,7 +401,7 @@ else
 		words() { tr "\n" " " | sed "s/ $//"; } &&
 		expect_eq "list retry run" "$(comp_of "$VULNID" -c "$CONF" queue "" | words)" &&
 		expect_eq "--force" "$(comp_of "$VULNID" -c "$CONF" queue run - | words)" &&
-		expect_eq "--json" "$(comp_of "$VULNID" -c "$CONF" queue list - | words)" &&
+		expect_eq "--all --json" "$(comp_of "$VULNID" -c "$CONF" queue list - | words)" &&
 		expect_eq "" "$(comp_of "$VULNID" -c "$CONF" queue retry - | words)" &&
 		: >"$TMP/a-file" &&
 		expect_eq "ed25519 rsa3072" "$(comp_of "$VULNID" init --key-algo "" | words)" &&
@@ -449,7 +449,7 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 		systemd-analyze verify --man=no "$TMP/units2/vulnid-lmtpd.socket" "$TMP/units2/vulnid-lmtpd.service" >"$TMP/sa2.out" 2>&1 ||
 			fail "$(cat "$TMP/sa2.out")"
 		grep -q "^ExecStart=/usr/local/sbin/vulnid-lmtpd -c /var/lib/vulnid/vulnid.conf$" "$C/systemd/vulnid-lmtpd.service" &&
-		grep -q "^ListenStream=/var/lib/vulnid/lmtp.sock$" "$C/systemd/vulnid-lmtpd.socket"
+		grep -q "^ListenStream=/var/spool/postfix/vulnid/lmtp.sock$" "$C/systemd/vulnid-lmtpd.socket"
 	'
 else
 	test_skip "systemd-analyze verify" "systemd-analyze is not installed (Debian package systemd)"

@@ -224,7 +224,7 @@ relay-to-vendor:vendor-mail subscription:subscription vendor-notify:vendor-mail
 vendor-notify-embargoed:vendor-mail vendor-response:creator"
 # Subcommands: those that show entries are surfaces; the others are not.
 COMMANDS="show:show list:list export:feed/osv/mbox/html quarantine:quarantine prove:prove
-init:- queue:- audit:- vendor:- tick:- key:- keys:- verify-feed:- backup:- witness:- config:-"
+init:- queue:- audit:- vendor:- tick:- key:- keys:- verify-feed:- backup:- restore:- witness:- config:-"
 
 test_expect_success 'every mail template is in the matrix' '
 	for f in "$VULNID_SRCDIR"/templates/*.txt; do

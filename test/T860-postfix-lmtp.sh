@@ -54,7 +54,7 @@ run_lmtpd() {
 }
 
 PF_PORT=$(free_port)
-sed -e "s|vulnid\.example\.org|example.org|g" -e "s|/var/lib/vulnid/lmtp.sock|$SOCK|" \
+sed -e "s|vulnid\.example\.org|example.org|g" -e "s|lmtp:unix:vulnid/lmtp.sock|lmtp:unix:$SOCK|" \
 	"$VULNID_SRCDIR/filters/postfix-lmtp-transport" >"$TMP/transport"
 
 pf_start mx "$PF_PORT" "$VULNID_SRCDIR/filters/postfix-lmtp-main.cf" "$TMP/transport" >"$TMP/pf.err" 2>&1

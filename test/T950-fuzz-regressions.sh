@@ -31,7 +31,7 @@ replay() {
 	expect_eq "ran ${#files[@]} inputs" "$out"
 }
 
-for name in intake request commands template dsn securitytxt feed tlog lmtp; do
+for name in intake request commands template dsn securitytxt feed tlog lmtp openpgp pgpkey; do
 	test_expect_success "fuzz corpus and regressions of $name replay cleanly" "replay $name"
 done
 

@@ -354,6 +354,9 @@ test_expect_success 'a schema 1 database is upgraded in place and keeps its blob
 	id1=$(newest_entry) &&
 	sha1=$(sql "SELECT raw_sha256 FROM messages WHERE message_id = '\''t956-old1@example.net'\''") &&
 	sqlite3 "$INST/vulnid.db" "
+		DROP TRIGGER messages_rate_counts; DROP TRIGGER signatures_rate_counts; DROP TABLE rate_counts;
+		DROP INDEX outbox_pending; DROP INDEX outbox_claims; DROP INDEX messages_from_body;
+		DROP INDEX mail_ledger_suspect; DROP INDEX tokens_entry; DROP INDEX entries_embargoed;
 		DROP TRIGGER blobs_keyed; DROP TRIGGER blob_keys_no_replace;
 		DROP TRIGGER blob_keys_no_update; DROP TRIGGER blob_keys_no_delete;
 		DROP TABLE blob_keys; DROP TABLE outbox_signed; DROP TABLE record_signers; DROP TABLE decrypted;
@@ -363,6 +366,7 @@ test_expect_success 'a schema 1 database is upgraded in place and keeps its blob
 		ALTER TABLE messages DROP COLUMN sender_domain; ALTER TABLE messages DROP COLUMN from_verified;
 		DROP TRIGGER outbox_recipients_forward;
 		ALTER TABLE outbox DROP COLUMN claim; ALTER TABLE outbox DROP COLUMN claim_until;
+		ALTER TABLE outbox DROP COLUMN shown;
 		CREATE TRIGGER blobs_no_replace BEFORE INSERT ON blobs
 		  WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256)
 		  BEGIN SELECT RAISE(ABORT, '\''blobs is append-only'\''); END;

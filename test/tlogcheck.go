@@ -5,14 +5,22 @@
 //
 //	GO111MODULE=off GOPATH=/usr/share/gocode go build -o tlogcheck tlogcheck.go
 //
-// It reads only what vulnid-feed(5) documents: the year files, the
-// checkpoint, tile/ and the log's verifier key.  Any failure exits 1.
+// It reads only what vulnid-feed(5) documents: the year files, the log's
+// directory (DIR/log: checkpoint, tile/; DIR itself for a log of version 1)
+// and the log's verifier key.  With -generic it is a generic C2SP client:
+// it reads the checkpoint, the tiles and the entry bundles alone, every
+// entry from its bundle.  Any failure exits 1.
+//
+// -genkey NAME prints a new note key (its private and verifier key lines),
+// and -write-v1 -skey KEY writes a log of version 1 (its entries the lines
+// themselves) into the feed directory, as feeds written before DIR/log had.
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -20,6 +28,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -168,11 +177,11 @@ func (f fileTiles) ReadTiles(tiles []tlog.Tile) ([][]byte, error) {
 }
 func (f fileTiles) SaveTiles([]tlog.Tile, [][]byte) {}
 
-func bundle(lines []line, t tlog.Tile) ([]byte, bool) {
+func bundle(entries [][]byte, t tlog.Tile) ([]byte, bool) {
 	var b bytes.Buffer
 	start := t.N << height
 	for i := int64(0); i < int64(t.W); i++ {
-		d := lines[start+i].data
+		d := entries[start+i]
 		if len(d) > 65535 {
 			return nil, false
 		}
@@ -182,6 +191,47 @@ func bundle(lines []line, t tlog.Tile) ([]byte, bool) {
 		b.Write(d)
 	}
 	return b.Bytes(), true
+}
+
+// logEntry is the entry a feed line is in the log of version 2
+// (vulnid-feed(5), LOG): the line's first members and the SHA-256 of the
+// whole line.
+func logEntry(l []byte) ([]byte, error) {
+	var o struct {
+		Year  *int64  `json:"year"`
+		N     *int64  `json:"n"`
+		Pos   *int64  `json:"pos"`
+		Type  *string `json:"type"`
+		Entry *string `json:"entry"`
+		Seq   *int64  `json:"seq"`
+	}
+	if err := json.Unmarshal(l, &o); err != nil {
+		return nil, err
+	}
+	if o.Year == nil || o.N == nil || o.Pos == nil || o.Type == nil || o.Entry == nil || o.Seq == nil {
+		return nil, errors.New("not a feed line")
+	}
+	t, _ := json.Marshal(*o.Type)
+	e, _ := json.Marshal(*o.Entry)
+	return []byte(fmt.Sprintf(`{"log":"vulnid-log-2","year":%d,"n":%d,"pos":%d,"type":%s,"entry":%s,"seq":%d,"sha256":"%x"}`,
+		*o.Year, *o.N, *o.Pos, t, e, *o.Seq, sha256.Sum256(l))), nil
+}
+
+// parseBundle splits a C2SP entry bundle into its entries.
+func parseBundle(b []byte) ([][]byte, error) {
+	var out [][]byte
+	for len(b) > 0 {
+		if len(b) < 2 {
+			return nil, errors.New("a truncated length")
+		}
+		n := int(binary.BigEndian.Uint16(b))
+		if len(b) < 2+n {
+			return nil, errors.New("a truncated entry")
+		}
+		out = append(out, b[2:2+n])
+		b = b[2+n:]
+	}
+	return out, nil
 }
 
 func hashLines(s string) []tlog.Hash {
@@ -202,6 +252,9 @@ func hashLines(s string) []tlog.Hash {
 // checkCosignatures verifies tlog-cosignature/v1 (type 0x04) signatures with
 // crypto/ed25519; sumdb/note knows only type 0x01.
 func checkCosignatures(raw []byte, text string, vkeys []string, need int) {
+	if need < 0 {
+		need = len(vkeys)
+	}
 	good := 0
 	for _, vk := range vkeys {
 		parts := strings.SplitN(vk, "+", 3)
@@ -242,36 +295,213 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// genericEntries reads every entry of a log of size n from its entry
+// bundles, as a C2SP client that knows nothing of the feed does.
+func genericEntries(logDir string, n int64) [][]byte {
+	var entries [][]byte
+	for _, t := range tlog.NewTiles(height, 0, n) {
+		if t.L != 0 || (t.W < 1<<height && int64(t.W) != n&0xff) {
+			continue
+		}
+		p := filepath.Join(logDir, "tile/entries/"+strings.TrimPrefix(c2spPath(t), "tile/0/"))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			die("entry bundle: %v", err)
+		}
+		es, err := parseBundle(b)
+		if err != nil || len(es) != t.W {
+			die("%s is not a bundle of %d entries (%v)", p, t.W, err)
+		}
+		entries = append(entries, es...)
+	}
+	if int64(len(entries)) != n {
+		die("the bundles hold %d entries, the checkpoint %d", len(entries), n)
+	}
+	return entries
+}
+
+// proofFiles: the tlog-proofs of a file (one, or several an empty line
+// apart) or of every *.tlog-proof file of a directory.
+func proofFiles(path string) []string {
+	st, err := os.Stat(path)
+	if err != nil {
+		die("%v", err)
+	}
+	var texts []string
+	if !st.IsDir() {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			die("%v", err)
+		}
+		for _, b := range strings.Split(string(data), "c2sp.org/tlog-proof@v1\n")[1:] {
+			texts = append(texts, "c2sp.org/tlog-proof@v1\n"+strings.TrimRight(b, "\n")+"\n")
+		}
+		return texts
+	}
+	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".tlog-proof") {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				die("%v", err)
+			}
+			if strings.Count(string(data), "c2sp.org/tlog-proof@v1\n") != 1 {
+				die("%s holds more than one proof", p)
+			}
+			texts = append(texts, string(data))
+		}
+		return nil
+	})
+	return texts
+}
+
+// writeV1 writes the tiles, bundles (those without entries over 65535
+// bytes) and signed checkpoint of the lines as the log of version 1.
+func writeV1(dir, skey string) {
+	signer, err := note.NewSigner(skey)
+	if err != nil {
+		die("skey: %v", err)
+	}
+	lines := readLines(dir)
+	var entries [][]byte
+	var store memStore
+	for i, l := range lines {
+		entries = append(entries, l.data)
+		hs, err := tlog.StoredHashes(int64(i), l.data, store)
+		if err != nil {
+			die("%v", err)
+		}
+		store = append(store, hs...)
+	}
+	n := int64(len(lines))
+	for _, t := range tlog.NewTiles(height, 0, n) {
+		if t.W < 1<<height && int64(t.W) != (n>>(uint(t.L)*height))&0xff {
+			continue
+		}
+		data, err := tlog.ReadTileData(t, store)
+		if err != nil {
+			die("%v", err)
+		}
+		p := filepath.Join(dir, c2spPath(t))
+		os.MkdirAll(filepath.Dir(p), 0755)
+		if err := os.WriteFile(p, data, 0644); err != nil {
+			die("%v", err)
+		}
+		if b, ok := bundle(entries, t); t.L == 0 && ok {
+			p := filepath.Join(dir, "tile/entries/"+strings.TrimPrefix(c2spPath(t), "tile/0/"))
+			os.MkdirAll(filepath.Dir(p), 0755)
+			if err := os.WriteFile(p, b, 0644); err != nil {
+				die("%v", err)
+			}
+		}
+	}
+	root, err := tlog.TreeHash(n, store)
+	if err != nil {
+		die("%v", err)
+	}
+	text := fmt.Sprintf("%s\n%d\n%s\n", signer.Name(), n, base64.StdEncoding.EncodeToString(root[:]))
+	msg, err := note.Sign(&note.Note{Text: text}, signer)
+	if err != nil {
+		die("%v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "checkpoint"), msg, 0644); err != nil {
+		die("%v", err)
+	}
+	fmt.Printf("ok wrote a log of version 1 of %d entries\n", n)
+}
+
 func main() {
 	dir := flag.String("feed", "", "the feed directory")
+	genkey := flag.String("genkey", "", "print a new note key of this name (private, then verifier key)")
+	skey := flag.String("skey", "", "with -write-v1: the private note key")
+	write := flag.Bool("write-v1", false, "write a log of version 1 of the feed's lines into the feed directory")
+	logFlag := flag.String("log", "", "the log's directory (default: FEED/log, else FEED for a log of version 1)")
+	v1 := flag.Bool("v1", false, "check the feed's log of version 1 (its entries are the lines)")
+	generic := flag.Bool("generic", false, "a generic C2SP client: the entries from the bundles alone")
 	vkey := flag.String("vkey", "", "the log's verifier key")
 	old := flag.String("old", "", "a previous checkpoint: prove consistency from the tiles")
-	proofs := flag.String("proofs", "", "tlog-proofs written by vulnid prove")
+	proofs := flag.String("proofs", "", "tlog-proofs written by vulnid prove (a file, or a directory of them)")
 	consistency := flag.String("consistency", "", "a consistency proof written by vulnid prove --consistency (with -old)")
-	records := flag.String("records", "", "indexes to prove (comma separated; default first, middle, last)")
+	records := flag.String("records", "", "indexes to prove (comma separated; default first, middle, last; all: every one)")
 	var witnesses multi
 	flag.Var(&witnesses, "witness", "a witness verifier key (type 0x04)")
-	cosigned := flag.String("cosigned", "", "a copy of the checkpoint with cosignatures")
+	cosigned := flag.String("cosigned", "", "a copy of the checkpoint with cosignatures (default: the log's own)")
+	need := flag.Int("cosignatures", -1, "cosignatures required (default: all witnesses given)")
 	flag.Parse()
 
+	if *genkey != "" {
+		sk, vk, err := note.GenerateKey(rand.Reader, *genkey)
+		if err != nil {
+			die("%v", err)
+		}
+		fmt.Printf("%s\n%s\n", sk, vk)
+		return
+	}
+	if *write {
+		writeV1(*dir, *skey)
+		return
+	}
 	v, err := note.NewVerifier(*vkey)
 	if err != nil {
 		die("vkey: %v", err)
 	}
-	raw, err := os.ReadFile(filepath.Join(*dir, "checkpoint"))
+	logDir, version := *logFlag, 2
+	if logDir == "" {
+		logDir = filepath.Join(*dir, "log")
+		if *v1 || !exists(filepath.Join(logDir, "checkpoint")) {
+			logDir, version = *dir, 1
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(logDir, "checkpoint"))
 	if err != nil {
 		die("%v", err)
 	}
 	cp := openCheckpoint(raw, v)
 	fmt.Printf("ok checkpoint signature %s %d\n", cp.origin, cp.size)
 
-	lines := readLines(*dir)
-	if int64(len(lines)) != cp.size {
-		die("the feed has %d lines, the checkpoint %d", len(lines), cp.size)
+	// The entries: from the bundles (a generic client), or made from the
+	// feed's lines (the line itself in version 1, its log entry in 2).
+	var entries [][]byte
+	var lines []line
+	if *dir != "" {
+		lines = readLines(*dir)
+	}
+	if *generic {
+		entries = genericEntries(logDir, cp.size)
+		fmt.Printf("ok %d entries read from the bundles\n", len(entries))
+		for i, l := range lines {
+			if int64(i) >= cp.size {
+				break
+			}
+			e, err := logEntry(l.data)
+			if err != nil || !bytes.Equal(e, entries[i]) {
+				die("entry %d is not the entry of line %d of %d.jsonl (%v)", i, l.n, l.year, err)
+			}
+		}
+		if lines != nil {
+			fmt.Printf("ok every entry names its line\n")
+		}
+	} else {
+		if int64(len(lines)) < cp.size || (version == 2 && int64(len(lines)) != cp.size) {
+			die("the feed has %d lines, the checkpoint %d", len(lines), cp.size)
+		}
+		for _, l := range lines[:cp.size] {
+			e := l.data
+			if version == 2 {
+				if e, err = logEntry(l.data); err != nil {
+					die("line %d of %d.jsonl: %v", l.n, l.year, err)
+				}
+			}
+			entries = append(entries, e)
+		}
 	}
 	var store memStore
-	for i, l := range lines {
-		hs, err := tlog.StoredHashes(int64(i), l.data, store)
+	for i, e := range entries {
+		hs, err := tlog.StoredHashes(int64(i), e, store)
 		if err != nil {
 			die("%v", err)
 		}
@@ -281,7 +511,7 @@ func main() {
 	if err != nil || th != cp.root {
 		die("the lines make root %v, the checkpoint says %v", th, cp.root)
 	}
-	fmt.Printf("ok root of the lines\n")
+	fmt.Printf("ok root of the entries\n")
 
 	// Every tile byte for byte: TileHashReader alone does not check every
 	// full tile against its parent.
@@ -296,14 +526,14 @@ func main() {
 		if err != nil {
 			die("%v", err)
 		}
-		have, err := os.ReadFile(filepath.Join(*dir, c2spPath(t)))
+		have, err := os.ReadFile(filepath.Join(logDir, c2spPath(t)))
 		if err != nil || !bytes.Equal(have, want) {
 			die("%s differs from the tree (%v)", c2spPath(t), err)
 		}
 		ntiles++
 		if t.L == 0 {
-			p := filepath.Join(*dir, "tile/entries/"+strings.TrimPrefix(c2spPath(t), "tile/0/"))
-			want, ok := bundle(lines, t)
+			p := filepath.Join(logDir, "tile/entries/"+strings.TrimPrefix(c2spPath(t), "tile/0/"))
+			want, ok := bundle(entries, t)
 			have, err := os.ReadFile(p)
 			if ok && (err != nil || !bytes.Equal(have, want)) {
 				die("%s differs from the lines", p)
@@ -311,18 +541,24 @@ func main() {
 			if !ok && err == nil {
 				die("%s exists, but an entry of it is over 65535 bytes", p)
 			}
-			nbundles++
+			if ok {
+				nbundles++
+			}
 		}
 	}
 	fmt.Printf("ok tiles %d bundles %d\n", ntiles, nbundles)
 
-	thr := tlog.TileHashReader(tlog.Tree{N: cp.size, Hash: cp.root}, fileTiles{*dir})
+	thr := tlog.TileHashReader(tlog.Tree{N: cp.size, Hash: cp.root}, fileTiles{logDir})
 	if th, err := tlog.TreeHash(cp.size, thr); err != nil || th != cp.root {
 		die("the tiles make root %v (%v)", th, err)
 	}
 	fmt.Printf("ok root of the tiles\n")
 	var idx []int64
-	if *records != "" {
+	if *records == "all" {
+		for i := int64(0); i < cp.size; i++ {
+			idx = append(idx, i)
+		}
+	} else if *records != "" {
 		for _, s := range strings.Split(*records, ",") {
 			i, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
@@ -338,20 +574,16 @@ func main() {
 		if err != nil {
 			die("prove record %d: %v", i, err)
 		}
-		if err := tlog.CheckRecord(p, cp.size, cp.root, i, tlog.RecordHash(lines[i].data)); err != nil {
+		if err := tlog.CheckRecord(p, cp.size, cp.root, i, tlog.RecordHash(entries[i])); err != nil {
 			die("record %d: %v", i, err)
 		}
 	}
 	fmt.Printf("ok inclusion %d records\n", len(idx))
 
 	if *proofs != "" {
-		data, err := os.ReadFile(*proofs)
-		if err != nil {
-			die("%v", err)
-		}
-		blocks := strings.Split(string(data), "c2sp.org/tlog-proof@v1\n")
 		n := 0
-		for _, b := range blocks[1:] {
+		for _, b := range proofFiles(*proofs) {
+			b = strings.TrimPrefix(b, "c2sp.org/tlog-proof@v1\n")
 			parts := strings.SplitN(b, "\n\n", 2)
 			if len(parts) != 2 {
 				die("a proof without its checkpoint")
@@ -360,7 +592,7 @@ func main() {
 			if len(head) < 2 || !strings.HasPrefix(head[0], "extra ") || !strings.HasPrefix(head[1], "index ") {
 				die("a proof without extra and index")
 			}
-			entry, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(head[0], "extra "))
+			line, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(head[0], "extra "))
 			if err != nil {
 				die("bad extra")
 			}
@@ -372,9 +604,18 @@ func main() {
 			if len(head) == 3 {
 				hs = hashLines(head[2])
 			}
+			leaf := line
+			if version == 2 {
+				if leaf, err = logEntry(line); err != nil {
+					die("proof for record %d: the extra data is not a feed line", i)
+				}
+			}
 			pc := openCheckpoint([]byte(parts[1]), v)
-			if err := tlog.CheckRecord(tlog.RecordProof(hs), pc.size, pc.root, i, tlog.RecordHash(entry)); err != nil {
+			if err := tlog.CheckRecord(tlog.RecordProof(hs), pc.size, pc.root, i, tlog.RecordHash(leaf)); err != nil {
 				die("vulnid's proof for record %d: %v", i, err)
+			}
+			if len(witnesses) > 0 {
+				checkCosignatures([]byte(parts[1]), pc.text, witnesses, *need)
 			}
 			n++
 		}
@@ -419,7 +660,7 @@ func main() {
 			fmt.Printf("ok vulnid consistency proof %d hashes\n", len(hs))
 		}
 	}
-	if len(witnesses) > 0 {
+	if len(witnesses) > 0 && *proofs == "" {
 		src := raw
 		if *cosigned != "" {
 			if src, err = os.ReadFile(*cosigned); err != nil {
@@ -429,7 +670,7 @@ func main() {
 				die("the cosigned checkpoint is another one")
 			}
 		}
-		checkCosignatures(src, cp.text, witnesses, len(witnesses))
+		checkCosignatures(src, cp.text, witnesses, *need)
 	}
 	if ok, _ := regexp.MatchString(`^[A-Za-z0-9./_-]+$`, cp.origin); !ok {
 		fmt.Printf("note: origin %q is not a plain URL-like name\n", cp.origin)

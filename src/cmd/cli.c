@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <sys/stat.h>
 
+#include "audit.h"
 #include "cli.h"
 #include "crypto.h"
 #include "text.h"
@@ -33,12 +34,28 @@ cli_fail(vulnid_status s, GError *err)
 	return cli_exit(s);
 }
 
+void
+cli_report_migration(store *st, const vulnid_config *cfg)
+{
+	int from = store_migrated_from(st);
+	g_autofree char *what = NULL;
+
+	if (from < 0)
+		return;
+	what = store_migration_text(from, STORE_SCHEMA_VERSION);
+	fprintf(stderr, "vulnid: upgraded '%s' from schema %d to %d (vulnid %s): %s;"
+		" older versions cannot open it any more (UPGRADING says how to go back)\n",
+		cfg->db_path, from, STORE_SCHEMA_VERSION, PACKAGE_VERSION, what);
+	audit_flush(st, cfg->audit_path, NULL);
+}
+
 int
 cli_instance(cli_ctx *ctx, vulnid_config **cfg, store **st)
 {
 	g_autofree char *conf = config_locate(ctx->conf);
 	g_autoptr(GError) err = NULL;
-	store_open_mode mode = (ctx->cmd->flags & CLI_WRITES) != 0 ? STORE_OPEN_EXISTING : STORE_OPEN_READONLY;
+	store_open_mode mode = (ctx->cmd->flags & CLI_WRITES) != 0 ? STORE_OPEN_EXISTING
+			       : (ctx->cmd->flags & CLI_ANY_SCHEMA) != 0 ? STORE_OPEN_COPY : STORE_OPEN_READONLY;
 	vulnid_status s;
 
 	g_return_val_if_fail((ctx->cmd->flags & CLI_INSTANCE) != 0 && ctx->cfg == NULL, EX_SOFTWARE);
@@ -52,6 +69,7 @@ cli_instance(cli_ctx *ctx, vulnid_config **cfg, store **st)
 	s = store_open(ctx->cfg->db_path, ctx->cfg->busy_timeout, mode, &ctx->st, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
+	cli_report_migration(ctx->st, ctx->cfg);
 	if (cfg != NULL)
 		*cfg = ctx->cfg;
 	if (st != NULL)

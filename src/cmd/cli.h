@@ -19,6 +19,8 @@ typedef enum {
 				 * (without it: read-only, so a backup or an export
 				 * never takes the write lock) */
 	CLI_JSON = 1 << 2,	/* offers --json (cli_parse() adds it; cli_ctx.json) */
+	CLI_ANY_SCHEMA = 1 << 3,	/* read-only, and of any schema (vulnid backup: also
+					 * of an older version's database) */
 } cli_flags;
 
 typedef struct cli_command cli_command;
@@ -56,6 +58,10 @@ int cli_fail(vulnid_status s, GError *err);
  * is one whatever the instance. */
 int cli_instance(cli_ctx *ctx, vulnid_config **cfg, store **st);
 
+/* After an open that migrated the database: say so on standard error
+ * (the audit event is written by the migration) and flush audit.log. */
+void cli_report_migration(store *st, const vulnid_config *cfg);
+
 /* Print a JSON node, pretty, with a newline. */
 void cli_print_json(JsonNode *node);
 
@@ -84,6 +90,7 @@ int cmd_keys(cli_ctx *ctx, int argc, char **argv);
 int cmd_export(cli_ctx *ctx, int argc, char **argv);
 int cmd_verify_feed(cli_ctx *ctx, int argc, char **argv);
 int cmd_backup(cli_ctx *ctx, int argc, char **argv);
+int cmd_restore(cli_ctx *ctx, int argc, char **argv);
 int cmd_prove(cli_ctx *ctx, int argc, char **argv);
 int cmd_witness(cli_ctx *ctx, int argc, char **argv);
 int cmd_config(cli_ctx *ctx, int argc, char **argv);

@@ -18,7 +18,9 @@ audit_verify_cmd(store *st, const vulnid_config *cfg)
 	if (s != VULNID_OK) {
 		g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));
 
-		fprintf(stderr, "vulnid: %s: %s\n", r.bad_file != NULL ? r.bad_file : cfg->audit_path, m);
+		fprintf(stderr, "vulnid: %s: %s%s\n", r.bad_file != NULL ? r.bad_file : cfg->audit_path, m,
+			s == VULNID_ERR_NOTFOUND && g_strcmp0(r.bad_file, cfg->audit_path) == 0
+			? " (vulnid audit flush writes it anew from the database)" : "");
 		audit_verify_result_clear(&r);
 		return cli_exit(s);
 	}

@@ -10,8 +10,13 @@
 #include "feed-export.h"
 #include "feedlog.h"
 #include "html.h"
+#include "http.h"
 #include "osv.h"
 #include "pubmail.h"
+#include "text.h"
+
+/* Seconds a witness has to answer add-checkpoint. */
+#define WITNESS_TIMEOUT_S 30
 
 /* A value of [export] in vulnid.conf (a field of the key table), or NULL
  * when it is empty. */
@@ -32,6 +37,26 @@ osv_prefix_ok(const char *p)
 		if (!g_ascii_isalnum(*p) && *p != '_' && *p != '-')
 			return FALSE;
 	return TRUE;
+}
+
+/* [export] witnesses, read in full (vulnid.conf checked their shape). */
+static vulnid_status
+feed_witnesses(const vulnid_config *cfg, GPtrArray **out, GError **err)
+{
+	g_autoptr(GPtrArray) w = g_ptr_array_new_with_free_func((GDestroyNotify) note_witness_free);
+
+	for (char **p = cfg->export_witnesses; p != NULL && *p != NULL; p++) {
+		note_witness *x = NULL;
+		vulnid_status s = note_witness_parse(*p, &x, err);
+
+		if (s != VULNID_OK) {
+			g_prefix_error(err, "[export] witnesses: ");
+			return VULNID_ERR_CONFIG;
+		}
+		g_ptr_array_add(w, x);
+	}
+	*out = g_steal_pointer(&w);
+	return VULNID_OK;
 }
 
 static int
@@ -88,25 +113,55 @@ cmd_export(cli_ctx *ctx, int argc, char **argv)
 		base_url = conf_export(cfg->export_base_url);
 
 	if (strcmp(what, "feed") == 0) {
-		feed_export_result res;
+		feed_export_result res = { 0 };
+		feed_export_opts fo = { 0 };
 		g_autoptr(note_key) log_key = NULL;
+		g_autoptr(GPtrArray) witnesses = NULL;
+		g_autoptr(http_client) http = http_client_new(WITNESS_TIMEOUT_S);
 		g_autofree char *origin = conf_export(cfg->export_log_origin);
 		g_autofree char *fpr = NULL;
 
+		g_autofree char *key_path = g_build_filename(cfg->dir, FEEDLOG_KEY_FILE, NULL);
+		g_autofree char *vkey_path = g_build_filename(target, FEEDLOG_DIR, FEEDLOG_VKEY, NULL);
+
+		/* A published log needs the key that made it: never a new one
+		 * (an instance restored without its log key). */
+		if (!g_file_test(key_path, G_FILE_TEST_EXISTS) && g_file_test(vkey_path, G_FILE_TEST_EXISTS)) {
+			fprintf(stderr, "vulnid: '%s' is published with a log key, but '%s' is missing: restore the"
+				" log key that made it (vulnid backup --all carries it); nothing was written\n",
+				target, key_path);
+			return EX_DATAERR;
+		}
+		s = feed_witnesses(cfg, &witnesses, &err);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
 		/* Signing needs the robot's keyring, whatever cli_open found. */
 		s = crypto_set_home(cfg->gnupg_home, &err);
 		if (s == VULNID_OK)
 			s = crypto_robot_fingerprint(&fpr, &err);
 		if (s == VULNID_OK)
 			s = feedlog_key_open(cfg->dir, origin, cfg->domain, cfg->prefix, fpr, &log_key, NULL, &err);
+		fo = (feed_export_opts) { log_key, witnesses, http_post, http };
 		if (s == VULNID_OK)
-			s = feed_export(st, target, log_key, &res, &err);
-		if (s != VULNID_OK)
+			s = feed_export(st, target, &fo, &res, &err);
+		if (s != VULNID_OK) {
+			feed_export_result_clear(&res);
 			return cli_fail(s, err);
+		}
 		printf("%s: %" G_GUINT64_FORMAT " new lines, %u years, complete up to pos %" G_GINT64_FORMAT "%s;"
-		       " log of %" G_GUINT64_FORMAT " entries%s\n",
+		       " log of %" G_GUINT64_FORMAT " entries%s",
 		       target, res.appended, res.years, res.pos, res.head_written ? ", HEAD signed" : "",
 		       res.log_size, res.checkpoint_written ? ", checkpoint signed" : "");
+		if (res.witnesses > 0)
+			printf(", cosigned by %u of %u witnesses (%u new)", res.cosigned, res.witnesses,
+			       res.cosignatures_added);
+		putchar('\n');
+		for (guint i = 0; res.witness_problems != NULL && i < res.witness_problems->len; i++) {
+			g_autofree char *m = text_mask_controls(g_ptr_array_index(res.witness_problems, i));
+
+			fprintf(stderr, "vulnid: %s\n", m);
+		}
+		feed_export_result_clear(&res);
 	} else if (strcmp(what, "osv") == 0) {
 		osv_opts o = { id_prefix, base_url };
 		guint n = 0;

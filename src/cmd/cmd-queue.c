@@ -45,6 +45,7 @@ queue_row_json(JsonBuilder *b, const store_outbox_row *r)
 	json_add_text(b, "next_attempt", r->next_attempt);
 	json_add_text(b, "last_error", r->last_error);
 	json_add_text(b, "claimed_until", r->claimed_until);
+	json_add_text(b, "shown", r->shown);
 	json_builder_end_object(b);
 }
 
@@ -61,14 +62,45 @@ queue_row_print(const store_outbox_row *r)
 	       r->next_attempt != NULL ? r->next_attempt : "(null)", claimed, why);
 }
 
+/* Failed items once shown leave the list: an empty list means again
+ * that nothing needs attention.  In one transaction with nothing else. */
+static vulnid_status
+queue_mark_shown(store *st, GPtrArray *rows, const char *now, guint *failed, GError **err)
+{
+	vulnid_status s = VULNID_OK;
+
+	*failed = 0;
+	for (guint i = 0; i < rows->len; i++) {
+		const store_outbox_row *r = g_ptr_array_index(rows, i);
+
+		*failed += strcmp(r->status, "failed") == 0 && r->shown == NULL;
+	}
+	if (*failed == 0)
+		return VULNID_OK;
+	s = store_begin(st, err);
+	for (guint i = 0; s == VULNID_OK && i < rows->len; i++) {
+		const store_outbox_row *r = g_ptr_array_index(rows, i);
+
+		if (strcmp(r->status, "failed") == 0 && r->shown == NULL)
+			s = store_outbox_mark_shown(st, r->id, now, err);
+	}
+	if (s != VULNID_OK) {
+		store_rollback(st);
+		return s;
+	}
+	return store_commit(st, err);
+}
+
 static int
-queue_list(store *st, gboolean json)
+queue_list(store *st, gboolean json, gboolean all)
 {
 	g_autoptr(GError) err = NULL;
 	g_autoptr(JsonBuilder) b = json_builder_new();
 	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify) store_outbox_row_free);
 	g_autofree char *now = store_now();
-	vulnid_status s = store_outbox_list(st, now, FALSE, rows, &err);
+	vulnid_status s = all ? store_outbox_list(st, now, FALSE, rows, &err)
+			      : store_outbox_list_attention(st, now, rows, &err);
+	guint failed = 0;
 
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
@@ -85,6 +117,16 @@ queue_list(store *st, gboolean json)
 
 		cli_print_json(root);
 	}
+	fflush(stdout);
+	if (all)
+		return EX_OK;
+	s = queue_mark_shown(st, rows, now, &failed, &err);
+	if (s != VULNID_OK)
+		return cli_fail(s, err);
+	if (failed > 0)
+		fprintf(stderr, "vulnid: %u failed item%s shown this once; vulnid queue list --all lists %s"
+			" again, vulnid queue retry N sends one again\n", failed, failed == 1 ? "" : "s",
+			failed == 1 ? "it" : "them");
 	return EX_OK;
 }
 
@@ -133,9 +175,10 @@ cli_queue_run(const vulnid_config *cfg, store *st, gboolean force)
 int
 cmd_queue(cli_ctx *ctx, int argc, char **argv)
 {
-	gboolean force = FALSE;
+	gboolean force = FALSE, all = FALSE;
 	GOptionEntry entries[] = {
 		{ "force", 0, 0, G_OPTION_ARG_NONE, &force, "run: also items whose retry time has not come", NULL },
+		{ "all", 0, 0, G_OPTION_ARG_NONE, &all, "list: also the failed items already shown", NULL },
 		{ NULL }
 	};
 	vulnid_config *cfg = NULL;
@@ -150,19 +193,19 @@ cmd_queue(cli_ctx *ctx, int argc, char **argv)
 	if (!(argc == 2 && (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "run") == 0)) &&
 	    !(argc == 3 && strcmp(argv[1], "retry") == 0 &&
 	      g_ascii_string_to_signed(argv[2], 10, 1, G_MAXINT64, &id, NULL))) {
-		fprintf(stderr, "vulnid: usage: vulnid queue list [--json] | run [--force] | retry ID\n");
+		fprintf(stderr, "vulnid: usage: vulnid queue list [--all] [--json] | run [--force] | retry ID\n");
 		return EX_USAGE;
 	}
-	if ((ctx->json && strcmp(argv[1], "list") != 0) || (force && strcmp(argv[1], "run") != 0)) {
-		fprintf(stderr, "vulnid: %s is for queue %s only\n", ctx->json ? "--json" : "--force",
-			ctx->json ? "list" : "run");
+	if (((ctx->json || all) && strcmp(argv[1], "list") != 0) || (force && strcmp(argv[1], "run") != 0)) {
+		fprintf(stderr, "vulnid: %s is for queue %s only\n", ctx->json ? "--json" : all ? "--all" : "--force",
+			ctx->json || all ? "list" : "run");
 		return EX_USAGE;
 	}
 	rc = cli_instance(ctx, &cfg, &st);
 	if (rc != EX_OK)
 		return rc;
 	if (strcmp(argv[1], "list") == 0)
-		return queue_list(st, ctx->json);
+		return queue_list(st, ctx->json, all);
 	if (strcmp(argv[1], "retry") == 0) {
 		vulnid_status s = outbox_retry(st, id, &err);
 

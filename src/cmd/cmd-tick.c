@@ -7,6 +7,7 @@
 #include "embargo.h"
 #include "cli.h"
 #include "notify.h"
+#include "ratelimit.h"
 
 int
 cmd_tick(cli_ctx *ctx, int argc, char **argv)
@@ -39,5 +40,13 @@ cmd_tick(cli_ctx *ctx, int argc, char **argv)
 		return cli_fail(s, err);
 	printf("queued %u announcement digest%s\n", digests, digests == 1 ? "" : "s");
 	fflush(stdout);
+	{
+		gint64 removed = 0;
+
+		/* the rate limits' counters of minutes no limit reads any more */
+		s = ratelimit_purge(st, &removed, &err);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
+	}
 	return cli_queue_run(cfg, st, FALSE);
 }

@@ -24,8 +24,7 @@ typedef struct {
 	GBytes *key;
 	const feed_verify_result *res;
 	gint64 since;			/* print lines with a greater pos; < 0: none */
-	feedlog_checker *checker;	/* the log, checked line by line */
-	note_key *log_key;
+	feedlog_checker *checker;	/* the logs, checked line by line */
 	GError *err;
 } line_ctx;
 
@@ -43,20 +42,39 @@ on_line(const char *line, gsize len, gpointer data)
 	}
 	if (c->err != NULL)
 		return;
-	if (c->checker == NULL && feedlog_bound_key(c->dir, c->key, c->res->robot, &c->log_key, &c->err) == VULNID_OK)
-		feedlog_checker_new(c->dir, c->log_key, &c->checker, &c->err);
+	if (c->checker == NULL)
+		feedlog_checker_new(c->dir, c->key, c->res->robot, &c->checker, &c->err);
 	if (c->checker != NULL)
 		feedlog_check_line(c->checker, line, len);
 }
 
-/* The log of a verified feed: its lines make the tiles and the root of
- * the checkpoint HEAD.json names, signed with the key the robot bound. */
+/* What HEAD.json names must be the checkpoint the lines make. */
+static vulnid_status
+head_names(const char *dir, const char *member, const char *origin, gint64 size, const char *root,
+	   const char *have_origin, guint64 have_size, const char *have_root, GError **err)
+{
+	if (g_strcmp0(origin, have_origin) == 0 && (origin == NULL || ((guint64) size == have_size &&
+								       g_strcmp0(root, have_root) == 0)))
+		return VULNID_OK;
+	if (origin == NULL)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s' has a log (%s), but HEAD.json names no \"%s\"", dir,
+				   have_origin, member);
+	return vulnid_fail(err, VULNID_ERR_CORRUPT, "HEAD.json's \"%s\" names another checkpoint (%s, %" G_GINT64_FORMAT
+			   " entries) than the log of '%s' has", member, origin, size, dir);
+}
+
+/* The logs of a verified feed: their checkpoints are what its lines make
+ * and what HEAD.json names, signed with the keys the robot bound; the
+ * current one cosigned as asked, and consistent with a previous
+ * checkpoint (of either log, by its origin). */
 static vulnid_status
 verify_log(line_ctx *c, const feed_verify_result *res, const feedlog_policy *pol, feedlog_result *lr,
-	   GError **err)
+	   feedlog_result *lr1, GError **err)
 {
-	g_autofree char *cp_path = g_build_filename(c->dir, FEEDLOG_CHECKPOINT, NULL);
+	g_autofree char *prev_origin = pol->previous != NULL ? feedlog_checkpoint_origin(pol->previous) : NULL;
+	g_autofree char *logdir = g_build_filename(c->dir, FEEDLOG_DIR, NULL);
 	feedlog_state st = { 0 };
+	feedlog_loc cur = { 0 }, v1 = { (char *) c->dir, 1 };
 	vulnid_status s;
 
 	if (c->err != NULL) {
@@ -64,23 +82,37 @@ verify_log(line_ctx *c, const feed_verify_result *res, const feedlog_policy *pol
 		g_propagate_error(err, g_steal_pointer(&c->err));
 		return s;
 	}
-	if (res->log_origin == NULL)
-		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s' has a log, but HEAD.json names no checkpoint", cp_path);
 	if (c->checker == NULL) {
-		s = feedlog_bound_key(c->dir, c->key, res->robot, &c->log_key, err);
-		if (s == VULNID_OK)
-			s = feedlog_checker_new(c->dir, c->log_key, &c->checker, err);
+		s = feedlog_checker_new(c->dir, c->key, res->robot, &c->checker, err);
 		if (s != VULNID_OK)
 			return s;
 	}
 	s = feedlog_check_end(c->checker, &st, err);
-	if (s == VULNID_OK && (strcmp(st.origin, res->log_origin) != 0 || (gint64) st.size != res->log_size ||
-			       strcmp(st.root, res->log_root) != 0))
-		s = vulnid_fail(err, VULNID_ERR_CORRUPT, "HEAD.json names another checkpoint than '%s' (%s, %"
-				G_GINT64_FORMAT " entries)", cp_path, res->log_origin, res->log_size);
-	feedlog_state_clear(&st);
 	if (s == VULNID_OK)
-		s = feedlog_verify_checkpoint(c->dir, c->log_key, pol, lr, err);
+		s = head_names(c->dir, "checkpoint", res->v1_origin, res->v1_size, res->v1_root, st.v1_origin,
+			       st.v1_size, st.v1_root, err);
+	if (s == VULNID_OK)
+		s = head_names(c->dir, "log", res->log_origin, res->log_size, res->log_root, st.origin, st.size,
+			       st.root, err);
+	cur = st.origin != NULL ? (feedlog_loc) { logdir, 2 } : v1;
+	/* A previous checkpoint of the version-1 log is checked against it;
+	 * the witnesses cosign the current log. */
+	if (s == VULNID_OK && st.origin != NULL && st.v1_origin != NULL && g_strcmp0(prev_origin, st.v1_origin) == 0) {
+		feedlog_policy p1 = { NULL, 0, NULL, pol->previous, FEEDLOG_TILES_NEEDED };
+		feedlog_policy p2 = *pol;
+
+		p2.previous = NULL;
+		s = feedlog_verify_checkpoint(&v1, feedlog_checker_key(c->checker, 1), &p1, lr1, err);
+		if (s == VULNID_OK)
+			s = feedlog_verify_checkpoint(&cur, feedlog_checker_key(c->checker, 2), &p2, lr, err);
+	} else if (s == VULNID_OK) {
+		feedlog_policy p = *pol;
+
+		s = feedlog_verify_checkpoint(&cur, feedlog_checker_key(c->checker, cur.version), &p, lr, err);
+		if (s == VULNID_OK && st.origin != NULL && st.v1_origin != NULL)
+			s = feedlog_verify_checkpoint(&v1, feedlog_checker_key(c->checker, 1), NULL, lr1, err);
+	}
+	feedlog_state_clear(&st);
 	return s;
 }
 
@@ -96,7 +128,8 @@ print_proven(const char *line, gsize len, guint64 index, gpointer data)
 static void
 print_log(FILE *f, const char *what, const feedlog_result *r)
 {
-	fprintf(f, "%s: log %s of %" G_GUINT64_FORMAT " entries, root %s", what, r->origin, r->size, r->root);
+	fprintf(f, "%s: log %s%s of %" G_GUINT64_FORMAT " entries, root %s", what, r->version == 1 ? "(version 1) " : "",
+		r->origin, r->size, r->root);
 	if (r->cosignatures > 0)
 		fprintf(f, ", %u cosignatures", r->cosignatures);
 	if (r->consistent)
@@ -179,24 +212,33 @@ witness_key_free(gpointer p)
 	note_key_free(p);
 }
 
-/* Only the log's checkpoint (and its witnesses), with the log key. */
+/* Only the log's checkpoint (and its witnesses), with the log key: the
+ * log of DIR (a feed, or a copy of a log alone) named as the key. */
 static int
 verify_checkpoint_only(const char *dir, const note_key *log_key, feedlog_policy *pol)
 {
 	g_autoptr(GError) err = NULL;
 	feedlog_result lr = { 0 };
+	feedlog_loc loc = { 0 };
 	vulnid_status s;
 
-	s = feedlog_verify_checkpoint(dir, log_key, pol, &lr, &err);
+	s = feedlog_locate(dir, log_key->name, &loc, &err);
+	if (s == VULNID_OK)
+		s = feedlog_verify_checkpoint(&loc, log_key, pol, &lr, &err);
+	feedlog_loc_clear(&loc);
 	if (s != VULNID_OK) {
 		g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));
 
 		fprintf(stderr, "vulnid: %s\n", m);
 		feedlog_result_clear(&lr);
-		return EX_DATAERR;
+		return s == VULNID_ERR_NOTFOUND ? EX_NOINPUT : EX_DATAERR;
 	}
 	print_log(stdout, dir, &lr);
-	fprintf(stdout, "%s: %u tiles read\n", dir, lr.tiles_read);
+	fprintf(stdout, "%s: %u tiles read", dir, lr.tiles_read);
+	if (pol->tiles != FEEDLOG_TILES_NEEDED)
+		fprintf(stdout, "; %" G_GUINT64_FORMAT " tiles and %" G_GUINT64_FORMAT " entry bundles checked%s",
+			lr.tiles.checked, lr.tiles.bundles, pol->tiles == FEEDLOG_TILES_NEW ? " (the new part)" : "");
+	fputc('\n', stdout);
 	feedlog_result_clear(&lr);
 	return EX_OK;
 }
@@ -211,10 +253,11 @@ verify_whole_feed(const char *dir, const char *key_path, gint64 since, gint64 ma
 	g_autofree char *tmp = NULL;
 	g_autofree char *home = NULL;
 	g_autofree char *cp_path = NULL;
+	g_autofree char *cp2_path = NULL;
 	g_autoptr(GBytes) key = NULL;
 	feed_verify_result res = { 0 };
 	feed_verify_opts o = { 0 };
-	feedlog_result lr = { 0 };
+	feedlog_result lr = { 0 }, lr1 = { 0 };
 	line_ctx lc = { 0 };
 	gboolean has_log = FALSE;
 	gsize len = 0;
@@ -241,22 +284,24 @@ verify_whole_feed(const char *dir, const char *key_path, gint64 since, gint64 ma
 		return EX_CANTCREAT;
 	}
 	cp_path = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
-	has_log = g_file_test(cp_path, G_FILE_TEST_EXISTS) || g_file_test(cp_path, G_FILE_TEST_IS_SYMLINK);
+	cp2_path = g_build_filename(dir, FEEDLOG_DIR, FEEDLOG_CHECKPOINT, NULL);
+	has_log = g_file_test(cp_path, G_FILE_TEST_EXISTS) || g_file_test(cp_path, G_FILE_TEST_IS_SYMLINK) ||
+		  g_file_test(cp2_path, G_FILE_TEST_EXISTS) || g_file_test(cp2_path, G_FILE_TEST_IS_SYMLINK);
 	s = crypto_set_home(home, &err);
 	o.max_line = (gsize) max_line;
 	/* Every line, in log order, for the log; those after --since printed. */
 	o.since = has_log ? 0 : since;
 	o.previous = previous;
-	lc = (line_ctx) { dir, key, &res, since, NULL, NULL, NULL };
+	lc = (line_ctx) { dir, key, &res, since, NULL, NULL };
 	if (s == VULNID_OK)
 		s = feed_verify(dir, key, &o, has_log || since >= 0 ? on_line : NULL, &lc, &res, &err);
-	if (s == VULNID_OK && !has_log && res.log_origin != NULL)
-		s = vulnid_fail(&err, VULNID_ERR_CORRUPT, "'%s': missing, but HEAD.json names a checkpoint", cp_path);
+	if (s == VULNID_OK && !has_log && (res.log_origin != NULL || res.v1_origin != NULL))
+		s = vulnid_fail(&err, VULNID_ERR_CORRUPT, "'%s': missing, but HEAD.json names a checkpoint",
+				res.log_origin != NULL ? cp2_path : cp_path);
 	if (s == VULNID_OK && has_log)
-		s = verify_log(&lc, &res, pol, &lr, &err);
+		s = verify_log(&lc, &res, pol, &lr, &lr1, &err);
 	remove_tree(tmp, 2);
 	feedlog_checker_free(lc.checker);
-	note_key_free(lc.log_key);
 	g_clear_error(&lc.err);
 	if (s == VULNID_OK && !has_log && (pol->previous != NULL || pol->witnesses->len > 0))
 		s = vulnid_fail(&err, VULNID_ERR_CORRUPT, "'%s' has no transparency log (no checkpoint)", dir);
@@ -266,6 +311,7 @@ verify_whole_feed(const char *dir, const char *key_path, gint64 since, gint64 ma
 		fprintf(stderr, "vulnid: %s\n", m);
 		feed_verify_result_clear(&res);
 		feedlog_result_clear(&lr);
+		feedlog_result_clear(&lr1);
 		return cli_exit(s);
 	}
 	fprintf(since >= 0 ? stderr : stdout,
@@ -276,8 +322,11 @@ verify_whole_feed(const char *dir, const char *key_path, gint64 since, gint64 ma
 		res.pos);
 	if (has_log)
 		print_log(since >= 0 ? stderr : stdout, dir, &lr);
+	if (lr1.origin != NULL)
+		print_log(since >= 0 ? stderr : stdout, dir, &lr1);
 	feed_verify_result_clear(&res);
 	feedlog_result_clear(&lr);
+	feedlog_result_clear(&lr1);
 	return EX_OK;
 }
 
@@ -292,6 +341,7 @@ cmd_verify_feed(cli_ctx *ctx, int argc, char **argv)
 	g_autofree char *consistency = NULL;
 	g_auto(GStrv) witness_keys = NULL;
 	g_auto(GStrv) cosigned = NULL;
+	g_autofree char *tiles = NULL;
 	gint64 since = -1;
 	gint64 max_line = 0;
 	gint64 min_cosig = -1;
@@ -318,6 +368,9 @@ cmd_verify_feed(cli_ctx *ctx, int argc, char **argv)
 		  "require N good cosignatures of the witnesses (default: all given)", "N" },
 		{ "cosigned", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &cosigned,
 		  "more copies of the checkpoint with cosignatures (a file, or a witness's --out directory)", "PATH" },
+		{ "tiles", 0, 0, G_OPTION_ARG_STRING, &tiles,
+		  "with --log-key: check all tiles and entry bundles (the default), the new ones past"
+		  " --previous-checkpoint, or only those the root needs", "all|new|needed" },
 		{ NULL }
 	};
 	g_autoptr(GError) err = NULL;
@@ -333,13 +386,17 @@ cmd_verify_feed(cli_ctx *ctx, int argc, char **argv)
 		       "or only the log's checkpoint, or proofs of inclusion and consistency.",
 		       entries, &argc, &argv))
 		return EX_USAGE;
+	pol.tiles = tiles == NULL || strcmp(tiles, "all") == 0 ? FEEDLOG_TILES_ALL :
+		    strcmp(tiles, "new") == 0 ? FEEDLOG_TILES_NEW : FEEDLOG_TILES_NEEDED;
 	if (max_line < 0 || since < -1 || min_cosig < -1 ||
+	    (tiles != NULL && strcmp(tiles, "all") != 0 && strcmp(tiles, "new") != 0 && strcmp(tiles, "needed") != 0) ||
+	    (pol.tiles == FEEDLOG_TILES_NEW && prev_cp == NULL) ||
 	    !((argc == 2 && (key_path != NULL || log_vkey != NULL) && proof == NULL && consistency == NULL) ||
 	      (argc == 1 && log_vkey != NULL && (proof != NULL) != (consistency != NULL) &&
 	       (consistency == NULL || prev_cp != NULL)))) {
 		fprintf(stderr, "vulnid: usage: vulnid verify-feed DIR --key FILE [--since POS] [--previous HEAD.json]"
 			" [--previous-checkpoint FILE] [--witness-key VKEY --cosignatures N]\n"
-			"       vulnid verify-feed DIR --log-key VKEY [--previous-checkpoint FILE]\n"
+			"       vulnid verify-feed DIR --log-key VKEY [--previous-checkpoint FILE] [--tiles all|new|needed]\n"
 			"       vulnid verify-feed --proof FILE --log-key VKEY\n"
 			"       vulnid verify-feed --consistency FILE --previous-checkpoint FILE --log-key VKEY\n");
 		return EX_USAGE;
@@ -371,5 +428,8 @@ cmd_verify_feed(cli_ctx *ctx, int argc, char **argv)
 		return verify_offline(proof, consistency, log_key, &pol);
 	if (key_path == NULL)
 		return verify_checkpoint_only(argv[1], log_key, &pol);
+	/* The lines make every tile and bundle again: the checkpoint's root
+	 * is all that is left to read. */
+	pol.tiles = FEEDLOG_TILES_NEEDED;
 	return verify_whole_feed(argv[1], key_path, since, max_line, previous, &pol);
 }

@@ -2,8 +2,9 @@
  *
  *   vulnid witness [--state DIR] init NAME
  *   vulnid witness [--state DIR] key
- *   vulnid witness [--state DIR] add-checkpoint --log-key VKEY [FILE]
+ *   vulnid witness [--state DIR] add-checkpoint --log-key VKEY... [FILE]
  *   vulnid witness [--state DIR] cosign-feed --log-key VKEY FEED [--out DIR]
+ *   vulnid witness [--state DIR] serve --log-key VKEY...
  *
  * The state defaults to DIR/witness of the instance (-c or $VULNID_CONF);
  * anyone else names a directory of their own. */
@@ -19,6 +20,7 @@
 #include "feedlog.h"
 #include "text.h"
 #include "witness.h"
+#include "witness-serve.h"
 
 #define MAX_REQUEST (NOTE_MAX_SIZE + 64 * 64)
 
@@ -77,11 +79,12 @@ read_request(const char *path, GString *out, GError **err)
  * the consistency proof from what this witness cosigned last comes from
  * the feed's own tiles. */
 static vulnid_status
-cosign_feed(const witness *w, const note_key *log_key, const char *feed, const char *out_dir, char **cosig,
-	    GError **err)
+cosign_feed(const witness *w, GPtrArray *logs, const char *feed, const char *out_dir, char **cosig, GError **err)
 {
+	const note_key *log_key = g_ptr_array_index(logs, 0);
 	g_autoptr(GString) body = g_string_new(NULL);
 	guint64 last = 0, current = 0;
+	witness_answer answer;
 	vulnid_status s;
 
 	for (int attempt = 0; attempt < 3; attempt++) {
@@ -89,10 +92,11 @@ cosign_feed(const witness *w, const note_key *log_key, const char *feed, const c
 		g_string_truncate(body, 0);
 		s = witness_last(w, log_key->name, &last, err);
 		if (s == VULNID_OK)
-			s = feedlog_prove_consistency(feed, last, body, err);
+			s = feedlog_prove_consistency(feed, log_key->name, last, body, err);
 		if (s == VULNID_OK)
-			s = witness_add_checkpoint(w, log_key, body->str, body->len, (guint64) (g_get_real_time() / G_USEC_PER_SEC),
-						   cosig, &current, err);
+			s = witness_add_checkpoint(w, logs, body->str, body->len,
+						   (guint64) (g_get_real_time() / G_USEC_PER_SEC), cosig, &current,
+						   &answer, err);
 		/* Another run cosigned meanwhile: start again from there. */
 		if (s != VULNID_ERR_EXISTS)
 			break;
@@ -113,15 +117,57 @@ cosign_feed(const witness *w, const note_key *log_key, const char *feed, const c
 	return s;
 }
 
+/* tlog-witness over HTTP: as a CGI program when a web server runs it,
+ * else on the connection inetd or systemd (Accept=yes) hands over, on
+ * standard input and output or as the one socket of LISTEN_FDS. */
+static int
+serve(const witness *w, GPtrArray *logs)
+{
+	g_autoptr(GError) err = NULL;
+	const char *gw = g_getenv("GATEWAY_INTERFACE");
+	const char *fds = g_getenv("LISTEN_FDS");
+	const char *pid = g_getenv("LISTEN_PID");
+	int in = 0, out = 1;
+	guint served = 0;
+	vulnid_status s;
+
+	if (gw != NULL && g_str_has_prefix(gw, "CGI/"))
+		s = witness_serve_cgi(w, logs, g_getenv("REQUEST_METHOD"), g_getenv("PATH_INFO"),
+				      g_getenv("CONTENT_LENGTH"), 0, 1, &err);
+	else {
+		if (fds != NULL && strcmp(fds, "1") == 0 && pid != NULL &&
+		    g_ascii_strtoll(pid, NULL, 10) == (gint64) getpid())
+			in = out = 3;	/* SD_LISTEN_FDS_START */
+		s = witness_serve_connection(w, logs, in, out, &served, &err);
+	}
+	if (s != VULNID_OK) {
+		g_autofree char *m = text_mask_controls(err != NULL ? err->message : vulnid_status_str(s));
+
+		fprintf(stderr, "vulnid: witness serve: %s\n", m);
+		return cli_exit(s);
+	}
+	return EX_OK;
+}
+
+static int
+usage(void)
+{
+	fprintf(stderr, "vulnid: usage: vulnid witness [--state DIR] init NAME | key |"
+		" add-checkpoint --log-key VKEY... [FILE] | cosign-feed --log-key VKEY FEED [--out DIR] |"
+		" serve --log-key VKEY...\n");
+	return EX_USAGE;
+}
+
 int
 cmd_witness(cli_ctx *ctx, int argc, char **argv)
 {
 	g_autofree char *state = NULL;
-	g_autofree char *log_vkey = NULL;
+	g_auto(GStrv) log_vkeys = NULL;
 	g_autofree char *out_dir = NULL;
 	GOptionEntry entries[] = {
 		{ "state", 0, 0, G_OPTION_ARG_FILENAME, &state, "the witness's directory (default: DIR/witness)", "DIR" },
-		{ "log-key", 0, 0, G_OPTION_ARG_STRING, &log_vkey, "the log's verifier key, or a file holding it",
+		{ "log-key", 0, 0, G_OPTION_ARG_STRING_ARRAY, &log_vkeys,
+		  "a log's verifier key, or a file holding it (add-checkpoint and serve: repeat for more logs)",
 		  "VKEY" },
 		{ "out", 0, 0, G_OPTION_ARG_FILENAME, &out_dir,
 		  "cosign-feed: publish the cosigned checkpoint in OUT/SHA256(origin)/checkpoint", "DIR" },
@@ -129,24 +175,25 @@ cmd_witness(cli_ctx *ctx, int argc, char **argv)
 	};
 	g_autoptr(GError) err = NULL;
 	g_autoptr(witness) w = NULL;
-	g_autoptr(note_key) log_key = NULL;
+	g_autoptr(GPtrArray) logs = g_ptr_array_new_with_free_func((GDestroyNotify) note_key_free);
 	g_autofree char *cosig = NULL;
 	const char *op;
+	guint nkeys;
 	vulnid_status s;
 	gboolean created = FALSE;
 
-	if (!cli_parse(ctx, "init NAME | key | add-checkpoint [FILE] | cosign-feed FEED",
+	if (!cli_parse(ctx, "init NAME | key | add-checkpoint [FILE] | cosign-feed FEED | serve",
 		       "Cosign other logs' checkpoints after checking them consistent with the last\n"
-		       "one cosigned (C2SP tlog-witness, tlog-cosignature).", entries, &argc, &argv))
+		       "one cosigned (C2SP tlog-witness, tlog-cosignature), also over HTTP.", entries, &argc,
+		       &argv))
 		return EX_USAGE;
 	op = argc >= 2 ? argv[1] : "";
+	nkeys = log_vkeys != NULL ? g_strv_length(log_vkeys) : 0;
 	if (!((strcmp(op, "init") == 0 && argc == 3) || (strcmp(op, "key") == 0 && argc == 2) ||
-	      (strcmp(op, "add-checkpoint") == 0 && argc <= 3 && log_vkey != NULL) ||
-	      (strcmp(op, "cosign-feed") == 0 && argc == 3 && log_vkey != NULL))) {
-		fprintf(stderr, "vulnid: usage: vulnid witness [--state DIR] init NAME | key |"
-			" add-checkpoint --log-key VKEY [FILE] | cosign-feed --log-key VKEY FEED [--out DIR]\n");
-		return EX_USAGE;
-	}
+	      (strcmp(op, "add-checkpoint") == 0 && argc <= 3 && nkeys > 0) ||
+	      (strcmp(op, "cosign-feed") == 0 && argc == 3 && nkeys == 1) ||
+	      (strcmp(op, "serve") == 0 && argc == 2 && nkeys > 0)))
+		return usage();
 	if (state == NULL)
 		state = default_state(ctx);
 	if (state == NULL) {
@@ -164,21 +211,30 @@ cmd_witness(cli_ctx *ctx, int argc, char **argv)
 		printf("%s\n", vk);
 		return EX_OK;
 	}
-	s = cli_note_key(log_vkey, NOTE_ED25519, &log_key, &err);
-	if (s != VULNID_OK)
-		return fail(s, err);
+	for (guint i = 0; i < nkeys; i++) {
+		note_key *k = NULL;
+
+		s = cli_note_key(log_vkeys[i], NOTE_ED25519, &k, &err);
+		if (s != VULNID_OK)
+			return fail(s, err);
+		g_ptr_array_add(logs, k);
+	}
+	if (strcmp(op, "serve") == 0)
+		return serve(w, logs);
 	if (strcmp(op, "add-checkpoint") == 0) {
 		g_autoptr(GString) body = g_string_new(NULL);
+		witness_answer answer;
 		guint64 current = 0;
 
 		s = read_request(argc == 3 ? argv[2] : NULL, body, &err);
 		if (s == VULNID_OK)
-			s = witness_add_checkpoint(w, log_key, body->str, body->len,
-						   (guint64) (g_get_real_time() / G_USEC_PER_SEC), &cosig, &current, &err);
+			s = witness_add_checkpoint(w, logs, body->str, body->len,
+						   (guint64) (g_get_real_time() / G_USEC_PER_SEC), &cosig, &current,
+						   &answer, &err);
 		if (s == VULNID_ERR_EXISTS)
 			printf("%" G_GUINT64_FORMAT "\n", current);
 	} else {
-		s = cosign_feed(w, log_key, argv[2], out_dir, &cosig, &err);
+		s = cosign_feed(w, logs, argv[2], out_dir, &cosig, &err);
 	}
 	if (s != VULNID_OK)
 		return fail(s, err);

@@ -12,6 +12,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "config.h"
 #include "crypto.h"
 #include "intake.h"
@@ -100,7 +101,7 @@ main(int argc, char **argv)
 		return EX_TEMPFAIL;
 	}
 	if (version) {
-		printf("vulnid-filter %s\n", PACKAGE_VERSION);
+		printf("vulnid-filter %s (database schema %d)\n", PACKAGE_VERSION, STORE_SCHEMA_VERSION);
 		return EX_OK;
 	}
 	conf = config_locate(conf_opt);
@@ -129,6 +130,7 @@ main(int argc, char **argv)
 	env.client_address = client;
 	crypto_preinit();
 	message_init();
+	store_set_migrate_hook(audit_schema_migrated);
 	crypto_set_home(cfg->gnupg_home, NULL);
 	s = intake_message(cfg, STDIN_FILENO, &env, &res, &err);
 	if (s != VULNID_OK) {

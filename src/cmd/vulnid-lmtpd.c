@@ -12,6 +12,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "config.h"
 #include "lmtpd.h"
 
@@ -41,10 +42,11 @@ main(int argc, char **argv)
 		return EX_USAGE;
 	}
 	if (version) {
-		printf("vulnid-lmtpd %s\n", PACKAGE_VERSION);
+		printf("vulnid-lmtpd %s (database schema %d)\n", PACKAGE_VERSION, STORE_SCHEMA_VERSION);
 		return EX_OK;
 	}
 	openlog(agent ? "vulnid-lmtpd/delivery" : "vulnid-lmtpd", LOG_PID, LOG_MAIL);
+	store_set_migrate_hook(audit_schema_migrated);
 	conf = config_locate(conf_opt);
 	if (conf != NULL && !g_path_is_absolute(conf)) {
 		g_autofree char *cwd = g_get_current_dir();

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "audit.h"
 #include "cli.h"
 #include "crypto.h"
 #include "message.h"
@@ -12,6 +13,7 @@
 #define I CLI_INSTANCE
 #define W CLI_WRITES
 #define J CLI_JSON
+#define A CLI_ANY_SCHEMA
 
 /* Every command, its flags and its line of vulnid --help (which the bash
  * completion reads; T015 checks vulnid(8) and the completion against it).
@@ -22,7 +24,7 @@ const cli_command cli_commands[] = {
 	{ "init", cmd_init, 0, "create an instance: vulnid init [--prefix P] [--domain D] [--key-algo A] DIR" },
 	{ "show", cmd_show, I | W | J, "show an entry: vulnid show ID [--json] [--private]" },
 	{ "list", cmd_list, I | W | J, "list entries: vulnid list [--year Y] [--json]" },
-	{ "queue", cmd_queue, I | W | J, "outgoing mail: vulnid queue list [--json] | run [--force] | retry N" },
+	{ "queue", cmd_queue, I | W | J, "outgoing mail: vulnid queue list [--all] [--json] | run [--force] | retry N" },
 	{ "quarantine", cmd_quarantine, I | W | J, "set-aside mail: vulnid quarantine list [--json] | show N [--raw]" },
 	{ "audit", cmd_audit, I | W, "audit log: vulnid audit verify | flush | repair" },
 	{ "vendor", cmd_vendor, I | W | J, "vendors directory: vulnid vendor add|list|show|alias|domain|contact|remove-contact|key|import-securitytxt" },
@@ -33,14 +35,16 @@ const cli_command cli_commands[] = {
 	{ "verify-feed", cmd_verify_feed, 0, "check a published feed: vulnid verify-feed DIR --key robot.asc" },
 	{ "prove", cmd_prove, 0, "proofs from a feed's log: vulnid prove DIR ID | DIR --consistency SIZE" },
 	{ "witness", cmd_witness, 0, "cosign logs: vulnid witness [--state DIR] init NAME | key | add-checkpoint | cosign-feed" },
-	{ "backup", cmd_backup, I, "online copy of the database: vulnid backup [--force] FILE" },
-	{ "config", cmd_config, 0, "the configuration keys of vulnid.conf(5): vulnid config keys" },
+	{ "backup", cmd_backup, I | A, "online copy of the instance: vulnid backup [--all] [--force] FILE|-" },
+	{ "restore", cmd_restore, 0, "rebuild an instance from a backup: vulnid restore BACKUP DIR" },
+	{ "config", cmd_config, 0, "vulnid.conf(5): vulnid config keys | check" },
 };
 const gsize cli_n_commands = G_N_ELEMENTS(cli_commands);
 
 #undef I
 #undef W
 #undef J
+#undef A
 
 static void
 usage(FILE *f)
@@ -60,6 +64,7 @@ run(const cli_command *cmd, const char *conf, int argc, char **argv)
 
 	crypto_preinit();
 	message_init();
+	store_set_migrate_hook(audit_schema_migrated);
 	rc = cmd->run(&c, argc, argv);
 	g_clear_pointer(&c.st, store_close);
 	g_clear_pointer(&c.cfg, config_free);
@@ -82,7 +87,7 @@ main(int argc, char **argv)
 			conf = argv[i] + strlen("--config=");
 			i++;
 		} else if (strcmp(argv[i], "--version") == 0) {
-			printf("vulnid %s\n", PACKAGE_VERSION);
+			printf("vulnid %s (database schema %d)\n", PACKAGE_VERSION, STORE_SCHEMA_VERSION);
 			return EX_OK;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			usage(stdout);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 #include <gio/gio.h>
 
@@ -120,6 +121,22 @@ audit_append_now(store *st, audit_event *ev, GError **err)
 		return s;
 	}
 	return store_commit(st, err);
+}
+
+vulnid_status
+audit_schema_migrated(store *st, int from, int to, GError **err)
+{
+	g_autoptr(audit_event) ev = audit_event_new("migrated", NULL, NULL);
+	g_autofree char *what = store_migration_text(from, to);
+
+	audit_event_int(ev, "from", from);
+	audit_event_int(ev, "to", to);
+	audit_event_str(ev, "version", PACKAGE_VERSION);
+	audit_event_str(ev, "what", what);
+	/* for the filter and the LMTP server, which have no terminal */
+	syslog(LOG_NOTICE, "upgraded the database from schema %d to %d (vulnid %s): %s", from, to,
+	       PACKAGE_VERSION, what);
+	return audit_append(st, ev, err);
 }
 
 /* The hash of the last line of the file ("" for an empty file).  Called

@@ -33,6 +33,11 @@ vulnid_status audit_append(store *st, audit_event *ev, GError **err);
 /* Convenience: append one event in its own transaction. */
 vulnid_status audit_append_now(store *st, audit_event *ev, GError **err);
 
+/* The event "migrated" of an upgrade of the schema (from, to, the
+ * program's version, what changed): the store_migrate_hook of every
+ * program, run in the migration's transaction. */
+vulnid_status audit_schema_migrated(store *st, int from, int to, GError **err);
+
 /* Bring audit.log up to date with the database. */
 vulnid_status audit_flush(store *st, const char *path, GError **err);
 

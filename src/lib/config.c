@@ -3,6 +3,8 @@
  * the test suite checks vulnid.conf(5) against) are all derived */
 #include "autoconfig.h"
 
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <gio/gio.h>
@@ -134,6 +136,30 @@ item_fingerprint(const config_key *k, char **v, GError **err)
 	return VULNID_OK;
 }
 
+/* A witness of the feed's log: "VKEY URL" or "VKEY PATH".  Its shape
+ * only: the key itself is read by vulnid export (note_witness_parse()),
+ * so that the programs that read the configuration on every mail do not
+ * load the log's cryptography. */
+static vulnid_status
+item_witness(const config_key *k, char **v, GError **err)
+{
+	g_auto(GStrv) w = g_strsplit_set(*v, " \t", -1);
+	g_autoptr(GPtrArray) words = g_ptr_array_new();
+	const char *vk;
+
+	for (char **p = w; *p != NULL; p++)
+		if (**p != '\0')
+			g_ptr_array_add(words, *p);
+	vk = words->len == 2 ? g_ptr_array_index(words, 0) : "";
+	if (words->len != 2 || strchr(vk, '+') == NULL || strchr(strchr(vk, '+') + 1, '+') == NULL ||
+	    !(g_str_has_prefix(g_ptr_array_index(words, 1), "https://") ||
+	      g_str_has_prefix(g_ptr_array_index(words, 1), "http://") ||
+	      ((const char *) g_ptr_array_index(words, 1))[0] == '/'))
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "[%s] %s: '%s' is not \"VKEY URL\" or \"VKEY PATH\"",
+				   k->group, k->key, *v);
+	return VULNID_OK;
+}
+
 #define OFF(f) G_STRUCT_OFFSET(vulnid_config, f)
 #define STRING(g, k, f, d, chk, doc) { g, k, CK_STRING, 0, 0, d, OFF(f), chk, NULL, doc }
 #define INT(g, k, f, lo, hi, d, doc) { g, k, CK_INT, lo, hi, d, OFF(f), NULL, NULL, doc }
@@ -186,6 +212,15 @@ static const config_key config_keys[] = {
 	  "Seconds vulnid-filter may spend on one mail before it gives up with\n"
 	  "exit 75 (nothing half-written; the MTA retries).  Keep it below the\n"
 	  "MTA's own command time limit."),
+	INT("limits", "openpgp_time_limit", openpgp_time_limit, 1, 3600, "10",
+	  "Seconds one OpenPGP operation on a mail (gpg verifying, decrypting or\n"
+	  "importing a key) may take.  Past it gpg is stopped, and the mail is set\n"
+	  "aside and answered once, never retried."),
+	INT("limits", "max_decrypted_ratio", max_decrypted_ratio, 1, 1000000, "100",
+	  "What an encrypted mail decrypts to may be at most this many times as\n"
+	  "large as its encrypted part (up to 1 MiB always), and never larger than\n"
+	  "max_message_size: a compression bomb is stopped as gpg writes it, and\n"
+	  "the mail set aside and answered."),
 	INT("database", "busy_timeout", busy_timeout, 0, 3600 * 1000, "10000",
 	  "How long to wait for the database lock, in milliseconds, before the\n"
 	  "filter gives up with exit 75 and the MTA retries."),
@@ -301,8 +336,14 @@ static const config_key config_keys[] = {
 	  "identifiers\", with the prefix of [instance]."),
 	STRING("export", "log_origin", export_log_origin, "", NULL,
 	  "Name of the feed's transparency log (its checkpoint origin and note key),\n"
-	  "used when the log key DIR/log.key is made; empty means\n"
-	  "DOMAIN/vulnid/PREFIX/FPR16 (the first 16 hex digits of the robot key)."),
+	  "used when the log key DIR/log2.key is made: best the URL where the\n"
+	  "feed's log/ directory is published, without https://; empty means\n"
+	  "DOMAIN/vulnid/PREFIX/FPR16/log (FPR16: the robot key's first 16 hex digits)."),
+	LIST("export", "witnesses", export_witnesses, item_witness, "",
+	  "Witnesses whose cosignatures vulnid export feed merges into the log's\n"
+	  "checkpoint, comma-separated, each \"VKEY URL\" (the witness's tlog-witness\n"
+	  "URL: the checkpoint is sent to URL/add-checkpoint) or \"VKEY PATH\" (a\n"
+	  "directory of the checkpoints it cosigned, PATH/SHA256(ORIGIN)/checkpoint)."),
 	CHOICE("crypto", "sign", sign, "pgpmime,inline,none", "pgpmime",
 	  "How the robot signs what it sends: pgpmime (RFC 3156), inline\n"
 	  "(clearsigned text, for list archives) or none.  Its key is in gnupg/."),
@@ -323,8 +364,16 @@ static const config_key config_keys[] = {
 	  "get 421 and are disconnected."),
 	INT("lmtpd", "sessions", lmtpd_sessions, 1, 10000, "32",
 	  "Most LMTP sessions at once; more connections wait until one ends."),
+	INT("lmtpd", "parse_workers", lmtpd_parse_workers, 0, 256, "0",
+	  "vulnid-lmtpd(8): threads that spool, parse, verify and decrypt mails\n"
+	  "beside the one that writes the database, so that one slow mail delays\n"
+	  "only itself; 0: as many as the machine has processors, at least 2."),
 	INT("lmtpd", "group_max", lmtpd_group_max, 1, 10000, "64",
 	  "Most mails committed in one transaction (one sync for all of them)."),
+	INT("lmtpd", "delivery_agents", lmtpd_delivery_agents, 1, 32, "1",
+	  "Delivery agents: processes that send what the mails queued, each over\n"
+	  "a session of its own; more than 1 where the relay accepts parallel\n"
+	  "sessions (read at the start only)."),
 	INT("lmtpd", "max_mails_per_session", lmtpd_max_mails, 1, 1000000, "1000",
 	  "Mails one session may deliver; then it is ended with 421 (the MTA\n"
 	  "connects again)."),
@@ -378,6 +427,14 @@ config_locate(const char *explicit_path)
 	return NULL;
 }
 
+/* What the programs write in an instance: each must be the owner's (a few
+ * lstat() calls, cheap beside the rest of a filter's start). */
+static const char *const instance_files[] = {
+	"vulnid.conf", "vulnid.db", "vulnid.db-wal", "vulnid.db-shm", "vulnid.db-journal", "audit.log",
+	"log.key", "log2.key", "gnupg", "gnupg/pubring.kbx", "gnupg/trustdb.gpg", "gnupg/private-keys-v1.d",
+	"tmp", "sent", "sent/new", "sent/cur", "sent/tmp", "templates", "witness", "lmtp.sock", NULL
+};
+
 vulnid_status
 config_become_owner(const char *path, GError **err)
 {
@@ -393,6 +450,8 @@ config_become_owner(const char *path, GError **err)
 	s = owner_become(dir, &e);
 	if (s == VULNID_ERR_NOTFOUND)
 		return VULNID_OK;	/* config_load() says it cannot read the file */
+	if (s == VULNID_OK)
+		s = owner_check_files(dir, instance_files, &e);
 	if (s != VULNID_OK)
 		g_propagate_error(err, g_steal_pointer(&e));
 	return s;
@@ -643,31 +702,251 @@ config_load_key(GKeyFile *kf, const config_key *k, vulnid_config *cfg, GError **
 	return s;
 }
 
-/* The key file at abs, refused when others could write the instance. */
+/* The text of the key file at abs, refused when others could write the
+ * instance. */
 static vulnid_status
-config_read_file(const char *abs, GKeyFile *kf, GError **err)
+config_read_file(const char *abs, char **text, GError **err)
 {
 	g_autoptr(GError) e = NULL;
 	g_autofree char *dir = g_path_get_dirname(abs);
 	g_autofree char *db = g_build_filename(dir, "vulnid.db", NULL);
 	const char *paths[] = { dir, abs, db };
 
-	if (!g_key_file_load_from_file(kf, abs, G_KEY_FILE_NONE, &e)) {
-		if (e->domain == G_FILE_ERROR)
-			return vulnid_fail(err, VULNID_ERR_CONFIG, "cannot read '%s': %s", abs, e->message);
-		return vulnid_fail(err, VULNID_ERR_CONFIG, "cannot parse '%s': %s", abs, e->message);
-	}
+	if (!g_file_get_contents(abs, text, NULL, &e))
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "cannot read '%s': %s", abs, e->message);
 	/* Anyone who can write these can make the robot say anything: refuse
 	 * to run on them (the Debian way: a dedicated user, a 0700 instance). */
 	for (gsize i = 0; i < G_N_ELEMENTS(paths); i++) {
 		struct stat sb;
 
-		if (stat(paths[i], &sb) == 0 && (sb.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+		if (stat(paths[i], &sb) == 0 && (sb.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+			g_clear_pointer(text, g_free);
 			return vulnid_fail(err, VULNID_ERR_CONFIG,
 					   "'%s' is writable by group or others: chmod go-w it "
 					   "(the instance must belong to the robot's user alone)", paths[i]);
+		}
 	}
 	return VULNID_OK;
+}
+
+/* ---- the file as written: lines, groups and keys --------------------------------
+ *
+ * GKeyFile takes any group and any key, and of a key set twice the last
+ * value: a misspelt key would leave its default in place in silence.  So
+ * the text is read line by line first, as GKeyFile reads it, and every
+ * group and key is looked up in the table; the line of each key is kept
+ * for the messages about its value. */
+
+typedef struct {
+	const char *path;
+	GHashTable *lines;	/* "group\nkey" -> its line number */
+	GPtrArray *problems;	/* "PATH:N: what is wrong", in the order of the file */
+} config_scan;
+
+static void
+config_scan_clear(config_scan *sc)
+{
+	g_clear_pointer(&sc->lines, g_hash_table_unref);
+	g_clear_pointer(&sc->problems, g_ptr_array_unref);
+}
+
+static void config_problem(config_scan *sc, guint line, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+static void
+config_problem(config_scan *sc, guint line, const char *fmt, ...)
+{
+	g_autofree char *m = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	m = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_ptr_array_add(sc->problems, g_strdup_printf("%s:%u: %s", sc->path, line, m));
+}
+
+static gboolean
+group_known(const char *group)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++)
+		if (strcmp(config_keys[i].group, group) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+/* Keys outside the table: [ids] blocks_YYYY, the blocks of one year. */
+static gboolean
+key_per_year(const char *group, const char *key)
+{
+	return strcmp(group, "ids") == 0 && g_str_has_prefix(key, "blocks_") && strlen(key) == 11 &&
+	       g_ascii_isdigit(key[7]) && g_ascii_isdigit(key[8]) && g_ascii_isdigit(key[9]) &&
+	       g_ascii_isdigit(key[10]);
+}
+
+/* Edits between a and b: insertions, deletions, substitutions and swaps of
+ * neighbours (restricted Damerau-Levenshtein), for "did you mean". */
+static gsize
+edit_distance(const char *a, const char *b)
+{
+	gsize n = strlen(a), m = strlen(b);
+	g_autofree gsize *d = g_new0(gsize, (n + 1) * (m + 1));
+
+#define D(i, j) d[(i) * (m + 1) + (j)]
+	for (gsize i = 0; i <= n; i++)
+		D(i, 0) = i;
+	for (gsize j = 0; j <= m; j++)
+		D(0, j) = j;
+	for (gsize i = 1; i <= n; i++)
+		for (gsize j = 1; j <= m; j++) {
+			gsize cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			gsize v = MIN(MIN(D(i - 1, j) + 1, D(i, j - 1) + 1), D(i - 1, j - 1) + cost);
+
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+				v = MIN(v, D(i - 2, j - 2) + 1);
+			D(i, j) = v;
+		}
+	return D(n, m);
+#undef D
+}
+
+/* The known name nearest to name (a group when group is NULL, else a key
+ * of group), or NULL when none is near enough to be a slip. */
+static const char *
+config_nearest(const char *group, const char *name)
+{
+	const char *best = NULL;
+	gsize best_d = G_MAXSIZE, len = strlen(name);
+
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++) {
+		const char *cand = group == NULL ? config_keys[i].group : config_keys[i].key;
+		gsize dist;
+
+		if (group != NULL && strcmp(config_keys[i].group, group) != 0)
+			continue;
+		dist = edit_distance(name, cand);
+		if (dist < best_d) {
+			best = cand;
+			best_d = dist;
+		}
+	}
+	return best_d <= MAX((gsize) 2, len / 3) ? best : NULL;
+}
+
+/* The group whose key this is, when it is one of another group. */
+static const char *
+config_group_of(const char *key)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++)
+		if (strcmp(config_keys[i].key, key) == 0)
+			return config_keys[i].group;
+	return NULL;
+}
+
+static void
+scan_key(config_scan *sc, guint n, const char *group, gboolean group_ok, const char *key)
+{
+	g_autofree char *id = g_strconcat(group, "\n", key, NULL);
+	gpointer seen = g_hash_table_lookup(sc->lines, id);
+	const char *near, *other;
+
+	if (!group_ok)
+		return;		/* said once, at the group */
+	if (seen != NULL) {
+		config_problem(sc, n, "[%s] %s is set twice (also on line %u): remove one", group, key,
+			       GPOINTER_TO_UINT(seen));
+		return;
+	}
+	g_hash_table_insert(sc->lines, g_steal_pointer(&id), GUINT_TO_POINTER(n));
+	if (config_find(group, key) != NULL || key_per_year(group, key))
+		return;
+	other = config_group_of(key);
+	if (other != NULL) {
+		config_problem(sc, n, "'%s' is not a key of [%s]: it belongs in [%s]", key, group, other);
+		return;
+	}
+	near = config_nearest(group, key);
+	if (near != NULL)
+		config_problem(sc, n, "unknown key '%s' in [%s] (did you mean %s?)", key, group, near);
+	else
+		config_problem(sc, n, "unknown key '%s' in [%s] (vulnid config keys lists them)", key, group);
+}
+
+/* Every line: blank, a # comment, [group] or key = value, as GKeyFile
+ * reads them (leading white space ignored, the key stripped). */
+static void
+config_scan_text(config_scan *sc, const char *text)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	g_autofree char *group = NULL;
+	gboolean group_ok = FALSE;
+
+	sc->lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	sc->problems = g_ptr_array_new_with_free_func(g_free);
+	for (guint i = 0; lines[i] != NULL; i++) {
+		g_autofree char *l = g_strstrip(g_strdup(lines[i]));
+		guint n = i + 1;
+		char *eq;
+
+		if (*l == '\0' || *l == '#')
+			continue;
+		if (*l == '[') {
+			gsize len = strlen(l);
+			const char *near;
+
+			if (len < 3 || l[len - 1] != ']' || strpbrk(l + 1, "[") != NULL ||
+			    memchr(l + 1, ']', len - 2) != NULL) {
+				config_problem(sc, n, "'%s' is not a [group] line", l);
+				group_ok = FALSE;
+				continue;
+			}
+			g_free(group);
+			group = g_strndup(l + 1, len - 2);
+			group_ok = group_known(group);
+			if (group_ok)
+				continue;
+			near = config_nearest(NULL, group);
+			if (near != NULL)
+				config_problem(sc, n, "unknown group [%s] (did you mean [%s]?)", group, near);
+			else
+				config_problem(sc, n, "unknown group [%s] (vulnid config keys lists them)", group);
+			continue;
+		}
+		eq = strchr(l, '=');
+		if (eq == NULL || eq == l) {
+			config_problem(sc, n, "'%s' is neither [group], key = value nor a # comment", l);
+			continue;
+		}
+		*eq = '\0';
+		g_strchomp(l);
+		if (group == NULL) {
+			config_problem(sc, n, "'%s' comes before any [group]", l);
+			continue;
+		}
+		scan_key(sc, n, group, group_ok, l);
+	}
+}
+
+/* The line that set group's key, or 0. */
+static guint
+config_line_of(const config_scan *sc, const char *group, const char *key)
+{
+	g_autofree char *id = g_strconcat(group, "\n", key, NULL);
+
+	return GPOINTER_TO_UINT(g_hash_table_lookup(sc->lines, id));
+}
+
+/* The file and the line of a value's error, before the message. */
+static vulnid_status
+config_where(const config_scan *sc, const char *group, const char *key, vulnid_status s, GError **err)
+{
+	guint line = config_line_of(sc, group, key);
+
+	if (s != VULNID_OK && err != NULL && *err != NULL) {
+		if (line > 0)
+			g_prefix_error(err, "%s:%u: ", sc->path, line);
+		else
+			g_prefix_error(err, "%s: ", sc->path);
+	}
+	return s;
 }
 
 /* [delivery] transport: a maildir path or an SMTP relay. */
@@ -722,28 +1001,68 @@ config_derive(vulnid_config *cfg, GError **err)
 	return VULNID_OK;
 }
 
-/* Everything below the instance directory, from the keys in cfg->keyfile. */
+/* Each [ids] blocks_YYYY, checked as blocks is. */
 static vulnid_status
-config_from_keyfile(vulnid_config *cfg, GError **err)
+config_check_years(vulnid_config *cfg, const config_scan *sc, GError **err)
 {
-	vulnid_status s;
+	g_auto(GStrv) keys = g_key_file_get_keys(cfg->keyfile, "ids", NULL, NULL);
 
+	for (char **k = keys; k != NULL && *k != NULL; k++) {
+		g_autofree char *v = NULL;
+		g_autoptr(GArray) b = NULL;
+		g_autoptr(GError) be = NULL;
+
+		if (!key_per_year("ids", *k))
+			continue;
+		v = config_blocks_for_year(cfg, atoi(*k + 7));
+		if (!ids_blocks_parse(v, &b, &be)) {
+			vulnid_fail(err, VULNID_ERR_CONFIG, "[ids] %s: %s", *k, be->message);
+			return config_where(sc, "ids", *k, VULNID_ERR_CONFIG, err);
+		}
+	}
+	return VULNID_OK;
+}
+
+/* Everything below the instance directory, from text: every line known
+ * to the table, every value checked. */
+static vulnid_status
+config_parse(vulnid_config *cfg, const char *text, GError **err)
+{
+	config_scan sc = { cfg->conf_path, NULL, NULL };
+	g_autoptr(GError) e = NULL;
+	vulnid_status s = VULNID_OK;
+
+	config_scan_text(&sc, text);
+	if (sc.problems->len > 0) {
+		s = vulnid_fail(err, VULNID_ERR_CONFIG, "%s", (char *) g_ptr_array_index(sc.problems, 0));
+		goto out;
+	}
+	cfg->keyfile = g_key_file_new();
+	if (!g_key_file_load_from_data(cfg->keyfile, text, (gsize) -1, G_KEY_FILE_NONE, &e)) {
+		s = vulnid_fail(err, VULNID_ERR_CONFIG, "cannot parse '%s': %s", cfg->conf_path, e->message);
+		goto out;
+	}
 	cfg->db_path = g_build_filename(cfg->dir, "vulnid.db", NULL);
 	cfg->audit_path = g_build_filename(cfg->dir, "audit.log", NULL);
 	cfg->spool_dir = g_build_filename(cfg->dir, "tmp", NULL);
 	cfg->gnupg_home = g_build_filename(cfg->dir, "gnupg", NULL);
-	for (gsize i = 0; i < G_N_ELEMENTS(config_keys); i++) {
-		s = config_load_key(cfg->keyfile, &config_keys[i], cfg, err);
-		if (s != VULNID_OK)
-			return s;
-	}
-	return config_derive(cfg, err);
+	for (gsize i = 0; i < G_N_ELEMENTS(config_keys) && s == VULNID_OK; i++)
+		s = config_where(&sc, config_keys[i].group, config_keys[i].key,
+				 config_load_key(cfg->keyfile, &config_keys[i], cfg, err), err);
+	if (s == VULNID_OK)
+		s = config_check_years(cfg, &sc, err);
+	if (s == VULNID_OK)
+		s = config_where(&sc, "delivery", "transport", config_derive(cfg, err), err);
+out:
+	config_scan_clear(&sc);
+	return s;
 }
 
 vulnid_status
 config_load(const char *path, vulnid_config **out, GError **err)
 {
 	g_autoptr(vulnid_config) cfg = g_new0(vulnid_config, 1);
+	g_autofree char *text = NULL;
 	vulnid_status s;
 
 	if (path == NULL)
@@ -756,12 +1075,11 @@ config_load(const char *path, vulnid_config **out, GError **err)
 
 		cfg->conf_path = g_build_filename(cwd, path, NULL);
 	}
-	cfg->keyfile = g_key_file_new();
-	s = config_read_file(cfg->conf_path, cfg->keyfile, err);
+	s = config_read_file(cfg->conf_path, &text, err);
 	if (s != VULNID_OK)
 		return s;
 	cfg->dir = g_path_get_dirname(cfg->conf_path);
-	s = config_from_keyfile(cfg, err);
+	s = config_parse(cfg, text, err);
 	if (s == VULNID_OK)
 		*out = g_steal_pointer(&cfg);
 	return s;
@@ -771,18 +1089,47 @@ vulnid_status
 config_load_text(const char *dir, const char *text, vulnid_config **out, GError **err)
 {
 	g_autoptr(vulnid_config) cfg = g_new0(vulnid_config, 1);
-	g_autoptr(GError) e = NULL;
 	vulnid_status s;
 
 	cfg->dir = g_canonicalize_filename(dir, NULL);
 	cfg->conf_path = g_build_filename(cfg->dir, "vulnid.conf", NULL);
-	cfg->keyfile = g_key_file_new();
-	if (!g_key_file_load_from_data(cfg->keyfile, text, (gsize) -1, G_KEY_FILE_NONE, &e))
-		return vulnid_fail(err, VULNID_ERR_CONFIG, "cannot parse the configuration: %s", e->message);
-	s = config_from_keyfile(cfg, err);
+	s = config_parse(cfg, text, err);
 	if (s == VULNID_OK)
 		*out = g_steal_pointer(&cfg);
 	return s;
+}
+
+vulnid_status
+config_check_file(const char *path, GPtrArray *problems, GError **err)
+{
+	g_autoptr(vulnid_config) cfg = NULL;
+	g_autoptr(GError) e = NULL;
+	g_autofree char *abs = NULL;
+	g_autofree char *text = NULL;
+	config_scan sc = { NULL, NULL, NULL };
+	vulnid_status s;
+
+	if (path == NULL)
+		return config_load(path, &cfg, err);
+	if (g_path_is_absolute(path))
+		abs = g_strdup(path);
+	else {
+		g_autofree char *cwd = g_get_current_dir();
+
+		abs = g_build_filename(cwd, path, NULL);
+	}
+	s = config_read_file(abs, &text, err);
+	if (s != VULNID_OK)
+		return s;
+	sc.path = abs;
+	config_scan_text(&sc, text);
+	for (guint i = 0; i < sc.problems->len; i++)
+		g_ptr_array_add(problems, g_strdup(g_ptr_array_index(sc.problems, i)));
+	config_scan_clear(&sc);
+	/* the values, once every line is known (the first wrong one) */
+	if (problems->len == 0 && config_load(abs, &cfg, &e) != VULNID_OK)
+		g_ptr_array_add(problems, g_strdup(e->message));
+	return VULNID_OK;
 }
 
 /* The table entry of a key read by name, of the type the caller expects. */

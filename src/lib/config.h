@@ -35,6 +35,8 @@ typedef struct {
 
 	gint64 busy_timeout;	/* milliseconds */
 	gint64 time_limit;	/* seconds one mail may take in the filter */
+	gint64 openpgp_time_limit;	/* seconds of one gpg run on a mail */
+	gint64 max_decrypted_ratio;	/* plaintext at most this times the ciphertext */
 
 	char *transport;	/* "maildir:PATH" or "smtp://HOST[:PORT]" */
 	char *maildir;		/* resolved PATH of a maildir transport, else NULL */
@@ -68,11 +70,13 @@ typedef struct {
 	GPtrArray *lmtpd_allow;	/* GInetAddressMask*; empty: loopback only */
 	gint64 lmtpd_sessions;
 	gint64 lmtpd_group_max;
+	gint64 lmtpd_delivery_agents;
 	gint64 lmtpd_max_mails;
 	gint64 lmtpd_max_recipients;
 	gint64 lmtpd_max_errors;
 	gint64 lmtpd_timeout;
 	gint64 lmtpd_session_time_limit;
+	gint64 lmtpd_parse_workers;	/* 0: the processors, at least 2 */
 	gboolean lmtpd_xforward;
 
 	/* [lifecycle], [policy], [auth], [export]: read where they are used,
@@ -97,7 +101,8 @@ typedef struct {
 	char *export_osv_id_prefix;
 	char *export_base_url;	/* "" : relative links only */
 	char *export_title;	/* "" : "PREFIX vulnerability identifiers" */
-	char *export_log_origin;	/* "" : DOMAIN/vulnid/PREFIX/FPR16 */
+	char *export_log_origin;	/* "" : DOMAIN/vulnid/PREFIX/FPR16/log */
+	char **export_witnesses;	/* "VKEY URL" or "VKEY PATH" (note_witness_parse()) */
 } vulnid_config;
 
 /* Where the built-in templates live; VULNID_TEMPLATE_DIR in the environment
@@ -114,6 +119,10 @@ char *config_locate(const char *explicit_path);
  * touches the instance.  NULL path: nothing to do. */
 vulnid_status config_become_owner(const char *path, GError **err);
 
+/* Read and check vulnid.conf: an unknown group or key, a key set twice or
+ * a line of no known form is refused as a wrong value is, the message
+ * naming the file and the line ("PATH:LINE: unknown key 'transprot' in
+ * [delivery] (did you mean transport?)"). */
 vulnid_status config_load(const char *path, vulnid_config **out, GError **err);
 
 /* The same from text in memory, for the instance directory dir (which
@@ -121,6 +130,13 @@ vulnid_status config_load(const char *path, vulnid_config **out, GError **err);
  * instance.  "[instance]\nprefix = T\ndomain = example.org\n" gives the
  * defaults of every other key. */
 vulnid_status config_load_text(const char *dir, const char *text, vulnid_config **out, GError **err);
+/* Every mistake in the file at path, for vulnid config check: each line
+ * that is not [group], key = value or a comment, each unknown group or
+ * key (with the nearest known one), each key set twice, then the first
+ * value that is refused.  Appended to problems (char *, "PATH:LINE:
+ * what"); an error only when the file cannot be read. */
+vulnid_status config_check_file(const char *path, GPtrArray *problems, GError **err);
+
 void config_free(vulnid_config *cfg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(vulnid_config, config_free)
 

@@ -17,7 +17,9 @@
 
 #include "crypto.h"
 #include "gmime-autoptr.h"
+#include "gpgrun.h"
 #include "openpgp.h"
+#include "openpgp-scan.h"
 
 #include "crypto-private.h"
 
@@ -107,19 +109,12 @@ cr_import_into(const char *home, GBytes *data, GPtrArray *fprs, GError **err)
 	return VULNID_OK;
 }
 
-static vulnid_status crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out,
-					   crypto_conflict **conflict, GError **err);
+static vulnid_status crypto_import_checked(GBytes *data, GPtrArray **fprs_out, GError **err);
 
 vulnid_status
 crypto_import(GBytes *data, GPtrArray **fprs_out, GError **err)
 {
-	return crypto_import_checked(data, NULL, fprs_out, NULL, err);
-}
-
-vulnid_status
-crypto_import_if_contains(GBytes *data, const char *required, crypto_conflict **conflict, GError **err)
-{
-	return crypto_import_checked(data, required, NULL, conflict, err);
+	return crypto_import_checked(data, fprs_out, err);
 }
 
 void
@@ -155,51 +150,8 @@ tofu_lock(GError **err)
 	return fd;
 }
 
-/* Another key of the robot's keyring that claims an address of key
- * primary (as listed in the scratch keyring), or *out NULL.  A key may
- * carry a newer version of itself (a new subkey): that is no conflict. */
 static vulnid_status
-claimed_elsewhere(const char *scratch, const char *primary, crypto_conflict **out, GError **err)
-{
-	g_autoptr(GPtrArray) mine = g_ptr_array_new_with_free_func((GDestroyNotify) crypto_key_free);
-	g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func((GDestroyNotify) crypto_key_free);
-	vulnid_status s;
-
-	*out = NULL;
-	s = cr_keylist(scratch, primary, mine, err);
-	if (s == VULNID_OK)
-		s = cr_keylist(crypto_homedir, NULL, all, err);
-	if (s != VULNID_OK)
-		return s;
-	for (guint i = 0; i < mine->len; i++) {
-		const crypto_key *k = g_ptr_array_index(mine, i);
-
-		if (g_ascii_strcasecmp(k->fpr, primary) != 0)
-			continue;
-		for (guint j = 0; j < k->emails->len; j++)
-			for (guint o = 0; o < all->len; o++) {
-				const crypto_key *other = g_ptr_array_index(all, o);
-
-				if (g_ascii_strcasecmp(other->fpr, primary) == 0)
-					continue;
-				for (guint l = 0; l < other->emails->len; l++)
-					if (strcmp(g_ptr_array_index(k->emails, j), g_ptr_array_index(other->emails, l)) == 0) {
-						crypto_conflict *c = g_new0(crypto_conflict, 1);
-
-						c->fpr = g_ascii_strup(primary, -1);
-						c->other = g_ascii_strup(other->fpr, -1);
-						c->address = g_strdup(g_ptr_array_index(k->emails, j));
-						*out = c;
-						return VULNID_OK;
-					}
-			}
-	}
-	return VULNID_OK;
-}
-
-static vulnid_status
-crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out,
-		      crypto_conflict **conflict, GError **err)
+crypto_import_checked(GBytes *data, GPtrArray **fprs_out, GError **err)
 {
 	g_autoptr(GPtrArray) fprs = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *scratch = NULL;
@@ -207,7 +159,6 @@ crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out,
 	g_autoptr(GString) patterns = g_string_new(NULL);
 	gpgme_ctx_t ctx = NULL;
 	gpgme_data_t pub = NULL;
-	int lock = -1;
 	vulnid_status s;
 
 	/* Through a scratch keyring: only public keys come out of it, and
@@ -221,38 +172,6 @@ crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out,
 	if (fprs->len == 0) {
 		s = vulnid_fail(err, VULNID_ERR_INVALID, "no OpenPGP public key in the data");
 		goto out;
-	}
-	if (required != NULL) {
-		/* Trust on first use takes the signer's key and nothing else
-		 * that came along with it. */
-		g_autofree char *primary = NULL;
-
-		g_autoptr(crypto_conflict) c = NULL;
-
-		if (cr_primary_in(scratch, required, &primary, NULL) != VULNID_OK) {
-			s = vulnid_fail(err, VULNID_ERR_NOTFOUND, "the key %s is not in the data", required);
-			goto out;
-		}
-		/* ... and only when no other key already claims one of its
-		 * addresses: a key that copies someone's user ID must not
-		 * become that someone without the operator's word. */
-		lock = tofu_lock(err);
-		if (lock < 0) {
-			s = VULNID_ERR_IO;
-			goto out;
-		}
-		s = claimed_elsewhere(scratch, primary, &c, err);
-		if (s != VULNID_OK)
-			goto out;
-		if (c != NULL) {
-			s = vulnid_fail(err, VULNID_ERR_EXISTS, "the key %s claims %s, which the key %s claims already",
-					c->fpr, c->address, c->other);
-			if (conflict != NULL)
-				*conflict = g_steal_pointer(&c);
-			goto out;
-		}
-		g_ptr_array_set_size(fprs, 0);
-		g_ptr_array_add(fprs, g_steal_pointer(&primary));
 	}
 	if (crypto_robot_fingerprint(&robot_fpr, NULL) == VULNID_OK)
 		for (guint i = 0; i < fprs->len; i++)
@@ -278,8 +197,6 @@ crypto_import_checked(GBytes *data, const char *required, GPtrArray **fprs_out,
 		s = cr_import_into(crypto_homedir, b, NULL, err);
 	}
 out:
-	if (lock >= 0)
-		close(lock);
 	if (pub != NULL)
 		gpgme_data_release(pub);
 	if (ctx != NULL)
@@ -287,5 +204,171 @@ out:
 	cr_scratch_remove(scratch);
 	if (s == VULNID_OK && fprs_out != NULL)
 		*fprs_out = g_steal_pointer(&fprs);
+	return s;
+}
+
+/* --- trust on first use -------------------------------------------------------------- */
+
+/* The keys in the robot's keyring that have a user ID with one of these
+ * addresses, as gpg lists them (its pattern "<address>" is an exact
+ * match of the address): a key whose primary fingerprint is not fpr
+ * claims the address first.  One gpg process. */
+static vulnid_status
+tofu_claimed(const char *fpr, GPtrArray *emails, gint64 timeout_ms, crypto_conflict **out, GError **err)
+{
+	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(gpgrun_result) r = NULL;
+	g_auto(GStrv) lines = NULL;
+	g_autofree char *primary = NULL;
+	gboolean want_fpr = FALSE;
+	gpgrun_opts o = { .home = crypto_homedir, .input_fd = -1, .out_fd = -1,
+			  .max_out = 4 * 1024 * 1024, .timeout_ms = timeout_ms };
+	vulnid_status s;
+
+	*out = NULL;
+	g_ptr_array_add(args, g_strdup("--list-keys"));
+	g_ptr_array_add(args, g_strdup("--with-colons"));
+	g_ptr_array_add(args, g_strdup("--fixed-list-mode"));
+	g_ptr_array_add(args, g_strdup("--"));
+	for (guint i = 0; i < emails->len; i++)
+		g_ptr_array_add(args, g_strdup_printf("<%s>", (const char *) g_ptr_array_index(emails, i)));
+	g_ptr_array_add(args, NULL);
+	o.args = (const char *const *) args->pdata;
+	s = gpgrun(&o, &r, err);
+	if (s != VULNID_OK)
+		return s;
+	if (r->timed_out || r->too_big)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "cannot list the keyring's keys");
+	g_byte_array_append(r->out, (const guint8 *) "", 1);
+	lines = g_strsplit((const char *) r->out->data, "\n", -1);
+	for (char **l = lines; *l != NULL; l++) {
+		g_auto(GStrv) f = g_strsplit(*l, ":", -1);
+		guint n = g_strv_length(f);
+
+		if (n > 0 && strcmp(f[0], "pub") == 0) {
+			g_clear_pointer(&primary, g_free);
+			want_fpr = TRUE;
+		} else if (n > 9 && strcmp(f[0], "fpr") == 0 && want_fpr) {
+			primary = g_ascii_strup(f[9], -1);
+			want_fpr = FALSE;
+		} else if (n > 9 && strcmp(f[0], "uid") == 0 && primary != NULL &&
+			   g_ascii_strcasecmp(primary, fpr) != 0 && f[1][0] != 'r' && f[1][0] != 'i') {
+			g_autofree char *uid = cr_colon_unescape(f[9]);
+			g_autofree char *addr = openpgp_uid_email(uid);
+
+			for (guint i = 0; addr != NULL && i < emails->len; i++)
+				if (strcmp(addr, g_ptr_array_index(emails, i)) == 0) {
+					crypto_conflict *c = g_new0(crypto_conflict, 1);
+
+					c->fpr = g_ascii_strup(fpr, -1);
+					c->other = g_strdup(primary);
+					c->address = g_strdup(addr);
+					*out = c;
+					return VULNID_OK;
+				}
+		}
+	}
+	return VULNID_OK;
+}
+
+/* Import one key's packets into the robot's keyring; it must come out as
+ * that key.  One gpg process. */
+static vulnid_status
+tofu_import(const openpgp_block_key *k, gint64 timeout_ms, GError **err)
+{
+	static const char *const args[] = { "--import", NULL };
+	gpgrun_opts o = { .home = crypto_homedir, .args = args, .input_fd = -1, .input = k->packets,
+			  .out_fd = -1, .timeout_ms = timeout_ms };
+	g_autoptr(gpgrun_result) r = NULL;
+	g_autofree char *before = cr_keyring_stamp(crypto_homedir);
+	vulnid_status s;
+
+	cr_key_cache_clear();
+	s = gpgrun(&o, &r, err);
+	cr_robot_restamp(before);
+	if (s != VULNID_OK)
+		return s;
+	if (r->timed_out)
+		return vulnid_fail(err, VULNID_ERR_TIMEOUT, "importing the key took too long");
+	for (guint i = 0; i < r->status->len; i++) {
+		const char *l = g_ptr_array_index(r->status, i);
+		const char *f = strrchr(l, ' ');
+
+		if (g_str_has_prefix(l, "IMPORT_OK ") && f != NULL && g_ascii_strcasecmp(f + 1, k->fpr) == 0)
+			return VULNID_OK;
+	}
+	return vulnid_fail(err, VULNID_ERR_INVALID, "the key %s could not be imported (%s)", k->fpr,
+			   r->message != NULL ? r->message : "no valid user ID or self-signature");
+}
+
+/* The key of the data that holds required (a fingerprint or, from a
+ * signature that names only that, a key ID), checked against the maxima
+ * before gpg sees any of it. */
+static vulnid_status
+tofu_pick(GBytes *data, const char *required, GPtrArray **keys, const openpgp_block_key **key, GError **err)
+{
+	g_autoptr(GBytes) bin = openpgp_binary(g_bytes_get_data(data, NULL), g_bytes_get_size(data),
+					       g_bytes_get_size(data));
+	openpgp_scan sc;
+
+	*key = NULL;
+	if (bin == NULL || !openpgp_scan_data(g_bytes_get_data(bin, NULL), g_bytes_get_size(bin),
+					       CRYPTO_MAX_KEY_PACKETS + 1, &sc) || sc.malformed)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "the key sent is not OpenPGP data");
+	if (sc.too_many)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "the key sent holds more than %d packets",
+				   CRYPTO_MAX_KEY_PACKETS);
+	*keys = openpgp_block_keys(bin, CRYPTO_MAX_KEYS);
+	if (*keys == NULL)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "the data sent holds more than %d keys, or "
+				   "something other than keys", CRYPTO_MAX_KEYS);
+	*key = openpgp_block_find(*keys, required);
+	if (*key == NULL)
+		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "the key %s is not in the data", required);
+	if ((*key)->secret)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "the data sent holds a secret key");
+	if ((*key)->subkeys->len > CRYPTO_MAX_SUBKEYS || (*key)->uids->len > CRYPTO_MAX_UIDS)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "the key sent has more than %d subkeys or "
+				   "%d user IDs", CRYPTO_MAX_SUBKEYS, CRYPTO_MAX_UIDS);
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_import_if_contains(GBytes *data, const char *required, gint64 timeout_ms, crypto_conflict **conflict,
+			  GError **err)
+{
+	g_autoptr(GPtrArray) keys = NULL;
+	g_autoptr(GPtrArray) emails = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *robot_fpr = NULL;
+	const openpgp_block_key *k;
+	int lock;
+	vulnid_status s;
+
+	s = tofu_pick(data, required, &keys, &k, err);
+	if (s != VULNID_OK)
+		return s;
+	if (crypto_robot_fingerprint(&robot_fpr, NULL) == VULNID_OK && g_ascii_strcasecmp(robot_fpr, k->fpr) == 0)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "refusing a key with the robot's own fingerprint");
+	for (guint i = 0; i < k->uids->len; i++) {
+		char *addr = openpgp_uid_email(g_ptr_array_index(k->uids, i));
+
+		if (addr != NULL && !g_ptr_array_find_with_equal_func(emails, addr, g_str_equal, NULL))
+			g_ptr_array_add(emails, addr);
+		else
+			g_free(addr);
+	}
+	/* checked and imported under the lock: two filters never each
+	 * import a key for the same new address */
+	lock = tofu_lock(err);
+	if (lock < 0)
+		return VULNID_ERR_IO;
+	if (emails->len > 0)
+		s = tofu_claimed(k->fpr, emails, timeout_ms, conflict, err);
+	if (s == VULNID_OK && *conflict != NULL)
+		s = vulnid_fail(err, VULNID_ERR_EXISTS, "the key %s claims %s, which the key %s claims already",
+				(*conflict)->fpr, (*conflict)->address, (*conflict)->other);
+	if (s == VULNID_OK)
+		s = tofu_import(k, timeout_ms, err);
+	close(lock);
 	return s;
 }

@@ -27,11 +27,19 @@ extern robot_key *cr_robot;
 extern GMutex cr_robot_lock;
 
 vulnid_status cr_gpg_fail(GError **err, gpgme_error_t e, const char *what);
-vulnid_status cr_keylist(const char *home, const char *pattern, GPtrArray *out, GError **err);
-vulnid_status cr_primary_in(const char *home, const char *fpr, char **primary, GError **err);
 GBytes * cr_data_to_bytes(gpgme_data_t d);
 vulnid_status cr_ctx(const char *home, gpgme_ctx_t *out, GError **err);
+/* Forget the keys listed so far (after an import). */
 void cr_key_cache_clear(void);
+/* What identifies the keyring's files now (identity, size, time): a
+ * change means keys may have changed. */
+char *cr_keyring_stamp(const char *home);
+/* After this process imported another key into the keyring: the robot's
+ * key, remembered as of the stamp before, still holds (no listing of the
+ * secret keys for the next mail). */
+void cr_robot_restamp(const char *before);
+/* A field of gpg's colon listing with its \xNN escapes undone, as UTF-8. */
+char *cr_colon_unescape(const char *field);
 void cr_robot_remember_socket(const char *home, robot_key *r, const char *socket);
 vulnid_status cr_robot_fingerprint(gboolean remembered, char **fpr, GError **err);
 char * cr_scratch_home(GError **err);

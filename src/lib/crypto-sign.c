@@ -17,6 +17,7 @@
 
 #include "crypto.h"
 #include "gmime-autoptr.h"
+#include "gpgrun.h"
 #include "openpgp.h"
 
 #include "crypto-private.h"
@@ -124,121 +125,85 @@ crypto_sign_mime(GMimeObject *entity, const char *signer, GError **err)
 	return GMIME_OBJECT(mps);
 }
 
+/* A part of the multipart/encrypted made here. */
+static GMimeObject *
+encrypted_subpart(const char *subtype, const char *data, gsize len)
+{
+	GMimePart *part = g_mime_part_new_with_type("application", subtype);
+	g_autoptr(GMimeStream) stream = g_mime_stream_mem_new_with_buffer(data, len);
+	GMimeDataWrapper *wrapper = g_mime_data_wrapper_new_with_stream(stream, GMIME_CONTENT_ENCODING_7BIT);
+
+	g_mime_part_set_content(part, wrapper);
+	g_object_unref(wrapper);
+	g_mime_part_set_content_encoding(part, GMIME_CONTENT_ENCODING_7BIT);
+	return GMIME_OBJECT(part);
+}
+
+/* RFC 3156 section 4, by one gpg process: the entity encrypted to the
+ * recipients' keys (by fingerprint) and signed by
+ * signer, armored, in a multipart/encrypted.  GMime's way lists every
+ * recipient's key first, a gpg process each, after gpgme's engine probe. */
 GMimeObject *
 crypto_encrypt_mime(GMimeObject *entity, const char *signer, GPtrArray *recipients, GError **err)
 {
-	g_autoptr(GMimeCryptoContext) ctx = g_mime_gpg_context_new();
+	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
+	g_autoptr(GMimeFormatOptions) fo = g_mime_format_options_new();
+	g_autoptr(gpgrun_result) r = NULL;
+	g_autoptr(GBytes) input = NULL;
+	g_autoptr(GError) e = NULL;
+	GMimeMultipartEncrypted *mpe;
+	GMimeObject *version, *data;
+	GByteArray *b;
+	gpgrun_opts o = { .home = crypto_homedir, .input_fd = -1, .out_fd = -1, .timeout_ms = 60 * 1000 };
 
-	return GMIME_OBJECT(g_mime_multipart_encrypted_encrypt(ctx, entity, signer != NULL, signer,
-							       GMIME_ENCRYPT_ALWAYS_TRUST, recipients, err));
-}
+	g_ptr_array_add(args, g_strdup("--armor"));
+	g_ptr_array_add(args, g_strdup("--trust-model"));
+	g_ptr_array_add(args, g_strdup("always"));
+	if (signer != NULL) {
+		g_ptr_array_add(args, g_strdup("--local-user"));
+		g_ptr_array_add(args, cr_is_fingerprint(signer) ? g_strconcat(signer, "!", NULL) : g_strdup(signer));
+		g_ptr_array_add(args, g_strdup("--sign"));
+	}
+	for (guint i = 0; i < recipients->len; i++) {
+		const char *f = g_ptr_array_index(recipients, i);
 
-/* Run a GnuPG program (argv) with input on its stdin; its stdout and
- * stderr come back whole, *status as waitpid() gives it.  posix_spawn(): no copy of
- * this process's page tables as with fork(), no helper thread as with
- * GSubprocess.  Its stdin is a socket, so that a gpg that quits early
- * makes send() fail instead of raising SIGPIPE. */
-static gboolean
-run_program(const char *const *argv, GBytes *input, GByteArray *out, GByteArray *errout, int *status,
-	char **why)
-{
-	int in_sv[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
-	posix_spawn_file_actions_t fa;
-	const guint8 *in = g_bytes_get_data(input, NULL);
-	gsize in_len = g_bytes_get_size(input), in_off = 0;
-	gboolean ok = FALSE;
-	pid_t pid = -1;
-	int rc;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_sv) < 0 ||
-	    pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0) {
-		*why = g_strdup_printf("cannot run gpg: %s", g_strerror(errno));
-		goto out;
+		/* the key by its fingerprint; without "!", which would
+		 * take its primary key, usually one that only signs */
+		g_ptr_array_add(args, g_strdup("--recipient"));
+		g_ptr_array_add(args, g_strdup(f));
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in_sv[1], 0);
-	posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
-#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);	/* what the MTA left open */
-#endif
-	rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *) argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0) {
-		pid = -1;
-		*why = g_strdup_printf("cannot run %s: %s", argv[0], g_strerror(rc));
-		goto out;
+	g_ptr_array_add(args, g_strdup("--encrypt"));
+	g_ptr_array_add(args, NULL);
+	o.args = (const char *const *) args->pdata;
+	/* the entity as it will be read after decryption: CRLF (RFC 3156 4) */
+	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_DOS);
+	g_mime_object_write_to_stream(entity, fo, mem);
+	b = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+	input = g_bytes_new(b->data, b->len);
+	o.input = input;
+	/* armor of a compressed, encrypted entity: never much more than it */
+	o.max_out = (gint64) b->len * 2 + 64 * 1024;
+	if (gpgrun(&o, &r, &e) != VULNID_OK) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "%s", e->message);
+		return NULL;
 	}
-	close(in_sv[1]);
-	close(out_p[1]);
-	close(err_p[1]);
-	in_sv[1] = out_p[1] = err_p[1] = -1;
-	if (in_len == 0) {
-		close(in_sv[0]);
-		in_sv[0] = -1;
+	if (!gpgrun_ok(r) || gpgrun_status(r, "END_ENCRYPTION") == NULL ||
+	    (signer != NULL && gpgrun_status_count(r, "SIG_CREATED") != 1) || r->out->len == 0) {
+		g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "cannot encrypt: %s",
+			    r->timed_out ? "gpg took too long" : r->message != NULL ? r->message : "gpg failed");
+		return NULL;
 	}
-	while (out_p[0] >= 0 || err_p[0] >= 0) {
-		struct pollfd pf[3];
-		int np = 0;
-
-		if (in_sv[0] >= 0)
-			pf[np++] = (struct pollfd) { .fd = in_sv[0], .events = POLLOUT };
-		if (out_p[0] >= 0)
-			pf[np++] = (struct pollfd) { .fd = out_p[0], .events = POLLIN };
-		if (err_p[0] >= 0)
-			pf[np++] = (struct pollfd) { .fd = err_p[0], .events = POLLIN };
-		if (poll(pf, (nfds_t) np, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			*why = g_strdup_printf("cannot talk to gpg: %s", g_strerror(errno));
-			goto out;
-		}
-		for (int i = 0; i < np; i++) {
-			if (pf[i].revents == 0)
-				continue;
-			if (pf[i].fd == in_sv[0]) {
-				ssize_t w = send(in_sv[0], in + in_off, MIN(in_len - in_off, 65536),
-						 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-				if (w < 0 && (errno == EAGAIN || errno == EINTR))
-					continue;
-				if (w > 0)
-					in_off += (gsize) w;
-				if (w < 0 || in_off == in_len) {
-					close(in_sv[0]);	/* done, or gpg stopped reading */
-					in_sv[0] = -1;
-				}
-			} else {
-				int *fd = pf[i].fd == out_p[0] ? &out_p[0] : &err_p[0];
-				GByteArray *to = pf[i].fd == out_p[0] ? out : errout;
-				guint8 buf[16384];
-				ssize_t r = read(*fd, buf, sizeof buf);
-
-				if (r < 0 && errno == EINTR)
-					continue;
-				if (r <= 0) {
-					close(*fd);
-					*fd = -1;
-				} else
-					g_byte_array_append(to, buf, (guint) r);
-			}
-		}
-	}
-	ok = TRUE;
-out:
-	for (int i = 0; i < 2; i++) {
-		if (in_sv[i] >= 0)
-			close(in_sv[i]);
-		if (out_p[i] >= 0)
-			close(out_p[i]);
-		if (err_p[i] >= 0)
-			close(err_p[i]);
-	}
-	if (pid > 0) {
-		while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-			;
-	}
-	return ok;
+	mpe = g_mime_multipart_encrypted_new();
+	version = encrypted_subpart("pgp-encrypted", "Version: 1\n", strlen("Version: 1\n"));
+	data = encrypted_subpart("octet-stream", (const char *) r->out->data, r->out->len);
+	g_mime_multipart_add(GMIME_MULTIPART(mpe), version);
+	g_mime_multipart_add(GMIME_MULTIPART(mpe), data);
+	g_object_unref(version);
+	g_object_unref(data);
+	g_mime_object_set_content_type_parameter(GMIME_OBJECT(mpe), "protocol", "application/pgp-encrypted");
+	g_mime_multipart_set_boundary(GMIME_MULTIPART(mpe), NULL);
+	return GMIME_OBJECT(mpe);
 }
 
 /* Sign data with signer's key, running gpg directly: for the keys the
@@ -251,61 +216,28 @@ sign_data_gpg(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **
 	  GError **err)
 {
 	g_autofree char *user = NULL;
-	const char *argv[16];
-	int n = 0;
-	g_autoptr(GByteArray) sigbuf = g_byte_array_new();
-	g_autoptr(GByteArray) statusbuf = g_byte_array_new();
-	g_autofree char *spawn_why = NULL;
-	int wstatus = 0;
-	g_auto(GStrv) lines = NULL;
-	const char *created = NULL;
-	const char *gpg;
+	const char *args[] = { "--armor", "--local-user", NULL,
+			       mode == GPGME_SIG_MODE_CLEAR ? "--clearsign" : "--detach-sign",
+			       mode == GPGME_SIG_MODE_CLEAR ? "--textmode" : NULL, NULL };
+	gpgrun_opts o = { .home = crypto_homedir, .args = args, .input_fd = -1, .input = data, .out_fd = -1,
+			  .max_out = (gint64) g_bytes_get_size(data) * 2 + 64 * 1024, .timeout_ms = 60 * 1000 };
+	g_autoptr(gpgrun_result) r = NULL;
+	const char *created;
+	vulnid_status s;
 
 	if (signer == NULL || *signer == '\0')
 		return vulnid_fail(err, VULNID_ERR_INVALID, "no signing key");
 	user = cr_is_fingerprint(signer) ? g_strconcat(signer, "!", NULL) : g_strdup(signer);
-	/* the gpg gpgme uses (no PATH search: the MTA's PATH is not ours) */
-	gpgme_check_version(NULL);	/* initialises gpgme; no process */
-	gpg = gpgme_get_dirinfo("gpg-name");
-	argv[n++] = gpg != NULL ? gpg : "gpg";
-	argv[n++] = "--batch";
-	argv[n++] = "--no-tty";
-	argv[n++] = "--disable-dirmngr";
-	argv[n++] = "--status-fd=2";
-	argv[n++] = "--armor";
-	argv[n++] = "--local-user";
-	argv[n++] = user;
-	if (crypto_homedir != NULL) {
-		argv[n++] = "--homedir";
-		argv[n++] = crypto_homedir;
-	}
-	argv[n++] = mode == GPGME_SIG_MODE_CLEAR ? "--clearsign" : "--detach-sign";
-	if (mode == GPGME_SIG_MODE_CLEAR)
-		argv[n++] = "--textmode";
-	argv[n] = NULL;
-	if (!run_program(argv, data, sigbuf, statusbuf, &wstatus, &spawn_why))
-		return vulnid_fail(err, VULNID_ERR_TEMP, "cannot sign: %s", spawn_why);
-	g_byte_array_append(statusbuf, (const guint8 *) "", 1);
-	lines = g_strsplit((const char *) statusbuf->data, "\n", -1);
-	for (char **l = lines; *l != NULL; l++)
-		if (g_str_has_prefix(*l, "[GNUPG:] SIG_CREATED ")) {
-			if (created != NULL) {
-				created = NULL;	/* more than one: not what was asked */
-				break;
-			}
-			created = *l + strlen("[GNUPG:] SIG_CREATED ");
-		}
-	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || created == NULL || sigbuf->len == 0) {
+	args[2] = user;
+	s = gpgrun(&o, &r, err);
+	if (s != VULNID_OK)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "cannot sign with %s", signer);
+	created = gpgrun_status(r, "SIG_CREATED");
+	if (!gpgrun_ok(r) || created == NULL || gpgrun_status_count(r, "SIG_CREATED") != 1 || r->out->len == 0)
 		/* The secret key not usable now (gpg-agent down, a smart card
 		 * away) and a key that is gone look alike here: wait. */
-		g_autofree char *why = NULL;
-
-		for (char **l = lines; *l != NULL && why == NULL; l++)
-			if (**l != '\0' && !g_str_has_prefix(*l, "[GNUPG:]"))
-				why = g_strdup(*l);
 		return vulnid_fail(err, VULNID_ERR_TEMP, "cannot sign with %s: %s", signer,
-				   why != NULL ? why : "gpg failed");
-	}
+				   r->timed_out ? "gpg took too long" : r->message != NULL ? r->message : "gpg failed");
 	{
 		/* SIG_CREATED type pk-algo hash-algo class time fingerprint */
 		g_auto(GStrv) f = g_strsplit(created, " ", -1);
@@ -321,46 +253,29 @@ sign_data_gpg(GBytes *data, const char *signer, gpgme_sig_mode_t mode, GBytes **
 			*micalg = g_strconcat("pgp-", lower, NULL);
 		}
 	}
-	*out = g_byte_array_free_to_bytes(g_steal_pointer(&sigbuf));
+	*out = g_byte_array_free_to_bytes(g_steal_pointer(&r->out));
 	return VULNID_OK;
 }
 
 /* --- signatures through gpg-agent -------------------------------------------------- */
 
-/* A GnuPG program installed beside the gpg that gpgme uses (no PATH
- * search: the MTA's PATH is not ours). */
-static char *
-gnupg_program(const char *name)
-{
-	const char *gpg;
-	g_autofree char *dir = NULL;
-
-	gpgme_check_version(NULL);	/* initialises gpgme; no process */
-	gpg = gpgme_get_dirinfo("gpg-name");
-	dir = g_path_get_dirname(gpg != NULL ? gpg : "/usr/bin/gpg");
-	return g_build_filename(dir, name, NULL);
-}
-
 /* gpgconf --homedir HOME ARGS...; its output in out. */
 static vulnid_status
 run_gpgconf(const char *home, const char *a1, const char *a2, GByteArray *out, GError **err)
 {
-	g_autofree char *gpgconf = gnupg_program("gpgconf");
-	const char *argv[] = { gpgconf, "--homedir", home, a1, a2, NULL };
-	g_autoptr(GByteArray) errout = g_byte_array_new();
-	g_autoptr(GByteArray) ignored = out == NULL ? g_byte_array_new() : NULL;
-	g_autoptr(GBytes) none = g_bytes_new(NULL, 0);
-	g_autofree char *why = NULL;
-	int wstatus = 0;
+	const char *args[] = { "--homedir", home, a1, a2, NULL };
+	gpgrun_opts o = { .tool = "gpgconf", .args = args, .input_fd = -1, .out_fd = -1,
+			  .max_out = 64 * 1024, .timeout_ms = 60 * 1000 };
+	g_autoptr(gpgrun_result) r = NULL;
+	vulnid_status s = gpgrun(&o, &r, err);
 
-	if (!run_program(argv, none, out != NULL ? out : ignored, errout, &wstatus, &why))
-		return vulnid_fail(err, VULNID_ERR_TEMP, "%s", why);
-	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-		g_autofree char *msg = g_strndup((const char *) errout->data, errout->len);
-
+	if (s != VULNID_OK)
+		return s;
+	if (!gpgrun_ok(r))
 		return vulnid_fail(err, VULNID_ERR_TEMP, "gpgconf %s %s failed: %s", a1, a2,
-				   *g_strstrip(msg) != '\0' ? msg : "no reason given");
-	}
+				   r->message != NULL ? r->message : "no reason given");
+	if (out != NULL)
+		g_byte_array_append(out, r->out->data, r->out->len);
 	return VULNID_OK;
 }
 

@@ -17,7 +17,9 @@
 
 #include "crypto.h"
 #include "gmime-autoptr.h"
+#include "gpgrun.h"
 #include "openpgp.h"
+#include "openpgp-scan.h"
 
 #include "crypto-private.h"
 
@@ -53,160 +55,265 @@ cr_is_fingerprint(const char *f)
 	return TRUE;
 }
 
-void
-crypto_judge(crypto_signature *out, GMimeSignatureList *sigs)
+/* --- gpg's verdict ------------------------------------------------------------ */
+
+/* One signature as gpg's status lines describe it, from NEWSIG to the
+ * next (doc/DETAILS of GnuPG). */
+typedef struct {
+	const char *why;	/* not good: why */
+	gboolean good, key_missing;
+	char *fpr;		/* primary key (VALIDSIG), else the issuer */
+	gint64 created;
+} sig_verdict;
+
+static char *
+status_field(const char *args, guint n)
 {
-	int n = sigs != NULL ? g_mime_signature_list_length(sigs) : 0;
+	g_auto(GStrv) f = g_strsplit(args, " ", -1);
+
+	return n < g_strv_length(f) ? g_strdup(f[n]) : NULL;
+}
+
+/* The lines of one signature: GOODSIG, EXPSIG, EXPKEYSIG, REVKEYSIG,
+ * BADSIG, ERRSIG (rc 9: no public key) and VALIDSIG. */
+static void
+verdict_line(sig_verdict *v, const char *line)
+{
+	const char *args = strchr(line, ' ') != NULL ? strchr(line, ' ') + 1 : "";
+
+	if (g_str_has_prefix(line, "BADSIG "))
+		v->why = "the signature is bad: the signed text was changed after signing";
+	else if (g_str_has_prefix(line, "REVKEYSIG ") && v->why == NULL)
+		v->why = "the signing key is revoked";
+	else if (g_str_has_prefix(line, "EXPKEYSIG ") && v->why == NULL)
+		v->why = "the signing key has expired";
+	else if (g_str_has_prefix(line, "EXPSIG ") && v->why == NULL)
+		v->why = "the signature has expired";
+	else if (g_str_has_prefix(line, "GOODSIG "))
+		v->good = TRUE;
+	else if (g_str_has_prefix(line, "ERRSIG ")) {
+		/* keyid pkalgo hashalgo class time rc [fpr] */
+		g_autofree char *rc = status_field(args, 5);
+		g_autofree char *fpr = status_field(args, 6);
+		g_autofree char *keyid = status_field(args, 0);
+
+		if (g_strcmp0(rc, "9") == 0) {
+			v->key_missing = TRUE;
+			v->why = "the signing key is not known to this robot (send it as an application/pgp-keys "
+				 "attachment of a request signed with it)";
+		} else if (v->why == NULL)
+			v->why = "the signature could not be checked";
+		g_free(v->fpr);
+		v->fpr = fpr != NULL && cr_is_fingerprint(fpr) ? g_ascii_strup(fpr, -1)
+		       : keyid != NULL ? g_ascii_strup(keyid, -1) : NULL;
+	} else if (g_str_has_prefix(line, "VALIDSIG ")) {
+		/* fpr date timestamp expires version reserved pkalgo hashalgo
+		 * class primary-fpr */
+		g_autofree char *signing = status_field(args, 0);
+		g_autofree char *ts = status_field(args, 2);
+		g_autofree char *primary = status_field(args, 9);
+		const char *fpr = primary != NULL && cr_is_fingerprint(primary) ? primary : signing;
+
+		g_free(v->fpr);
+		v->fpr = fpr != NULL && cr_is_fingerprint(fpr) ? g_ascii_strup(fpr, -1) : NULL;
+		if (ts != NULL && strchr(ts, 'T') == NULL)
+			v->created = g_ascii_strtoll(ts, NULL, 10);
+	}
+}
+
+/* The verdict of a run's status lines on the signatures it checked. */
+static void
+judge_status(crypto_signature *out, const gpgrun_result *r)
+{
+	g_autoptr(GArray) sigs = g_array_new(FALSE, TRUE, sizeof(sig_verdict));
+	sig_verdict *v = NULL;
 
 	out->valid = FALSE;
 	out->key_missing = FALSE;
 	g_clear_pointer(&out->reason, g_free);
-	if (n == 0) {
+	g_clear_pointer(&out->fpr, g_free);
+	for (guint i = 0; i < r->status->len; i++) {
+		const char *line = g_ptr_array_index(r->status, i);
+
+		if (strcmp(line, "NEWSIG") == 0 || g_str_has_prefix(line, "NEWSIG ")) {
+			g_array_set_size(sigs, sigs->len + 1);
+			v = &g_array_index(sigs, sig_verdict, sigs->len - 1);
+			continue;
+		}
+		if (v != NULL)
+			verdict_line(v, line);
+	}
+	if (sigs->len == 0) {
 		if (out->present)
 			out->reason = g_strdup("the signature could not be read");
 		return;
 	}
 	out->present = TRUE;
-	for (int i = 0; i < n; i++) {
-		GMimeSignature *sig = g_mime_signature_list_get_signature(sigs, i);
-		GMimeSignatureStatus st = g_mime_signature_get_status(sig);
-		GMimeCertificate *cert = g_mime_signature_get_certificate(sig);
-		const char *fpr = cert != NULL ? g_mime_certificate_get_fingerprint(cert) : NULL;
-		const char *why = NULL;
+	for (guint i = 0; i < sigs->len; i++) {
+		sig_verdict *s = &g_array_index(sigs, sig_verdict, i);
+		const char *why = s->why;
 
-		if (st & GMIME_SIGNATURE_STATUS_RED)
-			why = "the signature is bad: the signed text was changed after signing";
-		else if (st & GMIME_SIGNATURE_STATUS_KEY_MISSING)
-			why = "the signing key is not known to this robot (send it as an application/pgp-keys "
-			      "attachment of a request signed with it)";
-		else if (st & GMIME_SIGNATURE_STATUS_KEY_REVOKED)
-			why = "the signing key is revoked";
-		else if (st & GMIME_SIGNATURE_STATUS_KEY_EXPIRED)
-			why = "the signing key has expired";
-		else if (st & GMIME_SIGNATURE_STATUS_SIG_EXPIRED)
-			why = "the signature has expired";
-		else if (st & (GMIME_SIGNATURE_STATUS_SYS_ERROR | GMIME_SIGNATURE_STATUS_BAD_POLICY))
+		if (why == NULL && (!s->good || s->fpr == NULL || !cr_is_fingerprint(s->fpr)))
 			why = "the signature could not be checked";
-		else if (!cr_is_fingerprint(fpr))
-			why = "the signing key is not known to this robot";
-		if (st & GMIME_SIGNATURE_STATUS_KEY_MISSING)
-			out->key_missing = TRUE;
-		if (i == 0 && fpr != NULL && out->fpr == NULL)
-			out->fpr = g_ascii_strup(fpr, -1);
-		if (why != NULL) {
+		out->key_missing |= s->key_missing;
+		if (out->fpr == NULL && s->fpr != NULL)
+			out->fpr = g_strdup(s->fpr);
+		if (why != NULL && out->reason == NULL)
 			out->reason = g_strdup(why);
-			return;
-		}
-		if (out->fpr != NULL && g_ascii_strcasecmp(out->fpr, fpr) != 0) {
+		if (why == NULL && out->reason == NULL && g_ascii_strcasecmp(out->fpr, s->fpr) != 0)
 			out->reason = g_strdup("the mail carries signatures by more than one key");
-			return;
-		}
+		if (i == 0)
+			out->created = s->created;
 	}
-	/* A key that signs with a subkey is still that key: the primary
-	 * fingerprint is the identity everywhere else. */
-	{
-		g_autofree char *primary = NULL;
-
-		if (crypto_primary_fpr(out->fpr, &primary, NULL) == VULNID_OK) {
-			g_free(out->fpr);
-			out->fpr = g_steal_pointer(&primary);
-		}
-	}
-	out->created = g_mime_signature_get_created64(g_mime_signature_list_get_signature(sigs, 0));
-	out->valid = TRUE;
+	out->valid = out->reason == NULL;
+	for (guint i = 0; i < sigs->len; i++)
+		g_free(g_array_index(sigs, sig_verdict, i).fpr);
 }
 
-/* What g_mime_multipart_signed_verify() does, through gpgme directly: GMime's
- * context probes the engine again and lists each signer's key, two gpg
- * processes that crypto_judge() and the caller would repeat anyway (their
- * key lookups are cached here).  The statuses are gpgme's summary bits, as
- * GMime reports them; a signature whose check failed outright is a system
- * error at least. */
-GMimeSignatureList *
-crypto_verify_multipart_signed(GMimeMultipartSigned *mps, GError **err)
+/* The status of a run that ended without a verdict. */
+static vulnid_status
+run_failed(const gpgrun_result *r, gint64 timeout_ms, GError **err)
 {
-	GMimeObject *content, *signature;
-	const char *protocol;
-	g_autofree char *sigtype = NULL;
-	g_autoptr(GMimeStream) text = NULL;
-	g_autoptr(GMimeStream) sigstream = NULL;
-	GMimeFormatOptions *options;
-	GByteArray *tb, *sb;
-	GMimeSignatureList *list;
-	gpgme_data_t d, sig;
-	gpgme_verify_result_t r;
-	gpgme_ctx_t ctx;
-	gpgme_error_t e;
-	g_autoptr(GError) e2 = NULL;
+	if (r->timed_out)
+		return vulnid_fail(err, VULNID_ERR_TIMEOUT, "gpg took longer than %" G_GINT64_FORMAT
+				   " s and was stopped", timeout_ms / 1000);
+	if (r->too_big)
+		return vulnid_fail(err, VULNID_ERR_TOOBIG, "gpg gave more than allowed and was stopped");
+	if (r->too_many_signatures)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "it holds more than %d signatures",
+				   CRYPTO_MAX_SIGNATURES);
+	return VULNID_OK;
+}
 
-	if (g_mime_multipart_get_count(GMIME_MULTIPART(mps)) < 2) {
-		g_set_error(err, GMIME_ERROR, GMIME_ERROR_PARSE_ERROR, "missing subparts");
-		return NULL;
-	}
-	protocol = g_mime_object_get_content_type_parameter(GMIME_OBJECT(mps), "protocol");
-	if (protocol == NULL || (g_ascii_strcasecmp(protocol, "application/pgp-signature") != 0 &&
-				 g_ascii_strcasecmp(protocol, "application/x-pgp-signature") != 0)) {
-		g_set_error(err, GMIME_ERROR, GMIME_ERROR_PROTOCOL_ERROR, "unsupported signature protocol '%s'",
-			    protocol != NULL ? protocol : "(none)");
-		return NULL;
-	}
-	signature = g_mime_multipart_get_part(GMIME_MULTIPART(mps), GMIME_MULTIPART_SIGNED_SIGNATURE);
-	sigtype = g_mime_content_type_get_mime_type(g_mime_object_get_content_type(signature));
-	if (!GMIME_IS_PART(signature) || g_ascii_strcasecmp(sigtype, protocol) != 0) {
-		g_set_error(err, GMIME_ERROR, GMIME_ERROR_PARSE_ERROR,
-			    "signature content-type does not match protocol");
-		return NULL;
-	}
-	content = g_mime_multipart_get_part(GMIME_MULTIPART(mps), GMIME_MULTIPART_SIGNED_CONTENT);
-	/* RFC 3156, section 5.1: CRLF line ends, the part as received */
-	text = g_mime_stream_mem_new();
-	options = g_mime_format_options_new();
-	g_mime_format_options_set_newline_format(options, GMIME_NEWLINE_FORMAT_DOS);
-	g_mime_object_write_to_stream(content, options, text);
-	g_mime_format_options_free(options);
-	sigstream = g_mime_stream_mem_new();
-	if (g_mime_part_get_content(GMIME_PART(signature)) != NULL)
-		g_mime_data_wrapper_write_to_stream(g_mime_part_get_content(GMIME_PART(signature)), sigstream);
-	tb = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(text));
-	sb = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(sigstream));
-	if (cr_ctx(crypto_homedir, &ctx, &e2) != VULNID_OK) {
-		g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "%s", e2->message);
-		return NULL;
-	}
-	gpgme_data_new_from_mem(&d, (const char *) tb->data, tb->len, 0);
-	gpgme_data_new_from_mem(&sig, (const char *) sb->data, sb->len, 0);
-	e = gpgme_op_verify(ctx, sig, d, NULL);
-	gpgme_data_release(d);
-	gpgme_data_release(sig);
-	if (e != 0) {
-		g_set_error(err, GMIME_ERROR, GMIME_ERROR_GENERAL, "%s", gpgme_strerror(e));
-		gpgme_release(ctx);
-		return NULL;
-	}
-	r = gpgme_op_verify_result(ctx);
-	list = g_mime_signature_list_new();
-	for (gpgme_signature_t s = r != NULL ? r->signatures : NULL; s != NULL; s = s->next) {
-		GMimeSignature *gs = g_mime_signature_new();
-		GMimeCertificate *cert = g_mime_certificate_new();
-		GMimeSignatureStatus st = (GMimeSignatureStatus) s->summary;
+/* --- what gpg is given ---------------------------------------------------------- */
 
-		if (gpgme_err_code(s->status) != GPG_ERR_NO_ERROR &&
-		    !(st & (GMIME_SIGNATURE_STATUS_RED | GMIME_SIGNATURE_STATUS_KEY_MISSING |
-			    GMIME_SIGNATURE_STATUS_KEY_REVOKED | GMIME_SIGNATURE_STATUS_KEY_EXPIRED |
-			    GMIME_SIGNATURE_STATUS_SIG_EXPIRED)))
-			st |= GMIME_SIGNATURE_STATUS_SYS_ERROR;
-		g_mime_signature_set_status(gs, st);
-		g_mime_signature_set_created(gs, (time_t) s->timestamp);
-		g_mime_signature_set_expires(gs, (time_t) s->exp_timestamp);
-		if (s->fpr != NULL)
-			g_mime_certificate_set_fingerprint(cert, s->fpr);
-		g_mime_signature_set_certificate(gs, cert);
-		g_object_unref(cert);
-		g_mime_signature_list_add(list, gs);
-		g_object_unref(gs);
-	}
-	gpgme_release(ctx);
-	return list;
+gboolean
+crypto_signature_sane(GBytes *signature, char **why)
+{
+	openpgp_scan sc;
+	gsize len;
+	const void *p = g_bytes_get_data(signature, &len);
+
+	*why = NULL;
+	if (!openpgp_scan_data(p, len, CRYPTO_MAX_SIGNATURES + 1, &sc) || sc.malformed)
+		*why = g_strdup("the signature is not OpenPGP data");
+	else if (sc.too_many || sc.tags[OPENPGP_TAG_SIGNATURE] > CRYPTO_MAX_SIGNATURES)
+		*why = g_strdup_printf("the signature holds more than %d signatures", CRYPTO_MAX_SIGNATURES);
+	else if (sc.tags[OPENPGP_TAG_SIGNATURE] == 0 ||
+		 sc.tags[OPENPGP_TAG_SIGNATURE] + sc.tags[OPENPGP_TAG_MARKER] != sc.packets)
+		*why = g_strdup("the signature holds something other than signatures");
+	return *why == NULL;
+}
+
+gboolean
+crypto_ciphertext_sane(const void *data, gsize len, char **why)
+{
+	/* the session keys come first: the head of the data is enough */
+	g_autoptr(GBytes) head = openpgp_binary(data, len, 256 * 1024);
+	openpgp_scan sc;
+
+	*why = NULL;
+	if (head == NULL || !openpgp_scan_encrypted(g_bytes_get_data(head, NULL), g_bytes_get_size(head),
+						    CRYPTO_MAX_RECIPIENTS, &sc))
+		*why = g_strdup("the encrypted part is not OpenPGP data");
+	else if (sc.too_many)
+		*why = g_strdup_printf("the mail is encrypted to more than %d keys", CRYPTO_MAX_RECIPIENTS);
+	else if (sc.tags[OPENPGP_TAG_SKESK] > 0)
+		*why = g_strdup("the mail is encrypted with a passphrase; encrypt it to the robot's key");
+	else if (sc.tags[OPENPGP_TAG_SED] > 0)
+		*why = g_strdup("the mail is encrypted without integrity protection");
+	else if (sc.tags[OPENPGP_TAG_PKESK] == 0 ||
+		 sc.tags[OPENPGP_TAG_SEIPD] + sc.tags[OPENPGP_TAG_AEAD] != 1)
+		*why = g_strdup("the encrypted part is not an encrypted OpenPGP message");
+	return *why == NULL;
+}
+
+/* --- verifying and decrypting ----------------------------------------------------- */
+
+static const char *const verify_args[] = { "--verify", "--", "-&4", "-", NULL };
+
+vulnid_status
+crypto_verify_fd(int data_fd, GBytes *signature, gint64 timeout_ms, crypto_signature *out, GError **err)
+{
+	gpgrun_opts o = { .home = crypto_homedir, .args = verify_args, .input_fd = data_fd,
+			  .fd4 = signature, .out_fd = -1, .timeout_ms = timeout_ms,
+			  .max_signatures = CRYPTO_MAX_SIGNATURES };
+	g_autoptr(gpgrun_result) r = NULL;
+	vulnid_status s = gpgrun(&o, &r, err);
+
+	if (s == VULNID_OK)
+		s = run_failed(r, timeout_ms, err);
+	if (s != VULNID_OK)
+		return s;
+	out->present = TRUE;
+	judge_status(out, r);
+	return VULNID_OK;
+}
+
+vulnid_status
+crypto_verify_cleartext(GBytes *block, gint64 timeout_ms, gint64 max_text, GBytes **text,
+			crypto_signature *out, GError **err)
+{
+	static const char *const decrypt_args[] = { "--decrypt", NULL };
+	static const char *const verify_only[] = { "--verify", NULL };
+	gpgrun_opts o = { .home = crypto_homedir, .args = text != NULL ? decrypt_args : verify_only,
+			  .input_fd = -1, .input = block, .out_fd = -1,
+			  .max_out = text != NULL ? max_text : 0, .timeout_ms = timeout_ms,
+			  .max_signatures = CRYPTO_MAX_SIGNATURES };
+	g_autoptr(gpgrun_result) r = NULL;
+	vulnid_status s = gpgrun(&o, &r, err);
+
+	if (s == VULNID_OK)
+		s = run_failed(r, timeout_ms, err);
+	if (s != VULNID_OK)
+		return s;
+	out->present = TRUE;
+	judge_status(out, r);
+	if (text != NULL)
+		*text = g_byte_array_free_to_bytes(g_steal_pointer(&r->out));
+	return VULNID_OK;
+}
+
+/* Why a decryption failed, from the status lines and gpg's message; TEMP
+ * when the robot's key could not be used now (gpg-agent away). */
+static vulnid_status
+decrypt_failed(const gpgrun_result *r, GError **err)
+{
+	const char *why = r->message != NULL ? r->message : "gpg failed";
+	g_autoptr(GError) e = NULL;
+
+	if (gpgrun_status(r, "NO_SECKEY") != NULL && gpgrun_status(r, "BEGIN_DECRYPTION") == NULL)
+		why = "it is not encrypted to this robot's key";
+	if (gpgrun_status(r, "DECRYPTION_FAILED") != NULL && crypto_robot_key_check(&e) == VULNID_ERR_TEMP)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "the robot's key cannot be used now: %s", e->message);
+	return vulnid_fail(err, VULNID_ERR_INVALID, "%s", why);
+}
+
+vulnid_status
+crypto_decrypt_fd(int in_fd, int out_fd, gint64 max_out, gint64 timeout_ms, crypto_signature *sig,
+		  char **session_sha256, GError **err)
+{
+	static const char *const args[] = { "--decrypt", "--show-session-key", NULL };
+	gpgrun_opts o = { .home = crypto_homedir, .args = args, .input_fd = in_fd, .out_fd = out_fd,
+			  .max_out = max_out, .timeout_ms = timeout_ms, .max_signatures = CRYPTO_MAX_SIGNATURES };
+	g_autoptr(gpgrun_result) r = NULL;
+	vulnid_status s = gpgrun(&o, &r, err);
+	const char *sk;
+
+	*session_sha256 = NULL;
+	if (s == VULNID_OK)
+		s = run_failed(r, timeout_ms, err);
+	if (s != VULNID_OK)
+		return s;
+	/* not gpg's exit status: it is 2 also for a good decryption whose
+	 * signature could not be checked */
+	if (gpgrun_status(r, "DECRYPTION_OKAY") == NULL || gpgrun_status(r, "DECRYPTION_FAILED") != NULL)
+		return decrypt_failed(r, err);
+	sk = gpgrun_status(r, "SESSION_KEY");
+	if (sk != NULL && *sk != '\0')
+		*session_sha256 = g_compute_checksum_for_string(G_CHECKSUM_SHA256, sk, -1);
+	judge_status(sig, r);
+	return VULNID_OK;
 }
 
 static vulnid_status

@@ -17,7 +17,9 @@
 
 #include "crypto.h"
 #include "gmime-autoptr.h"
+#include "gpgrun.h"
 #include "openpgp.h"
+#include "openpgp-encrypt.h"
 
 #include "crypto-private.h"
 
@@ -72,80 +74,6 @@ cr_gpg_fail(GError **err, gpgme_error_t e, const char *what)
 		s = VULNID_ERR_TEMP;
 	}
 	return vulnid_fail(err, s, "%s: %s", what, buf);
-}
-
-/* Keys looked up in this process, by primary fingerprint, and subkey
- * fingerprints to their primary: a signed request asks for its signer's
- * key several times (primary fingerprint, user IDs), and each listing is a
- * gpg process.  Anything imported into the keyring empties it. */
-static GHashTable *key_cache;		/* primary fpr -> crypto_key */
-static GHashTable *key_cache_primary;	/* any (sub)key fpr -> primary fpr */
-
-void
-cr_key_cache_clear(void)
-{
-	g_clear_pointer(&key_cache, g_hash_table_unref);
-	g_clear_pointer(&key_cache_primary, g_hash_table_unref);
-}
-
-static crypto_key *
-key_copy(const crypto_key *k)
-{
-	crypto_key *c = g_new0(crypto_key, 1);
-
-	*c = *k;
-	c->fpr = g_strdup(k->fpr);
-	c->emails = g_ptr_array_copy(k->emails, (GCopyFunc) (void (*)(void)) g_strdup, NULL);
-	g_ptr_array_set_free_func(c->emails, g_free);
-	c->uids = g_ptr_array_copy(k->uids, (GCopyFunc) (void (*)(void)) g_strdup, NULL);
-	g_ptr_array_set_free_func(c->uids, g_free);
-	return c;
-}
-
-static crypto_key *key_from_gpgme(gpgme_key_t key);
-
-static void
-key_cache_init(void)
-{
-	if (key_cache != NULL)
-		return;
-	key_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify) crypto_key_free);
-	key_cache_primary = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-}
-
-static void
-key_cache_put(gpgme_key_t key)
-{
-	char *primary;
-
-	if (key->fpr == NULL)
-		return;
-	key_cache_init();
-	primary = g_ascii_strup(key->fpr, -1);
-	for (gpgme_subkey_t sk = key->subkeys; sk != NULL; sk = sk->next)
-		if (sk->fpr != NULL)
-			g_hash_table_replace(key_cache_primary, g_ascii_strup(sk->fpr, -1), g_strdup(primary));
-	g_hash_table_replace(key_cache_primary, g_strdup(primary), g_strdup(primary));
-	g_hash_table_replace(key_cache, primary, key_from_gpgme(key));
-}
-
-static void
-key_cache_put_copy(const crypto_key *k)
-{
-	key_cache_init();
-	if (g_hash_table_contains(key_cache_primary, k->fpr))
-		return;
-	g_hash_table_replace(key_cache_primary, g_ascii_strup(k->fpr, -1), g_ascii_strup(k->fpr, -1));
-	g_hash_table_replace(key_cache, g_ascii_strup(k->fpr, -1), key_copy(k));
-}
-
-static const crypto_key *
-key_cache_get(const char *fpr)
-{
-	g_autofree char *up = g_ascii_strup(fpr, -1);
-	const char *primary = key_cache_primary != NULL ? g_hash_table_lookup(key_cache_primary, up) : NULL;
-
-	return primary != NULL ? g_hash_table_lookup(key_cache, primary) : NULL;
 }
 
 vulnid_status
@@ -243,8 +171,8 @@ robot_clear(void)
 	g_mutex_unlock(&cr_robot_lock);
 }
 
-static char *
-keyring_stamp(const char *home)
+char *
+cr_keyring_stamp(const char *home)
 {
 	static const char *const files[] = { "private-keys-v1.d", "pubring.kbx", "pubring.gpg" };
 	GString *stamp = g_string_new(NULL);
@@ -330,7 +258,7 @@ robot_cache_read(robot_key **socket_only)
 	expires = g_ascii_strtoll(f[3], &end, 10);
 	if (*end != '\0' || end == f[3] || expires < 0)
 		return NULL;
-	stamp = keyring_stamp(crypto_homedir);
+	stamp = cr_keyring_stamp(crypto_homedir);
 	have = g_strjoinv(" ", f + 5);
 	if (strcmp(have, stamp) != 0)
 		return NULL;
@@ -385,6 +313,21 @@ robot_key_from_gpgme(gpgme_key_t key, const char *stamp)
 	return r;
 }
 
+
+static void seal_restamp(const char *before);
+
+void
+cr_robot_restamp(const char *before)
+{
+	seal_restamp(before);
+	g_mutex_lock(&cr_robot_lock);
+	if (cr_robot != NULL && crypto_homedir != NULL && g_strcmp0(cr_robot->stamp, before) == 0) {
+		g_free(cr_robot->stamp);
+		cr_robot->stamp = cr_keyring_stamp(crypto_homedir);
+		robot_cache_write(crypto_homedir, cr_robot);
+	}
+	g_mutex_unlock(&cr_robot_lock);
+}
 
 /* Remember where gpg-agent listens, for this uid.  Under cr_robot_lock. */
 void
@@ -441,7 +384,7 @@ crypto_generate_robot_key(const char *home, const char *address, const char *alg
 	{
 		/* the first mail signs without a listing and without asking
 		 * where the agent listens */
-		g_autofree char *stamp = keyring_stamp(home);
+		g_autofree char *stamp = cr_keyring_stamp(home);
 		g_autoptr(robot_key) rk = robot_key_from_gpgme(key, stamp);
 		g_autofree char *socket = NULL;
 
@@ -515,7 +458,7 @@ cr_robot_fingerprint(gboolean remembered, char **fpr, GError **err)
 	if (s != VULNID_OK)
 		return s;
 	/* stamped before the listing: a change during it is seen next time */
-	stamp = crypto_homedir != NULL ? keyring_stamp(crypto_homedir) : NULL;
+	stamp = crypto_homedir != NULL ? cr_keyring_stamp(crypto_homedir) : NULL;
 	e = gpgme_op_keylist_start(ctx, NULL, 1);
 	if (e == 0)
 		e = gpgme_op_keylist_next(ctx, &key);
@@ -586,163 +529,215 @@ crypto_export_public(const char *fpr, GBytes **out, GError **err)
 	return VULNID_OK;
 }
 
-void
-crypto_key_free(crypto_key *k)
+/* --- sealing ------------------------------------------------------------------------ */
+
+/* Sealing encrypts to the robot's own key, several times for one
+ * embargoed mail; through gpg each time is a key lookup and an
+ * encryption, two processes.  Instead the robot's public key is exported
+ * once and kept beside vulnid-robot-key, in GNUPGHOME/vulnid-robot-pubkey
+ * (a line "FPR STAMP", then the key as gpg armors it), stamped the same
+ * way: a key made, imported or deleted exports it again.  openpgp-encrypt.c
+ * reads it, chooses the subkey gpg would, and encrypts; a key of a kind it
+ * does not encrypt to is left to gpg, which also decrypts everything. */
+typedef struct {
+	char *home, *fpr, *stamp;
+	openpgp_cert *cert;
+} seal_key;
+
+static GMutex seal_lock;
+static seal_key *seal_cache;	/* under seal_lock */
+
+static void
+seal_key_free(seal_key *k)
 {
 	if (k == NULL)
 		return;
+	g_free(k->home);
 	g_free(k->fpr);
-	g_ptr_array_unref(k->emails);
-	g_ptr_array_unref(k->uids);
+	g_free(k->stamp);
+	openpgp_cert_free(k->cert);
 	g_free(k);
 }
 
-static crypto_key *
-key_from_gpgme(gpgme_key_t key)
+static char *
+seal_key_path(const char *home)
 {
-	crypto_key *k = g_new0(crypto_key, 1);
-
-	k->fpr = g_strdup(key->fpr);
-	k->emails = g_ptr_array_new_with_free_func(g_free);
-	k->uids = g_ptr_array_new_with_free_func(g_free);
-	for (gpgme_user_id_t u = key->uids; u != NULL; u = u->next) {
-		if (u->revoked || u->invalid)
-			continue;
-		if (u->email != NULL && *u->email != '\0')
-			g_ptr_array_add(k->emails, g_ascii_strdown(u->email, -1));
-		if (u->uid != NULL)
-			g_ptr_array_add(k->uids, g_strdup(u->uid));
-	}
-	k->secret = key->secret;
-	k->revoked = key->revoked;
-	k->expired = key->expired;
-	k->can_encrypt = key->can_encrypt;
-	return k;
+	return g_build_filename(home, "vulnid-robot-pubkey", NULL);
 }
 
-vulnid_status
-cr_keylist(const char *home, const char *pattern, GPtrArray *out, GError **err)
+static gboolean
+cert_is(const openpgp_cert *cert, const char *fpr)
 {
-	gpgme_ctx_t ctx;
-	gpgme_key_t key;
-	gpgme_error_t e;
-	vulnid_status s = cr_ctx(home, &ctx, err);
+	char hex[41];
 
-	if (s != VULNID_OK)
-		return s;
-	e = gpgme_op_keylist_start(ctx, pattern, 0);
-	while (e == 0 && (e = gpgme_op_keylist_next(ctx, &key)) == 0) {
-		g_ptr_array_add(out, key_from_gpgme(key));
-		gpgme_key_unref(key);
+	if (cert->primary->version != 4)
+		return FALSE;
+	for (int i = 0; i < 20; i++)
+		g_snprintf(hex + 2 * i, 3, "%02X", cert->primary->fpr[i]);
+	return strcmp(hex, fpr) == 0;
+}
+
+/* The key remembered in the file, when it is fpr's and the keyring's
+ * stamp is still the one it was exported under. */
+static openpgp_cert *
+seal_key_read(const char *home, const char *fpr, const char *stamp)
+{
+	g_autofree char *path = seal_key_path(home), *text = NULL, *want = NULL;
+	openpgp_cert *cert = NULL;
+	const char *nl;
+	gsize len;
+
+	if (!g_file_get_contents(path, &text, &len, NULL) || (nl = memchr(text, '\n', len)) == NULL)
+		return NULL;
+	want = g_strdup_printf("%s %s", fpr, stamp);
+	if ((gsize) (nl - text) != strlen(want) || memcmp(text, want, strlen(want)) != 0)
+		return NULL;
+	nl++;
+	if (openpgp_cert_parse(nl, len - (gsize) (nl - text), &cert, NULL) != VULNID_OK)
+		return NULL;
+	if (!cert_is(cert, fpr))
+		g_clear_pointer(&cert, openpgp_cert_free);
+	return cert;
+}
+
+static void
+seal_key_write(const char *home, const char *fpr, const char *stamp, GBytes *key)
+{
+	g_autofree char *path = seal_key_path(home);
+	g_autoptr(GString) text = g_string_new(NULL);
+
+	g_string_printf(text, "%s %s\n", fpr, stamp);
+	g_string_append_len(text, g_bytes_get_data(key, NULL), (gssize) g_bytes_get_size(key));
+	/* only a cache: a failure costs an export next time */
+	g_file_set_contents_full(path, text->str, (gssize) text->len, G_FILE_SET_CONTENTS_CONSISTENT, 0600, NULL);
+}
+
+/* The robot's public key in seal_cache: kept from before, read from the
+ * file, or exported now (one gpg process).  Under seal_lock. */
+static vulnid_status
+seal_cert(const char *fpr, GError **err)
+{
+	/* stamped before the export: a change during it is seen next time */
+	g_autofree char *stamp = cr_keyring_stamp(crypto_homedir);
+	g_autoptr(GBytes) exported = NULL;
+	openpgp_cert *cert;
+	vulnid_status s;
+
+	if (seal_cache != NULL && strcmp(seal_cache->home, crypto_homedir) == 0 &&
+	    strcmp(seal_cache->fpr, fpr) == 0 && strcmp(seal_cache->stamp, stamp) == 0)
+		return VULNID_OK;
+	g_clear_pointer(&seal_cache, seal_key_free);
+	cert = seal_key_read(crypto_homedir, fpr, stamp);
+	if (cert == NULL) {
+		s = crypto_export_public(fpr, &exported, err);
+		if (s == VULNID_OK)
+			s = openpgp_cert_parse(g_bytes_get_data(exported, NULL), g_bytes_get_size(exported), &cert, err);
+		if (s == VULNID_OK && !cert_is(cert, fpr)) {
+			g_clear_pointer(&cert, openpgp_cert_free);
+			s = vulnid_fail(err, VULNID_ERR_INVALID, "gpg exported another key than %s", fpr);
+		}
+		if (s != VULNID_OK)
+			return s;
+		seal_key_write(crypto_homedir, fpr, stamp, exported);
 	}
-	gpgme_op_keylist_end(ctx);
-	gpgme_release(ctx);
-	if (gpgme_err_code(e) != GPG_ERR_EOF)
-		return cr_gpg_fail(err, e, "cannot list keys");
+	seal_cache = g_new0(seal_key, 1);
+	seal_cache->home = g_strdup(crypto_homedir);
+	seal_cache->fpr = g_strdup(fpr);
+	seal_cache->stamp = g_steal_pointer(&stamp);
+	seal_cache->cert = cert;
 	return VULNID_OK;
 }
 
-vulnid_status
-cr_primary_in(const char *home, const char *fpr, char **primary, GError **err)
+/* After an import by this process, the robot's public key still holds:
+ * its file and memory take the new stamp. */
+static void
+seal_restamp(const char *before)
 {
-	gpgme_ctx_t ctx;
-	gpgme_key_t key = NULL;
-	gpgme_error_t e;
-	gboolean ours = home != NULL && g_strcmp0(home, crypto_homedir) == 0;
+	g_autofree char *path = NULL, *text = NULL;
+	const char *nl;
+	gsize len;
+
+	g_mutex_lock(&seal_lock);
+	if (seal_cache != NULL && crypto_homedir != NULL && strcmp(seal_cache->stamp, before) == 0 &&
+	    strcmp(seal_cache->home, crypto_homedir) == 0) {
+		g_free(seal_cache->stamp);
+		seal_cache->stamp = cr_keyring_stamp(crypto_homedir);
+		path = seal_key_path(crypto_homedir);
+		if (g_file_get_contents(path, &text, &len, NULL) && (nl = memchr(text, '\n', len)) != NULL) {
+			g_autoptr(GBytes) key = g_bytes_new(nl + 1, len - (gsize) (nl + 1 - text));
+
+			seal_key_write(crypto_homedir, seal_cache->fpr, seal_cache->stamp, key);
+		}
+	}
+	g_mutex_unlock(&seal_lock);
+}
+
+/* clear sealed without gpg.  *by_gpg is set, and err left alone, when
+ * gpg is to do it instead (a key of another kind, no key exported, no
+ * libcrypto); the one failure that stops is the kernel's random source
+ * (TEMP). */
+static vulnid_status
+seal_builtin(GBytes *clear, const char *robot_fpr, GBytes **sealed, gboolean *by_gpg, GError **err)
+{
+	g_autofree char *fpr = NULL;
+	g_autoptr(openpgp_pubkey) key = NULL;
+	g_autoptr(GError) why = NULL;
+	char *armored = NULL;
 	vulnid_status s;
 
-	if (ours) {
-		const crypto_key *k = key_cache_get(fpr);
+	*by_gpg = TRUE;
+	if (crypto_homedir == NULL || robot_fpr == NULL || strlen(robot_fpr) != 40 || !cr_is_fingerprint(robot_fpr))
+		return VULNID_ERR_NOTFOUND;
+	fpr = g_ascii_strup(robot_fpr, -1);
+	g_mutex_lock(&seal_lock);
+	if (seal_cert(fpr, &why) == VULNID_OK) {
+		const openpgp_pubkey *k = openpgp_cert_encryption_key(seal_cache->cert,
+								      g_get_real_time() / G_USEC_PER_SEC);
 
-		if (k != NULL) {
-			*primary = g_strdup(k->fpr);
-			return VULNID_OK;
-		}
+		if (k != NULL)
+			key = openpgp_pubkey_copy(k);
 	}
-	s = cr_ctx(home, &ctx, err);
-	if (s != VULNID_OK)
-		return s;
-	e = gpgme_op_keylist_start(ctx, fpr, 0);
-	while (e == 0 && (e = gpgme_op_keylist_next(ctx, &key)) == 0) {
-		for (gpgme_subkey_t sk = key->subkeys; sk != NULL; sk = sk->next)
-			if (sk->fpr != NULL && g_ascii_strcasecmp(sk->fpr, fpr) == 0) {
-				*primary = g_ascii_strup(key->fpr, -1);
-				if (ours)
-					key_cache_put(key);
-				break;
-			}
-		gpgme_key_unref(key);
-		if (*primary != NULL)
-			break;
-	}
-	gpgme_op_keylist_end(ctx);
-	gpgme_release(ctx);
-	if (*primary == NULL)
-		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no key %s", fpr);
-	return VULNID_OK;
-}
-
-vulnid_status
-crypto_primary_fpr(const char *fpr, char **primary, GError **err)
-{
-	*primary = NULL;
-	if (fpr == NULL || strlen(fpr) < 16)
-		return vulnid_fail(err, VULNID_ERR_INVALID, "not a fingerprint");
-	return cr_primary_in(crypto_homedir, fpr, primary, err);
-}
-
-vulnid_status
-crypto_get_key(const char *fpr, crypto_key **out, GError **err)
-{
-	g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func((GDestroyNotify) crypto_key_free);
-	vulnid_status s;
-
-	if (fpr == NULL || strlen(fpr) < 16)
-		return vulnid_fail(err, VULNID_ERR_INVALID, "not a fingerprint");
-	{
-		const crypto_key *k = key_cache_get(fpr);
-
-		if (k != NULL && g_ascii_strcasecmp(k->fpr, fpr) == 0) {
-			*out = key_copy(k);
-			return VULNID_OK;
-		}
-	}
-	s = cr_keylist(crypto_homedir, fpr, keys, err);
-	if (s != VULNID_OK)
-		return s;
-	for (guint i = 0; i < keys->len; i++) {
-		crypto_key *k = g_ptr_array_index(keys, i);
-
-		if (g_ascii_strcasecmp(k->fpr, fpr) == 0) {
-			*out = g_ptr_array_steal_index(keys, i);
-			key_cache_put_copy(*out);
-			return VULNID_OK;
-		}
-	}
-	return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no key %s", fpr);
-}
-
-vulnid_status
-crypto_list_keys(GPtrArray **out, GError **err)
-{
-	g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func((GDestroyNotify) crypto_key_free);
-	vulnid_status s = cr_keylist(crypto_homedir, NULL, keys, err);
-
+	g_mutex_unlock(&seal_lock);
+	if (key == NULL)
+		return VULNID_ERR_NOTFOUND;
+	s = openpgp_encrypt(key, g_bytes_get_data(clear, NULL), g_bytes_get_size(clear), &armored, &why);
 	if (s == VULNID_OK)
-		*out = g_steal_pointer(&keys);
+		*sealed = g_bytes_new_take(armored, strlen(armored));
+	if (s == VULNID_OK || s == VULNID_ERR_TEMP) {
+		*by_gpg = FALSE;
+		if (why != NULL)
+			g_propagate_error(err, g_steal_pointer(&why));
+	}
 	return s;
 }
 
+static vulnid_status seal_any(GBytes *clear, const char *robot_fpr, GBytes **sealed, GError **err);
+static void unseal_remember(GBytes *sealed, GBytes *clear);
 
 vulnid_status
 crypto_seal(GBytes *clear, const char *robot_fpr, GBytes **sealed, GError **err)
+{
+	vulnid_status s = seal_any(clear, robot_fpr, sealed, err);
+
+	if (s == VULNID_OK)
+		unseal_remember(*sealed, clear);
+	return s;
+}
+
+static vulnid_status
+seal_any(GBytes *clear, const char *robot_fpr, GBytes **sealed, GError **err)
 {
 	gpgme_ctx_t ctx;
 	gpgme_key_t keys[2] = { NULL, NULL };
 	gpgme_data_t in, out;
 	gpgme_error_t e;
-	vulnid_status s = cr_ctx(crypto_homedir, &ctx, err);
+	gboolean by_gpg = FALSE;
+	vulnid_status s = seal_builtin(clear, robot_fpr, sealed, &by_gpg, err);
 
+	if (!by_gpg)
+		return s;
+	/* a key of another kind: gpg encrypts, or says why it cannot */
+	s = cr_ctx(crypto_homedir, &ctx, err);
 	if (s != VULNID_OK)
 		return s;
 	e = gpgme_get_key(ctx, robot_fpr, &keys[0], 0);
@@ -764,25 +759,80 @@ crypto_seal(GBytes *clear, const char *robot_fpr, GBytes **sealed, GError **err)
 	return VULNID_OK;
 }
 
+/* What this process sealed last, by the SHA-256 of the sealed bytes:
+ * the mail that seals an embargoed record reads it back at once (the
+ * acknowledgement, the vendor's notice), and a gpg --decrypt of what was
+ * clear a moment ago in this very process protects nothing.  In memory
+ * only, the newest few. */
+#define UNSEAL_KEEP 32
+#define UNSEAL_KEEP_BYTES (16 * 1024 * 1024)
+static GHashTable *unseal_keep;	/* sealed SHA-256 -> GBytes (clear); under seal_lock */
+static GQueue unseal_order = G_QUEUE_INIT;	/* of the keys, oldest first */
+static gsize unseal_bytes;
+
+static void
+unseal_remember(GBytes *sealed, GBytes *clear)
+{
+	char *key = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, sealed);
+
+	g_mutex_lock(&seal_lock);
+	if (unseal_keep == NULL)
+		unseal_keep = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+						    (GDestroyNotify) g_bytes_unref);
+	if (g_bytes_get_size(clear) <= UNSEAL_KEEP_BYTES && !g_hash_table_contains(unseal_keep, key)) {
+		g_hash_table_insert(unseal_keep, key, g_bytes_ref(clear));
+		g_queue_push_tail(&unseal_order, key);
+		unseal_bytes += g_bytes_get_size(clear);
+		key = NULL;
+		while (unseal_order.length > UNSEAL_KEEP || unseal_bytes > UNSEAL_KEEP_BYTES) {
+			char *old = g_queue_pop_head(&unseal_order);
+
+			unseal_bytes -= g_bytes_get_size(g_hash_table_lookup(unseal_keep, old));
+			g_hash_table_remove(unseal_keep, old);
+		}
+	}
+	g_free(key);
+	g_mutex_unlock(&seal_lock);
+}
+
+static GBytes *
+unseal_recalled(GBytes *sealed)
+{
+	g_autofree char *key = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, sealed);
+	GBytes *clear = NULL;
+
+	g_mutex_lock(&seal_lock);
+	if (unseal_keep != NULL && (clear = g_hash_table_lookup(unseal_keep, key)) != NULL)
+		g_bytes_ref(clear);
+	g_mutex_unlock(&seal_lock);
+	return clear;
+}
+
 vulnid_status
 crypto_unseal(GBytes *sealed, GBytes **clear, GError **err)
 {
-	gpgme_ctx_t ctx;
-	gpgme_data_t in, out;
-	gpgme_error_t e;
-	vulnid_status s = cr_ctx(crypto_homedir, &ctx, err);
+	static const char *const args[] = { "--decrypt", NULL };
+	gpgrun_opts o = { .home = crypto_homedir, .args = args, .input_fd = -1, .input = sealed,
+			  .out_fd = -1, .max_out = G_GINT64_CONSTANT(1) << 30, .timeout_ms = 120 * 1000 };
+	g_autoptr(gpgrun_result) r = NULL;
+	g_autoptr(GError) e = NULL;
+	vulnid_status s;
 
+	*clear = unseal_recalled(sealed);
+	if (*clear != NULL)
+		return VULNID_OK;
+	s = gpgrun(&o, &r, err);
 	if (s != VULNID_OK)
 		return s;
-	gpgme_data_new_from_mem(&in, g_bytes_get_data(sealed, NULL), g_bytes_get_size(sealed), 0);
-	gpgme_data_new(&out);
-	e = gpgme_op_decrypt(ctx, in, out);
-	gpgme_data_release(in);
-	gpgme_release(ctx);
-	if (e != 0) {
-		gpgme_data_release(out);
-		return cr_gpg_fail(err, e, "cannot decrypt sealed content");
+	if (gpgrun_status(r, "DECRYPTION_OKAY") == NULL || gpgrun_status(r, "DECRYPTION_FAILED") != NULL) {
+		/* the robot's key away (gpg-agent) is worth a retry; a broken
+		 * sealed record is not */
+		if (crypto_robot_key_check(&e) == VULNID_ERR_TEMP)
+			return vulnid_fail(err, VULNID_ERR_TEMP, "cannot decrypt sealed content: %s", e->message);
+		return vulnid_fail(err, r->timed_out ? VULNID_ERR_TEMP : VULNID_ERR_INVALID,
+				   "cannot decrypt sealed content: %s",
+				   r->timed_out ? "gpg took too long" : r->message != NULL ? r->message : "gpg failed");
 	}
-	*clear = cr_data_to_bytes(out);
+	*clear = g_byte_array_free_to_bytes(g_steal_pointer(&r->out));
 	return VULNID_OK;
 }

@@ -82,13 +82,17 @@ void crypto_conflict_free(crypto_conflict *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(crypto_conflict, crypto_conflict_free)
 
 /* Trust on first use: import only the key required (the key that made a
- * signature, sent along with it), and only when no other key in the
- * keyring claims any of its addresses; NOTFOUND when the data does not
- * hold it, EXISTS (and *conflict) when an address is claimed already:
- * then nothing is imported and the operator decides (vulnid keys import).
- * Concurrent filters check and import one at a time. */
-vulnid_status crypto_import_if_contains(GBytes *data, const char *required, crypto_conflict **conflict,
-					GError **err);
+ * signature, sent along with it: its fingerprint, or the key ID a
+ * signature names), and only when no other key in the keyring claims any
+ * of its addresses; NOTFOUND when the data does not hold it, EXISTS (and
+ * *conflict) when an address is claimed already: then nothing is
+ * imported and the operator decides (vulnid keys import).  The data is
+ * read here first (openpgp-scan.h): over the CRYPTO_MAX_* maxima, or with
+ * a secret key, it is refused (INVALID) before gpg sees it; then two gpg
+ * processes at most, each within timeout_ms.  Concurrent filters check
+ * and import one at a time. */
+vulnid_status crypto_import_if_contains(GBytes *data, const char *required, gint64 timeout_ms,
+					crypto_conflict **conflict, GError **err);
 
 /* What is known about the signature(s) on some content. */
 typedef struct {
@@ -106,13 +110,56 @@ crypto_signature *crypto_signature_new(void);
 void crypto_signature_free(crypto_signature *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(crypto_signature, crypto_signature_free)
 
-/* Judge a GMime signature list (from a multipart/signed verify, an inline
- * verify or a decrypt result). */
-void crypto_judge(crypto_signature *out, GMimeSignatureList *sigs);
+/* OpenPGP on a mail: each a single gpg process in the instance's
+ * keyring (gpgrun.h), bounded by timeout_ms.  The verdict on signatures
+ * comes from gpg's status lines: valid is exactly one key's good
+ * signatures and nothing else; fpr is the primary key's (gpg names it,
+ * no key listing); key_missing with fpr the issuer's fingerprint or key
+ * ID as the signature names it.  They return TIMEOUT when gpg was
+ * stopped at the deadline, TOOBIG when it wrote more than allowed, TEMP
+ * when gpg could not run (or the robot's key could not be used: gpg-agent
+ * down), OK otherwise, also for a bad or unreadable signature (*out says
+ * why). */
 
-/* g_mime_multipart_signed_verify() in the instance's keyring, with two gpg
- * processes fewer. */
-GMimeSignatureList *crypto_verify_multipart_signed(GMimeMultipartSigned *mps, GError **err);
+/* Most signature packets in a signature part or block, and most
+ * public-key encrypted session keys before an encrypted mail's data: a
+ * real mail has one or two of the first and a few of the second; each is
+ * work for gpg.  Keys attached to a mail: at most this many keys, each
+ * with at most these many subkeys and user IDs, and this many packets in
+ * all. */
+#define CRYPTO_MAX_SIGNATURES 8
+#define CRYPTO_MAX_RECIPIENTS 64
+#define CRYPTO_MAX_KEYS 8
+#define CRYPTO_MAX_SUBKEYS 32
+#define CRYPTO_MAX_UIDS 64
+#define CRYPTO_MAX_KEY_PACKETS 4096
+
+/* Whether signature (a signature part, or the armored signature of a
+ * cleartext block) holds 1 to CRYPTO_MAX_SIGNATURES signature packets and
+ * nothing else; else *why says what is wrong. */
+gboolean crypto_signature_sane(GBytes *signature, char **why);
+/* Whether an encrypted message (armored or binary) starts with at most
+ * CRYPTO_MAX_RECIPIENTS public-key encrypted session keys and then its
+ * integrity-protected data; else *why. */
+gboolean crypto_ciphertext_sane(const void *data, gsize len, char **why);
+
+/* A detached signature over the data of data_fd (from its offset). */
+vulnid_status crypto_verify_fd(int data_fd, GBytes *signature, gint64 timeout_ms,
+			       crypto_signature *out, GError **err);
+/* A cleartext-signed block: verified, and when text is not NULL the
+ * signed text (dash escapes removed) comes back, at most max_text bytes. */
+vulnid_status crypto_verify_cleartext(GBytes *block, gint64 timeout_ms, gint64 max_text,
+				      GBytes **text, crypto_signature *out, GError **err);
+
+/* Decrypt what in_fd holds (from its offset) into out_fd, at most
+ * max_out bytes; a signature inside is judged into sig (sig->present
+ * tells whether there was one).  *session_sha256: the SHA-256 of the
+ * session key as gpg names it ("ALGO:HEX"), which is the same for the
+ * same encrypted data however it is wrapped.  A mail that cannot be
+ * decrypted (not to this robot, no integrity protection, damaged) gives
+ * INVALID with gpg's reason; out_fd may then hold part of it. */
+vulnid_status crypto_decrypt_fd(int in_fd, int out_fd, gint64 max_out, gint64 timeout_ms,
+				 crypto_signature *sig, char **session_sha256, GError **err);
 
 /* Verify a detached signature over data with a keyring of one key only
  * (the key attached to a request), without touching the robot's keyring.

@@ -70,6 +70,7 @@ store_disclosed_attachments(store *st, const vulnid_config *cfg, gint64 record_r
 	message_limits lim = {
 		cfg->max_message_size, cfg->max_header_size, cfg->max_headers,
 		cfg->max_line_length, cfg->max_parts, cfg->max_depth, cfg->max_request_text,
+		cfg->openpgp_time_limit, cfg->max_decrypted_ratio, cfg->spool_dir,
 	};
 	g_autoptr(message_spool) sp = NULL;
 	g_autoptr(message) m = NULL;

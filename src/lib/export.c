@@ -41,6 +41,36 @@ export_open(const entry_view *v)
 	return export_listed(v) && !v->stub;
 }
 
+static gboolean
+export_withheld_at(const entry *e, gint64 rowid)
+{
+	g_autoptr(entry_view) v = entry_view_new(e, AUDIENCE_PUBLIC, rowid, NULL);
+
+	return v->withheld;
+}
+
+gint64
+export_withheld_since(const entry *e)
+{
+	guint lo = 0, hi = e->records->len;
+
+	if (hi == 0 || !export_withheld_at(e, G_MAXINT64))
+		return 0;
+	/* Withholding is for good (only "Spam: yes" is ever recorded), so the
+	 * first record as of which the view is withheld is found by halving:
+	 * O(records log records) for an entry marked spam, once. */
+	while (lo < hi) {
+		guint mid = lo + (hi - lo) / 2;
+		const entry_record *r = g_ptr_array_index(e->records, mid);
+
+		if (export_withheld_at(e, r->rowid))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return ((const entry_record *) g_ptr_array_index(e->records, MIN(lo, e->records->len - 1)))->rowid;
+}
+
 const entry_view *
 export_set_view(const export_set *set, const char *id)
 {

@@ -35,6 +35,12 @@ gboolean export_listed(const entry_view *v);
 /* Public now, with content: listed and not under embargo. */
 gboolean export_open(const entry_view *v);
 
+/* The rowid of the record from which the public view of e is withheld
+ * (a moderator marked it as spam), 0 if it is not.  What the view showed
+ * before it stays shown where it was published (the feed, an append-only
+ * log); from this record on, nothing more of e is. */
+gint64 export_withheld_since(const entry *e);
+
 /* Remove files DIR/<prefix><ID><suffix> not in keep (file names): what an
  * earlier export wrote for entries no longer published.  Nothing else. */
 void export_remove_stale(const char *dir, const char *prefix, const char *suffix, GHashTable *keep);
@@ -46,11 +52,27 @@ char *export_json_text(JsonNode *node);
 vulnid_status export_write_file(const char *path, const void *data, gsize len, int mode,
 				GError **err);
 
+typedef struct {
+	guint files;		/* files of the instance carried (--all) */
+	GPtrArray *skipped;	/* names left out: not regular, too large, too deep */
+} export_backup_info;
+
+void export_backup_info_clear(export_backup_info *info);
+
 /* A consistent copy of the whole database (SQLite backup API, one read
  * snapshot: filters keep writing meanwhile).  The copy is written next to
  * path and renamed into place; it is a self-contained file (rollback
- * journal mode), mode 0600. */
-vulnid_status export_backup(store *st, const char *path, gboolean force, gint64 busy_timeout_ms,
-			    GError **err);
+ * journal mode), mode 0600.  With instance_dir (vulnid backup --all), the
+ * files of the instance go into it too, in tables of their own: the
+ * keyring, log.key, vulnid.conf, the witness state, templates, every
+ * other file the operator put there (not the database and its journals,
+ * audit.log, which the database rebuilds, tmp/, sent/ or sockets). */
+vulnid_status export_backup(store *st, const char *instance_dir, const char *path, gboolean force,
+			    gint64 busy_timeout_ms, export_backup_info *info, GError **err);
+
+/* The same, written to the descriptor out (standard output), through a
+ * scratch file in scratch_dir that is gone when this returns. */
+vulnid_status export_backup_to_fd(store *st, const char *instance_dir, const char *scratch_dir, int out,
+				  gint64 busy_timeout_ms, export_backup_info *info, GError **err);
 
 #endif

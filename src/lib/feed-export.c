@@ -351,6 +351,10 @@ gen_entry(const entry *e, const entry_view *v, feed_year *y, GError **err)
 	guint n = v->records->len;
 	g_autoptr(GPtrArray) order = g_ptr_array_sized_new(n);
 	g_autoptr(GHashTable) emitted = g_hash_table_new(g_direct_hash, g_direct_equal);
+	/* An entry withheld from the public (spam) keeps what it published:
+	 * the record that withholds it is its last line (the public view
+	 * hides it, the log does not lose it), and nothing follows. */
+	gint64 withheld = v->withheld ? export_withheld_since(e) : 0;
 
 	for (guint i = 0; i < n; i++)
 		g_ptr_array_add(order, g_ptr_array_index(v->records, i));
@@ -358,6 +362,9 @@ gen_entry(const entry *e, const entry_view *v, feed_year *y, GError **err)
 	for (guint k = 0; k < n; k++) {
 		const entry_record *r = ((const view_record *) g_ptr_array_index(order, k))->r;
 		gint64 pos = r->rowid;
+
+		if (withheld > 0 && pos > withheld)
+			break;
 
 		if (embargoed_asof(e, pos)) {
 			if (entry_record_sealed_at(r, pos) && after_cursor(pos, r->seq, y)) {
@@ -394,6 +401,19 @@ gen_entry(const entry *e, const entry_view *v, feed_year *y, GError **err)
 	return VULNID_OK;
 }
 
+static void
+head_log(GString *s, gboolean *first, const char *name, const char *origin, guint64 size, const char *root)
+{
+	gboolean f = TRUE;
+
+	canonjson_key(s, first, name);
+	g_string_append_c(s, '{');
+	canonjson_member_str(s, &f, "origin", origin);
+	canonjson_member_int(s, &f, "size", (gint64) size);
+	canonjson_member_str(s, &f, "root", root);
+	g_string_append_c(s, '}');
+}
+
 static char *
 head_text(const char *time, const char *fpr, gint64 pos, GPtrArray *years, const feedlog_state *log)
 {
@@ -421,16 +441,11 @@ head_text(const char *time, const char *fpr, gint64 pos, GPtrArray *years, const
 		g_string_append_c(s, '}');
 	}
 	g_string_append_c(s, ']');
-	if (log != NULL && log->origin != NULL) {
-		gboolean f = TRUE;
-
-		canonjson_key(s, &first, "checkpoint");
-		g_string_append_c(s, '{');
-		canonjson_member_str(s, &f, "origin", log->origin);
-		canonjson_member_int(s, &f, "size", (gint64) log->size);
-		canonjson_member_str(s, &f, "root", log->root);
-		g_string_append_c(s, '}');
-	}
+	/* The version-1 log (frozen) as "checkpoint", the log as "log". */
+	if (log != NULL && log->v1_origin != NULL)
+		head_log(s, &first, "checkpoint", log->v1_origin, log->v1_size, log->v1_root);
+	if (log != NULL && log->origin != NULL)
+		head_log(s, &first, "log", log->origin, log->size, log->root);
 	g_string_append(s, "}\n");
 	return g_string_free(s, FALSE);
 }
@@ -608,10 +623,6 @@ feed_year_generate(store *st, feed_year *y, GError **err)
 		/* The feed is the public view, independent of the time of
 		 * the export (sealing decides, not dates). */
 		v = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, NULL);
-		/* Spam says nothing more; what the feed already holds stays,
-		 * as everything in it does. */
-		if (v->withheld)
-			continue;
 		s = gen_entry(e, v, y, err);
 	}
 	return s;
@@ -691,12 +702,14 @@ feed_write_key(const char *dir, const char *fpr, GError **err)
 	return export_write_file(key_path, g_bytes_get_data(pub, NULL), g_bytes_get_size(pub), 0644, err);
 }
 
-/* The year files, the log and the signed HEAD, from the lines read. */
+/* The year files, the log and the signed HEAD, from the lines read; then
+ * the witnesses' cosignatures on the log's checkpoint. */
 static vulnid_status
-feed_publish(const char *dir, const note_key *log_key, const char *fpr, GBytes *old_head,
+feed_publish(const char *dir, const feed_export_opts *o, const char *fpr, GBytes *old_head,
 	     GPtrArray *years, feed_export_result *res, GError **err)
 {
 	feedlog_state log = { 0 };
+	feedlog_cosign_result cr = { 0 };
 	g_autofree char *now = store_now();
 	g_autofree char *head = NULL;
 	vulnid_status s = VULNID_OK;
@@ -708,7 +721,7 @@ feed_publish(const char *dir, const note_key *log_key, const char *fpr, GBytes *
 	g_ptr_array_sort(years, year_cmp);
 	for (guint i = 0; i < years->len; i++)
 		res->years += ((feed_year *) g_ptr_array_index(years, i))->n > 0;
-	s = log_update(dir, log_key, fpr, years, &log, err);
+	s = log_update(dir, o->log_key, fpr, years, &log, err);
 	if (s != VULNID_OK)
 		goto out;
 	res->log_size = log.size;
@@ -722,13 +735,30 @@ feed_publish(const char *dir, const note_key *log_key, const char *fpr, GBytes *
 		res->head_written = TRUE;
 	}
 	s = feed_write_key(dir, fpr, err);
+	/* Last: a witness that is slow or down delays nothing of the feed. */
+	if (s == VULNID_OK && o->log_key != NULL && o->witnesses != NULL && o->witnesses->len > 0) {
+		g_autofree char *logdir = g_build_filename(dir, FEEDLOG_DIR, NULL);
+
+		s = feedlog_cosign(logdir, o->log_key, o->witnesses, log.old_size, o->post, o->post_data, &cr, err);
+		res->witnesses = cr.witnesses;
+		res->cosigned = cr.cosigned;
+		res->cosignatures_added = cr.added;
+		res->witness_problems = g_steal_pointer(&cr.problems);
+	}
 out:
+	feedlog_cosign_result_clear(&cr);
 	feedlog_state_clear(&log);
 	return s;
 }
 
+void
+feed_export_result_clear(feed_export_result *res)
+{
+	g_clear_pointer(&res->witness_problems, g_ptr_array_unref);
+}
+
 vulnid_status
-feed_export(store *st, const char *dir, const note_key *log_key, feed_export_result *res, GError **err)
+feed_export(store *st, const char *dir, const feed_export_opts *o, feed_export_result *res, GError **err)
 {
 	g_autoptr(GPtrArray) years = g_ptr_array_new_with_free_func(feed_year_free);
 	g_autofree char *fpr = NULL;
@@ -755,11 +785,14 @@ feed_export(store *st, const char *dir, const note_key *log_key, feed_export_res
 			goto out;
 		}
 	}
-	s = feed_read(st, dir, years, res, err);
+	/* every check of what is published before anything is written */
+	if (o->log_key != NULL)
+		s = feedlog_check_published(dir, o->log_key, err);
 	if (s == VULNID_OK)
-		s = feed_publish(dir, log_key, fpr, old_head, years, res, err);
+		s = feed_read(st, dir, years, res, err);
+	if (s == VULNID_OK)
+		s = feed_publish(dir, o, fpr, old_head, years, res, err);
 out:
 	close(dfd);
 	return s;
 }
-

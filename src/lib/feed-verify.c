@@ -87,8 +87,10 @@ typedef struct {
 	char *time, *robot;
 	gint64 pos;
 	GPtrArray *years;	/* head_year* */
-	char *log_origin, *log_root;	/* the checkpoint it names, or NULL */
+	char *log_origin, *log_root;	/* the log's checkpoint it names ("log"), or NULL */
 	gint64 log_size;
+	char *v1_origin, *v1_root;	/* the version-1 log's ("checkpoint"), or NULL */
+	gint64 v1_size;
 } head_info;
 
 static void
@@ -100,6 +102,8 @@ head_info_free(head_info *h)
 	g_free(h->robot);
 	g_free(h->log_origin);
 	g_free(h->log_root);
+	g_free(h->v1_origin);
+	g_free(h->v1_root);
 	g_ptr_array_unref(h->years);
 	g_free(h);
 }
@@ -155,8 +159,13 @@ static const char *const stub_members_list[] = {
 	"feed", "year", "n", "pos", "type", "entry", "seq", "digest", "created", "state", "embargo",
 	"commitment", "prev", "hash", NULL
 };
+/* Without a log (feeds from before it), with the version-1 log alone, with
+ * both (the version-1 log frozen), with the log alone. */
 static const char *const head_members_list[] = { "feed", "time", "robot", "pos", "years", NULL };
-static const char *const head_members_log[] = { "feed", "time", "robot", "pos", "years", "checkpoint", NULL };
+static const char *const head_members_v1[] = { "feed", "time", "robot", "pos", "years", "checkpoint", NULL };
+static const char *const head_members_both[] = { "feed", "time", "robot", "pos", "years", "checkpoint", "log",
+						 NULL };
+static const char *const head_members_log[] = { "feed", "time", "robot", "pos", "years", "log", NULL };
 static const char *const head_checkpoint_members[] = { "origin", "size", "root", NULL };
 static const char *const head_year_members[] = { "year", "lines", "hash", NULL };
 
@@ -594,11 +603,11 @@ verify_year(vctx *c, guint file_idx, const head_year *hy, const head_year *prev_
 	return VULNID_OK;
 }
 
-/* The checkpoint a HEAD.json names (vulnid-feed(5), LOG), if any. */
+/* A checkpoint HEAD.json names (vulnid-feed(5), LOG), if any. */
 static gboolean
-head_checkpoint(JsonObject *o, head_info *h)
+head_checkpoint(JsonObject *o, const char *name, char **origin, gint64 *size, char **root)
 {
-	JsonNode *cn = json_object_get_member(o, "checkpoint");
+	JsonNode *cn = json_object_get_member(o, name);
 	JsonObject *co;
 
 	if (cn == NULL)
@@ -607,10 +616,10 @@ head_checkpoint(JsonObject *o, head_info *h)
 		return FALSE;
 	co = json_node_get_object(cn);
 	if (!members_are(co, head_checkpoint_members) || obj_str(co, "origin") == NULL ||
-	    !obj_int(co, "size", &h->log_size) || h->log_size < 0 || obj_str(co, "root") == NULL)
+	    !obj_int(co, "size", size) || *size < 0 || obj_str(co, "root") == NULL)
 		return FALSE;
-	h->log_origin = g_strdup(obj_str(co, "origin"));
-	h->log_root = g_strdup(obj_str(co, "root"));
+	*origin = g_strdup(obj_str(co, "origin"));
+	*root = g_strdup(obj_str(co, "root"));
 	return TRUE;
 }
 
@@ -643,8 +652,10 @@ head_parse(const char *dir, GBytes *b, gboolean strict, const char **why)
 	}
 	o = json_node_get_object(root);
 	yn = json_object_get_member(o, "years");
-	if (!head_checkpoint(o, h) ||
-	    !(members_are(o, head_members_list) || members_are(o, head_members_log)) ||
+	if (!head_checkpoint(o, "checkpoint", &h->v1_origin, &h->v1_size, &h->v1_root) ||
+	    !head_checkpoint(o, "log", &h->log_origin, &h->log_size, &h->log_root) ||
+	    !(members_are(o, head_members_list) || members_are(o, head_members_v1) ||
+	      members_are(o, head_members_both) || members_are(o, head_members_log)) ||
 	    g_strcmp0(obj_str(o, "feed"), FEED_FORMAT) != 0 ||
 	    obj_str(o, "time") == NULL || obj_str(o, "robot") == NULL || !obj_int(o, "pos", &h->pos) ||
 	    h->pos < 0 || !JSON_NODE_HOLDS_ARRAY(yn))
@@ -700,6 +711,8 @@ feed_verify_result_clear(feed_verify_result *r)
 	g_clear_pointer(&r->time, g_free);
 	g_clear_pointer(&r->log_origin, g_free);
 	g_clear_pointer(&r->log_root, g_free);
+	g_clear_pointer(&r->v1_origin, g_free);
+	g_clear_pointer(&r->v1_root, g_free);
 }
 
 static gint
@@ -893,6 +906,9 @@ feed_verify(const char *dir, GBytes *key, const feed_verify_opts *o, feed_line_f
 	res->log_origin = g_strdup(head->log_origin);
 	res->log_size = head->log_size;
 	res->log_root = g_strdup(head->log_root);
+	res->v1_origin = g_strdup(head->v1_origin);
+	res->v1_size = head->v1_size;
+	res->v1_root = g_strdup(head->v1_root);
 	if (o->previous != NULL) {
 		s = head_check_previous(&c, head, &prev, err);
 		if (s != VULNID_OK)

@@ -29,9 +29,12 @@ typedef struct {
 	char *robot;		/* fingerprint in HEAD.json (= the signer) */
 	char *time;		/* HEAD.json's time */
 	gint64 pos;		/* HEAD.json's pos: the cursor for --since */
-	char *log_origin;	/* the checkpoint HEAD.json names, or NULL */
+	char *log_origin;	/* the log's checkpoint HEAD.json names ("log"), or NULL */
 	gint64 log_size;
 	char *log_root;		/* base64 */
+	char *v1_origin;	/* the version-1 log's ("checkpoint"), or NULL */
+	gint64 v1_size;
+	char *v1_root;
 } feed_verify_result;
 
 void feed_verify_result_clear(feed_verify_result *r);

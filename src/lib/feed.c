@@ -14,6 +14,7 @@
 #include "feed.h"
 #include "feed-private.h"
 #include "jsonl-chain.h"
+#include "tlog.h"
 
 /* ---- canonical JSON ----------------------------------------------------------- */
 
@@ -153,6 +154,57 @@ feed_line_frame(const char *line, gsize len, int *year, guint64 *n, gint64 *pos)
 	*year = (int) y;
 	*pos = (gint64) ps;
 	return TRUE;
+}
+
+/* A word of the characters allowed at *p up to the closing quote, then
+ * the text `next`. */
+static gboolean
+frame_word(const char **p, const char *end, const char *allowed, gsize max, const char *next,
+	   const char **w, gsize *wlen)
+{
+	const char *q = *p;
+
+	*w = q;
+	while (q < end && *q != '\0' && strchr(allowed, *q) != NULL && (gsize) (q - *w) < max)
+		q++;
+	*wlen = (gsize) (q - *w);
+	if (*wlen == 0 || (gsize) (end - q) < strlen(next) || memcmp(q, next, strlen(next)) != 0)
+		return FALSE;
+	*p = q + strlen(next);
+	return TRUE;
+}
+
+#define LOWER "abcdefghijklmnopqrstuvwxyz"
+#define ID_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
+
+char *
+feed_log_entry(const char *line, gsize len)
+{
+	static const char start[] = "{\"feed\":\"" FEED_FORMAT "\",\"year\":";
+	const char *p = line + strlen(start), *end = line + len, *type, *id;
+	gsize type_len, id_len;
+	guint64 y, n, pos, seq;
+	guint8 h[32];
+	char sha[65];
+
+	if (len < strlen(start) || memcmp(line, start, strlen(start)) != 0 ||
+	    !frame_int(&p, end, ",\"n\":", &y) || !frame_int(&p, end, ",\"pos\":", &n) ||
+	    !frame_int(&p, end, ",\"type\":\"", &pos) ||
+	    !frame_word(&p, end, LOWER, 16, "\",\"entry\":\"", &type, &type_len) ||
+	    !frame_word(&p, end, ID_CHARS, 64, "\",\"seq\":", &id, &id_len) ||
+	    !frame_int(&p, end, ",", &seq) || y > 9999)
+		return NULL;
+	/* OpenSSL's SHA-256: every line of the feed goes through it. */
+	tlog_sha256(line, len, h);
+	for (int i = 0; i < 32; i++) {
+		sha[2 * i] = "0123456789abcdef"[h[i] >> 4];
+		sha[2 * i + 1] = "0123456789abcdef"[h[i] & 0xf];
+	}
+	sha[64] = '\0';
+	return g_strdup_printf("{\"log\":\"" FEED_LOG_FORMAT "\",\"year\":%" G_GUINT64_FORMAT ",\"n\":%"
+			       G_GUINT64_FORMAT ",\"pos\":%" G_GUINT64_FORMAT ",\"type\":\"%.*s\",\"entry\":\"%.*s\","
+			       "\"seq\":%" G_GUINT64_FORMAT ",\"sha256\":\"%s\"}", y, n, pos, (int) type_len, type,
+			       (int) id_len, id, seq, sha);
 }
 
 char *

@@ -41,6 +41,17 @@ char *feed_json_canonical(JsonNode *node);
  * "n":N,"pos":P, read from the first bytes of a line. */
 gboolean feed_line_frame(const char *line, gsize len, int *year, guint64 *n, gint64 *pos);
 
+/* The entry a line is in the feed's log (version 2, vulnid-feed(5) LOG):
+ *   {"log":"vulnid-log-2","year":Y,"n":N,"pos":P,"type":"T","entry":"ID",
+ *    "seq":S,"sha256":"HEX"}
+ * with the values of the line's first seven members (every line begins
+ * feed, year, n, pos, type, entry, seq) and the SHA-256 of the whole line
+ * (without its newline), or NULL for a line that does not begin so.  At
+ * most FEED_MAX_LOG_ENTRY bytes, so that every entry bundle can hold it. */
+#define FEED_LOG_FORMAT "vulnid-log-2"
+#define FEED_MAX_LOG_ENTRY 300
+char *feed_log_entry(const char *line, gsize len);
+
 /* SHA-256 (hex) of a line's bytes before `,"hash":"`, or NULL. */
 char *feed_line_hash(const char *line, gsize len);
 

@@ -1,5 +1,5 @@
 /* feedlog.c - the feed's transparency log: update at export, checks,
- * proofs (feedlog.h, vulnid-feed(5) LOG) */
+ * proofs, cosignatures (feedlog.h, vulnid-feed(5) LOG) */
 #include "autoconfig.h"
 
 #include <errno.h>
@@ -17,16 +17,36 @@
 
 #define PROOF_HEADER "c2sp.org/tlog-proof@v1"
 #define MAX_VKEY_FILE 4096
+#define MAX_WITNESS_RESPONSE (64 * 1024)
+#define WITNESS_ATTEMPTS 3
 
 vulnid_status
 feedlog_key_open(const char *instance_dir, const char *origin, const char *domain, const char *prefix,
 		 const char *fpr, note_key **key, gboolean *created, GError **err)
 {
 	g_autofree char *path = g_build_filename(instance_dir, FEEDLOG_KEY_FILE, NULL);
+	g_autofree char *v1_path = g_build_filename(instance_dir, FEEDLOG_KEY_FILE_V1, NULL);
 	g_autofree char *low = g_ascii_strdown(fpr, -1);
-	g_autofree char *def = g_strdup_printf("%s/vulnid/%s/%.16s", domain, prefix, low);
+	g_autofree char *def = g_strdup_printf("%s/vulnid/%s/%.16s/%s", domain, prefix, low, FEEDLOG_DIR);
+	const char *name = origin != NULL ? origin : def;
+	g_autoptr(note_key) v1 = NULL;
+	vulnid_status s;
 
-	return note_key_load_or_create(path, origin != NULL ? origin : def, NOTE_ED25519, key, created, err);
+	/* The version-1 log went on under its own name; a second log under
+	 * it would be a fork of it to every witness. */
+	if (g_file_test(v1_path, G_FILE_TEST_EXISTS) &&
+	    note_key_load_or_create(v1_path, NULL, NOTE_ED25519, &v1, NULL, NULL) != VULNID_OK)
+		g_clear_pointer(&v1, note_key_free);
+	if (v1 != NULL && !g_file_test(path, G_FILE_TEST_EXISTS) && strcmp(v1->name, name) == 0)
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "'%s' would name the log '%s' of '%s' (version 1): the log"
+				   " needs another origin ([export] log_origin)", path, name, v1_path);
+	s = note_key_load_or_create(path, name, NOTE_ED25519, key, created, err);
+	if (s == VULNID_OK && v1 != NULL && strcmp(v1->name, (*key)->name) == 0) {
+		g_clear_pointer(key, note_key_free);
+		return vulnid_fail(err, VULNID_ERR_CONFIG, "'%s' names the log '%s' of '%s' (version 1): the log"
+				   " needs another origin ([export] log_origin)", path, v1->name, v1_path);
+	}
+	return s;
 }
 
 void
@@ -34,6 +54,8 @@ feedlog_state_clear(feedlog_state *st)
 {
 	g_clear_pointer(&st->origin, g_free);
 	g_clear_pointer(&st->root, g_free);
+	g_clear_pointer(&st->v1_origin, g_free);
+	g_clear_pointer(&st->v1_root, g_free);
 }
 
 void
@@ -41,6 +63,12 @@ feedlog_result_clear(feedlog_result *r)
 {
 	g_clear_pointer(&r->origin, g_free);
 	g_clear_pointer(&r->root, g_free);
+}
+
+void
+feedlog_loc_clear(feedlog_loc *l)
+{
+	g_clear_pointer(&l->dir, g_free);
 }
 
 static GBytes *
@@ -66,6 +94,75 @@ read_limited(const char *path, gsize max, GError **err)
 	return g_bytes_new_take(g_steal_pointer(&data), len);
 }
 
+static gboolean
+exists(const char *path)
+{
+	return g_file_test(path, G_FILE_TEST_EXISTS) || g_file_test(path, G_FILE_TEST_IS_SYMLINK);
+}
+
+/* A checkpoint note, parsed but not verified. */
+static vulnid_status
+read_checkpoint_unverified(const char *dir, GBytes **raw, note **n, checkpoint *c, GError **err)
+{
+	g_autofree char *path = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
+	vulnid_status s;
+	gsize len;
+	const char *d;
+
+	memset(c, 0, sizeof *c);
+	*raw = read_limited(path, NOTE_MAX_SIZE, err);
+	if (*raw == NULL)
+		return VULNID_ERR_NOTFOUND;
+	d = g_bytes_get_data(*raw, &len);
+	s = note_parse(d, len, n, err);
+	if (s == VULNID_OK)
+		s = checkpoint_parse((*n)->text, c, err);
+	if (s != VULNID_OK)
+		g_prefix_error(err, "'%s': ", path);
+	return s;
+}
+
+char *
+feedlog_checkpoint_origin(const char *path)
+{
+	g_autoptr(GBytes) raw = read_limited(path, NOTE_MAX_SIZE, NULL);
+	g_autoptr(note) n = NULL;
+	checkpoint c = { 0 };
+	char *origin;
+
+	if (raw == NULL || note_parse(g_bytes_get_data(raw, NULL), g_bytes_get_size(raw), &n, NULL) != VULNID_OK ||
+	    checkpoint_parse(n->text, &c, NULL) != VULNID_OK)
+		return NULL;
+	origin = g_steal_pointer(&c.origin);
+	checkpoint_clear(&c);
+	return origin;
+}
+
+vulnid_status
+feedlog_locate(const char *dir, const char *origin, feedlog_loc *loc, GError **err)
+{
+	g_autofree char *sub = g_build_filename(dir, FEEDLOG_DIR, NULL);
+	g_autofree char *sub_cp = g_build_filename(sub, FEEDLOG_CHECKPOINT, NULL);
+	g_autofree char *top_cp = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
+	g_autofree char *head = g_build_filename(dir, FEED_HEAD, NULL);
+	g_autofree char *sub_origin = exists(sub_cp) ? feedlog_checkpoint_origin(sub_cp) : NULL;
+
+	memset(loc, 0, sizeof *loc);
+	if (exists(sub_cp) && (origin == NULL || g_strcmp0(sub_origin, origin) == 0)) {
+		loc->dir = g_steal_pointer(&sub);
+		loc->version = 2;
+		return VULNID_OK;
+	}
+	if (exists(top_cp)) {
+		loc->dir = g_strdup(dir);
+		/* A feed's own checkpoint is the version-1 log's; a copy of a
+		 * log alone has its checkpoint on top. */
+		loc->version = exists(head) ? 1 : 2;
+		return VULNID_OK;
+	}
+	return vulnid_fail(err, VULNID_ERR_NOTFOUND, "'%s' has no transparency log (no checkpoint)", dir);
+}
+
 /* ---- publishing the key ------------------------------------------------------------- */
 
 static vulnid_status
@@ -82,6 +179,9 @@ publish_key(const char *dir, const note_key *key, const char *fpr, GError **err)
 
 	if (have != NULL && g_bytes_equal(have, want) && g_file_test(sig_path, G_FILE_TEST_IS_REGULAR))
 		return VULNID_OK;
+	if (g_mkdir_with_parents(dir, 0755) < 0)
+		return vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s", dir,
+				   g_strerror(errno));
 	/* The signature first: a crash in between leaves an old key file,
 	 * which the next export sees and writes again with its signature. */
 	s = crypto_sign_detached(want, fpr, &sig, err);
@@ -279,7 +379,7 @@ current_checkpoint(const char *dir, const note_key *key, checkpoint *c, GError *
 	g_autofree char *path = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
 	g_autoptr(note) n = NULL;
 
-	if (!g_file_test(path, G_FILE_TEST_EXISTS) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+	if (!exists(path)) {
 		memset(c, 0, sizeof *c);
 		c->origin = g_strdup(key->name);
 		tlog_empty_hash(&c->root);
@@ -288,30 +388,120 @@ current_checkpoint(const char *dir, const note_key *key, checkpoint *c, GError *
 	return checkpoint_open(path, key, &n, c, err);
 }
 
+/* The version-1 log of a feed from before DIR/log: it stays as it is, and
+ * HEAD.json keeps naming its checkpoint. */
+static vulnid_status
+legacy_log(const char *dir, feedlog_state *out, GError **err)
+{
+	g_autofree char *path = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
+	g_autoptr(GBytes) raw = NULL;
+	g_autoptr(note) n = NULL;
+	checkpoint c = { 0 };
+	vulnid_status s;
+
+	if (!exists(path))
+		return VULNID_OK;
+	s = read_checkpoint_unverified(dir, &raw, &n, &c, err);
+	if (s != VULNID_OK)
+		return s;
+	out->v1_origin = g_steal_pointer(&c.origin);
+	out->v1_size = c.size;
+	out->v1_root = tlog_hash_b64(&c.root);
+	return VULNID_OK;
+}
+
+/* Add the entries of the lines refs[] to the builder, checking on the way
+ * that what the log had makes its checkpoint's root. */
+static vulnid_status
+add_entries(tlog_builder *b, const feedlog_file *files, guint nfiles, GArray *refs, const checkpoint *cp,
+	    const char *dir, GError **err)
+{
+	g_autofree int *fds = g_new(int, MAX(nfiles, 1));
+	g_autofree char *buf = NULL;
+	vulnid_status s = VULNID_OK;
+	gsize cap = 0;
+	tlog_hash root;
+
+	for (guint i = 0; i < nfiles; i++)
+		fds[i] = -1;
+	for (guint i = 0; s == VULNID_OK && i <= refs->len; i++) {
+		const line_ref *r = i < refs->len ? &g_array_index(refs, line_ref, i) : NULL;
+		g_autofree char *le = NULL;
+
+		if (tlog_builder_size(b) == cp->size) {
+			tlog_builder_root(b, &root);
+			if (memcmp(root.b, cp->root.b, TLOG_HASH_LEN) != 0) {
+				s = vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s': the tiles and the feed's lines do not make"
+						" the root hash of its checkpoint", dir);
+				break;
+			}
+		}
+		if (r == NULL)
+			break;
+		s = read_ref(files, r, fds, &buf, &cap, err);
+		if (s != VULNID_OK)
+			break;
+		le = feed_log_entry(buf, r->len);
+		if (le == NULL)
+			s = vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s': the line at byte %jd is not a feed line",
+					files[r->file].path, (intmax_t) r->off);
+		else
+			s = tlog_builder_add(b, le, strlen(le), err);
+	}
+	for (guint i = 0; i < nfiles; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return s;
+}
+
+vulnid_status
+feedlog_check_published(const char *dir, const note_key *key, GError **err)
+{
+	g_autofree char *logdir = g_build_filename(dir, FEEDLOG_DIR, NULL);
+	g_autofree char *vk_path = g_build_filename(logdir, FEEDLOG_VKEY, NULL);
+	g_autofree char *vk_line = note_key_vkey(key);
+	g_autofree char *vk = g_strconcat(vk_line, "\n", NULL);
+	g_autoptr(GBytes) have = read_limited(vk_path, MAX_VKEY_FILE, NULL);
+	g_autoptr(GBytes) want = g_bytes_new(vk, strlen(vk));
+	checkpoint cp = { 0 };
+	vulnid_status s;
+
+	if (have != NULL && !g_bytes_equal(have, want))
+		return vulnid_fail(err, VULNID_ERR_INVALID, "'%s' is the key of another log than this instance's"
+				   " " FEEDLOG_KEY_FILE " (%s): restore the " FEEDLOG_KEY_FILE " that made this feed"
+				   " (vulnid backup --all carries it); nothing was written", vk_path, key->name);
+	s = current_checkpoint(logdir, key, &cp, err);
+	checkpoint_clear(&cp);
+	if (s != VULNID_OK)
+		g_prefix_error(err, "nothing was written: ");
+	return s;
+}
+
 vulnid_status
 feedlog_update(const char *dir, const note_key *key, const char *fpr, const feedlog_file *files, guint nfiles,
 	       feedlog_state *out, GError **err)
 {
+	g_autofree char *logdir = g_build_filename(dir, FEEDLOG_DIR, NULL);
+	g_autofree char *cp_path = g_build_filename(logdir, FEEDLOG_CHECKPOINT, NULL);
 	g_autoptr(GArray) refs = g_array_new(FALSE, FALSE, sizeof(line_ref));
 	g_autoptr(tlog_builder) b = NULL;
-	g_autofree int *fds = g_new(int, MAX(nfiles, 1));
-	g_autofree char *buf = NULL;
 	checkpoint cp = { 0 };
 	guint64 total = 0, start;
-	gsize cap = 0;
 	tlog_hash root;
 	vulnid_status s;
 
 	memset(out, 0, sizeof *out);
-	for (guint i = 0; i < nfiles; i++) {
+	for (guint i = 0; i < nfiles; i++)
 		total += files[i].lines;
-		fds[i] = -1;
-	}
-	s = publish_key(dir, key, fpr, err);
+	/* the published checkpoint first: nothing is replaced unless it is
+	 * this key's */
+	s = legacy_log(dir, out, err);
 	if (s == VULNID_OK)
-		s = current_checkpoint(dir, key, &cp, err);
+		s = current_checkpoint(logdir, key, &cp, err);
+	if (s == VULNID_OK)
+		s = publish_key(logdir, key, fpr, err);
 	if (s != VULNID_OK)
-		return s;
+		goto out;
 	if (cp.size > total) {
 		s = vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s' has a log of %" G_GUINT64_FORMAT " entries, but only %"
 				G_GUINT64_FORMAT " lines", dir, cp.size, total);
@@ -322,28 +512,9 @@ feedlog_update(const char *dir, const note_key *key, const char *fpr, const feed
 	start = cp.size - cp.size % TLOG_TILE_WIDTH;
 	s = take_tail(files, nfiles, total - start, refs, err);
 	if (s == VULNID_OK)
-		s = tlog_builder_new(dir, TLOG_WRITE, cp.size, &b, err);
-	for (guint i = 0; s == VULNID_OK && i <= refs->len; i++) {
-		const line_ref *r = i < refs->len ? &g_array_index(refs, line_ref, i) : NULL;
-
-		/* What the log had must still make its checkpoint's root. */
-		if (tlog_builder_size(b) == cp.size) {
-			tlog_builder_root(b, &root);
-			if (memcmp(root.b, cp.root.b, TLOG_HASH_LEN) != 0) {
-				s = vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s': the tiles and the feed's lines do not make"
-						" the root hash of its checkpoint", dir);
-				break;
-			}
-		}
-		if (r == NULL)
-			break;
-		s = read_ref(files, r, fds, &buf, &cap, err);
-		if (s == VULNID_OK)
-			s = tlog_builder_add(b, buf, r->len, err);
-	}
-	for (guint i = 0; i < nfiles; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+		s = tlog_builder_new(logdir, TLOG_WRITE, cp.size, &b, err);
+	if (s == VULNID_OK)
+		s = add_entries(b, files, nfiles, refs, &cp, logdir, err);
 	if (s == VULNID_OK)
 		s = tlog_builder_finish(b, err);
 	if (s == VULNID_OK)
@@ -351,21 +522,18 @@ feedlog_update(const char *dir, const note_key *key, const char *fpr, const feed
 	if (s != VULNID_OK)
 		goto out;
 	tlog_builder_root(b, &root);
-	{
-		g_autofree char *path = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
-
-		/* A checkpoint per export that grew the log; an unchanged one
-		 * keeps its checkpoint, cosignatures and all. */
-		if (total > cp.size || !g_file_test(path, G_FILE_TEST_EXISTS)) {
-			s = write_checkpoint(dir, key, total, &root, err);
-			if (s != VULNID_OK)
-				goto out;
-			out->checkpoint_written = TRUE;
-		}
+	/* A checkpoint per export that grew the log; an unchanged one keeps
+	 * its checkpoint, cosignatures and all. */
+	if (total > cp.size || !exists(cp_path)) {
+		s = write_checkpoint(logdir, key, total, &root, err);
+		if (s != VULNID_OK)
+			goto out;
+		out->checkpoint_written = TRUE;
 	}
 	out->origin = g_strdup(key->name);
 	out->size = total;
 	out->root = tlog_hash_b64(&root);
+	out->old_size = cp.size;
 	out->appended = total - cp.size;
 	out->stats = *tlog_builder_stats_get(b);
 out:
@@ -375,13 +543,33 @@ out:
 
 /* ---- checking a whole feed ------------------------------------------------------------ */
 
-struct feedlog_checker {
+/* One log checked against the lines: the version-1 log against the first
+ * of them, as raw lines; the log against all of them, as entries. */
+typedef struct {
 	char *dir;
+	int version;
+	note_key *key;
 	tlog_builder *b;
 	note *n;
 	checkpoint cp;
+} log_check;
+
+struct feedlog_checker {
+	char *dir;
+	log_check logs[2];	/* [0]: version 1, [1]: the log; dir NULL if absent */
+	guint64 lines;
 	GError *err;		/* the first failure of a line */
 };
+
+static void
+log_check_clear(log_check *l)
+{
+	g_clear_pointer(&l->dir, g_free);
+	g_clear_pointer(&l->key, note_key_free);
+	g_clear_pointer(&l->b, tlog_builder_free);
+	g_clear_pointer(&l->n, note_free);
+	checkpoint_clear(&l->cp);
+}
 
 void
 feedlog_checker_free(feedlog_checker *c)
@@ -389,47 +577,105 @@ feedlog_checker_free(feedlog_checker *c)
 	if (c == NULL)
 		return;
 	g_free(c->dir);
-	tlog_builder_free(c->b);
-	note_free(c->n);
-	checkpoint_clear(&c->cp);
+	log_check_clear(&c->logs[0]);
+	log_check_clear(&c->logs[1]);
 	g_clear_error(&c->err);
 	g_free(c);
 }
 
-vulnid_status
-feedlog_checker_new(const char *dir, const note_key *key, feedlog_checker **out, GError **err)
+static vulnid_status
+log_check_open(log_check *l, const char *dir, int version, GBytes *robot_key, const char *fpr, GError **err)
 {
-	g_autoptr(feedlog_checker) c = g_new0(feedlog_checker, 1);
 	g_autofree char *path = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
 	vulnid_status s;
 
-	c->dir = g_strdup(dir);
-	s = checkpoint_open(path, key, &c->n, &c->cp, err);
+	l->dir = g_strdup(dir);
+	l->version = version;
+	s = feedlog_bound_key(dir, robot_key, fpr, &l->key, err);
 	if (s == VULNID_OK)
-		s = tlog_builder_new(dir, TLOG_CHECK, 0, &c->b, err);
+		s = checkpoint_open(path, l->key, &l->n, &l->cp, err);
+	if (s == VULNID_OK)
+		s = tlog_builder_new(dir, TLOG_CHECK, 0, &l->b, err);
+	return s;
+}
+
+vulnid_status
+feedlog_checker_new(const char *dir, GBytes *robot_key, const char *fpr, feedlog_checker **out, GError **err)
+{
+	g_autoptr(feedlog_checker) c = g_new0(feedlog_checker, 1);
+	g_autofree char *logdir = g_build_filename(dir, FEEDLOG_DIR, NULL);
+	g_autofree char *v1_cp = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
+	g_autofree char *cp = g_build_filename(logdir, FEEDLOG_CHECKPOINT, NULL);
+	vulnid_status s = VULNID_OK;
+
+	c->dir = g_strdup(dir);
+	if (exists(v1_cp))
+		s = log_check_open(&c->logs[0], dir, 1, robot_key, fpr, err);
+	if (s == VULNID_OK && exists(cp))
+		s = log_check_open(&c->logs[1], logdir, 2, robot_key, fpr, err);
 	if (s == VULNID_OK)
 		*out = g_steal_pointer(&c);
 	return s;
 }
 
+const note_key *
+feedlog_checker_key(const feedlog_checker *c, int version)
+{
+	const log_check *l = &c->logs[version == 1 ? 0 : 1];
+
+	return l->dir != NULL ? l->key : NULL;
+}
+
 void
 feedlog_check_line(feedlog_checker *c, const char *line, gsize len)
 {
+	log_check *v1 = &c->logs[0], *v2 = &c->logs[1];
+
+	c->lines++;
 	if (c->err != NULL)
 		return;
-	if (tlog_builder_size(c->b) >= c->cp.size) {
-		vulnid_fail(&c->err, VULNID_ERR_CORRUPT, "'%s/%s' covers %" G_GUINT64_FORMAT " lines, the feed has more",
-			    c->dir, FEEDLOG_CHECKPOINT, c->cp.size);
-		return;
+	/* The version-1 log stopped growing at its checkpoint. */
+	if (v1->dir != NULL && tlog_builder_size(v1->b) < v1->cp.size)
+		tlog_builder_add(v1->b, line, len, &c->err);
+	if (v2->dir != NULL && c->err == NULL) {
+		g_autofree char *le = feed_log_entry(line, len);
+
+		if (tlog_builder_size(v2->b) >= v2->cp.size)
+			vulnid_fail(&c->err, VULNID_ERR_CORRUPT, "'%s/%s' covers %" G_GUINT64_FORMAT " lines, the feed has"
+				    " more", v2->dir, FEEDLOG_CHECKPOINT, v2->cp.size);
+		else if (le == NULL)
+			vulnid_fail(&c->err, VULNID_ERR_CORRUPT, "a line that is not a feed line");
+		else
+			tlog_builder_add(v2->b, le, strlen(le), &c->err);
 	}
-	tlog_builder_add(c->b, line, len, &c->err);
+}
+
+static vulnid_status
+log_check_end(log_check *l, char **origin, guint64 *size, char **root_b64, GError **err)
+{
+	tlog_hash root;
+	vulnid_status s;
+
+	if (tlog_builder_size(l->b) != l->cp.size)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s/%s' covers %" G_GUINT64_FORMAT " lines, the feed has %"
+				   G_GUINT64_FORMAT, l->dir, FEEDLOG_CHECKPOINT, l->cp.size, tlog_builder_size(l->b));
+	s = tlog_builder_finish(l->b, err);
+	if (s != VULNID_OK)
+		return s;
+	tlog_builder_root(l->b, &root);
+	if (memcmp(root.b, l->cp.root.b, TLOG_HASH_LEN) != 0)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s/%s': the feed's lines make another root hash", l->dir,
+				   FEEDLOG_CHECKPOINT);
+	*origin = g_strdup(l->cp.origin);
+	*size = l->cp.size;
+	*root_b64 = tlog_hash_b64(&root);
+	return VULNID_OK;
 }
 
 vulnid_status
 feedlog_check_end(feedlog_checker *c, feedlog_state *out, GError **err)
 {
-	tlog_hash root;
-	vulnid_status s;
+	vulnid_status s = VULNID_OK;
 
 	memset(out, 0, sizeof *out);
 	if (c->err != NULL) {
@@ -437,21 +683,18 @@ feedlog_check_end(feedlog_checker *c, feedlog_state *out, GError **err)
 		g_propagate_error(err, g_steal_pointer(&c->err));
 		return s;
 	}
-	if (tlog_builder_size(c->b) != c->cp.size)
-		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s/%s' covers %" G_GUINT64_FORMAT " lines, the feed has %"
-				   G_GUINT64_FORMAT, c->dir, FEEDLOG_CHECKPOINT, c->cp.size, tlog_builder_size(c->b));
-	s = tlog_builder_finish(c->b, err);
-	if (s != VULNID_OK)
-		return s;
-	tlog_builder_root(c->b, &root);
-	if (memcmp(root.b, c->cp.root.b, TLOG_HASH_LEN) != 0)
-		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s/%s': the feed's lines make another root hash",
-				   c->dir, FEEDLOG_CHECKPOINT);
-	out->origin = g_strdup(c->cp.origin);
-	out->size = c->cp.size;
-	out->root = tlog_hash_b64(&root);
-	out->stats = *tlog_builder_stats_get(c->b);
-	return VULNID_OK;
+	/* Alone, the version-1 log covers every line (it stops growing only
+	 * where the log of DIR/log begins). */
+	if (c->logs[0].dir != NULL && c->logs[1].dir == NULL && c->lines > c->logs[0].cp.size)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s/%s' covers %" G_GUINT64_FORMAT " lines, the feed has"
+				   " more", c->dir, FEEDLOG_CHECKPOINT, c->logs[0].cp.size);
+	if (c->logs[0].dir != NULL)
+		s = log_check_end(&c->logs[0], &out->v1_origin, &out->v1_size, &out->v1_root, err);
+	if (s == VULNID_OK && c->logs[1].dir != NULL) {
+		s = log_check_end(&c->logs[1], &out->origin, &out->size, &out->root, err);
+		out->stats = *tlog_builder_stats_get(c->logs[1].b);
+	}
+	return s;
 }
 
 /* ---- checkpoints, witnesses, consistency ----------------------------------------------- */
@@ -468,6 +711,18 @@ origin_hash(const char *origin)
 	return g_string_free(s, FALSE);
 }
 
+/* A witness's copy of the checkpoint of origin: PATH/SHA256HEX/checkpoint
+ * of a witness's directory, or PATH itself. */
+static char *
+witness_copy_path(const char *path, const char *origin)
+{
+	g_autofree char *h = origin_hash(origin);
+
+	if (g_file_test(path, G_FILE_TEST_IS_DIR))
+		return g_build_filename(path, h, FEEDLOG_CHECKPOINT, NULL);
+	return g_strdup(path);
+}
+
 vulnid_status
 feedlog_count_cosignatures(const note *n, const char *origin, const feedlog_policy *p, guint *count,
 			   GError **err)
@@ -478,10 +733,7 @@ feedlog_count_cosignatures(const note *n, const char *origin, const feedlog_poli
 	if (p == NULL || p->witnesses == NULL)
 		return VULNID_OK;
 	for (guint i = 0; p->cosigned != NULL && i < p->cosigned->len; i++) {
-		const char *path = g_ptr_array_index(p->cosigned, i);
-		g_autofree char *h = origin_hash(origin);
-		g_autofree char *file = g_file_test(path, G_FILE_TEST_IS_DIR) ?
-					g_build_filename(path, h, FEEDLOG_CHECKPOINT, NULL) : g_strdup(path);
+		g_autofree char *file = witness_copy_path(g_ptr_array_index(p->cosigned, i), origin);
 		g_autoptr(GBytes) b = read_limited(file, NOTE_MAX_SIZE, err);
 		note *other = NULL;
 		gsize len;
@@ -558,21 +810,23 @@ check_previous(const char *path, const note_key *key, const checkpoint *now, tlo
 }
 
 vulnid_status
-feedlog_verify_checkpoint(const char *dir, const note_key *key, const feedlog_policy *p, feedlog_result *res,
-			  GError **err)
+feedlog_verify_checkpoint(const feedlog_loc *loc, const note_key *key, const feedlog_policy *p,
+			  feedlog_result *res, GError **err)
 {
-	g_autofree char *path = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
+	g_autofree char *path = g_build_filename(loc->dir, FEEDLOG_CHECKPOINT, NULL);
 	g_autoptr(note) n = NULL;
 	g_autoptr(tlog_tiles) t = NULL;
+	feedlog_tiles mode = p != NULL ? p->tiles : FEEDLOG_TILES_NEEDED;
 	checkpoint cp = { 0 };
 	tlog_hash root;
 	vulnid_status s;
 
 	memset(res, 0, sizeof *res);
+	res->version = loc->version;
 	s = checkpoint_open(path, key, &n, &cp, err);
 	if (s != VULNID_OK)
 		return s;
-	t = tlog_tiles_open(dir, cp.size);
+	t = tlog_tiles_open(loc->dir, cp.size);
 	s = tlog_tiles_root(t, &root, err);
 	if (s == VULNID_OK && memcmp(root.b, cp.root.b, TLOG_HASH_LEN) != 0)
 		s = vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s': the tiles make another root hash", path);
@@ -580,10 +834,15 @@ feedlog_verify_checkpoint(const char *dir, const note_key *key, const feedlog_po
 		s = feedlog_count_cosignatures(n, cp.origin, p, &res->cosignatures, err);
 	if (s == VULNID_OK && p != NULL && p->previous != NULL)
 		s = check_previous(p->previous, key, &cp, t, NULL, res, err);
+	/* Every tile and bundle (or those past the checkpoint verified
+	 * before): what a mirror serves must be what the root commits to. */
+	if (s == VULNID_OK && mode != FEEDLOG_TILES_NEEDED)
+		s = tlog_verify_tiles(loc->dir, cp.size, &cp.root, mode == FEEDLOG_TILES_NEW ? res->old_size : 0,
+				      loc->version == 1, &res->tiles, err);
 	res->origin = g_strdup(cp.origin);
 	res->size = cp.size;
 	res->root = tlog_hash_b64(&cp.root);
-	res->tiles_read = tlog_tiles_reads(t);
+	res->tiles_read = tlog_tiles_reads(t) + (guint) res->tiles.tiles;
 	checkpoint_clear(&cp);
 	return s;
 }
@@ -691,26 +950,6 @@ scan_feed(const char *dir, const char *id, GPtrArray *paths, GArray *frames, GEr
 	return VULNID_OK;
 }
 
-static vulnid_status
-read_checkpoint_unverified(const char *dir, GBytes **raw, note **n, checkpoint *c, GError **err)
-{
-	g_autofree char *path = g_build_filename(dir, FEEDLOG_CHECKPOINT, NULL);
-	vulnid_status s;
-	gsize len;
-	const char *d;
-
-	*raw = read_limited(path, NOTE_MAX_SIZE, err);
-	if (*raw == NULL)
-		return VULNID_ERR_NOTFOUND;
-	d = g_bytes_get_data(*raw, &len);
-	s = note_parse(d, len, n, err);
-	if (s == VULNID_OK)
-		s = checkpoint_parse((*n)->text, c, err);
-	if (s != VULNID_OK)
-		g_prefix_error(err, "'%s': ", path);
-	return s;
-}
-
 static void
 append_proof(GString *out, const GArray *proof)
 {
@@ -721,8 +960,54 @@ append_proof(GString *out, const GArray *proof)
 	}
 }
 
+/* The leaf a line is in a log of this version. */
+static gboolean
+line_leaf(int version, const char *line, gsize len, tlog_hash *leaf)
+{
+	g_autofree char *le = NULL;
+
+	if (version == 1) {
+		tlog_leaf_hash(line, len, leaf);
+		return TRUE;
+	}
+	le = feed_log_entry(line, len);
+	if (le == NULL)
+		return FALSE;
+	tlog_leaf_hash(le, strlen(le), leaf);
+	return TRUE;
+}
+
+/* One proof, to out or to a file of its own in out_dir. */
+static vulnid_status
+emit_proof(const char *out_dir, const char *id, guint64 index, const char *line, gsize len, const GArray *proof,
+	   GBytes *raw, GString *out, GError **err)
+{
+	g_autofree char *extra = g_base64_encode((const guchar *) line, len);
+	g_autoptr(GString) p = g_string_new(NULL);
+	g_autofree char *name = NULL;
+	g_autofree char *path = NULL;
+
+	g_string_append_printf(p, PROOF_HEADER "\nextra %s\nindex %" G_GUINT64_FORMAT "\n", extra, index);
+	append_proof(p, proof);
+	g_string_append_c(p, '\n');
+	g_string_append_len(p, g_bytes_get_data(raw, NULL), (gssize) g_bytes_get_size(raw));
+	if (out_dir == NULL) {
+		/* Proofs one after the other, an empty line between two: the
+		 * checkpoint's own empty line is followed by a signature. */
+		if (out->len > 0)
+			g_string_append_c(out, '\n');
+		g_string_append_len(out, p->str, (gssize) p->len);
+		return VULNID_OK;
+	}
+	name = g_strdup_printf("%s.%" G_GUINT64_FORMAT FEEDLOG_PROOF_SUFFIX, id, index);
+	path = g_build_filename(out_dir, name, NULL);
+	g_string_append_printf(out, "%s\n", path);
+	return export_write_file(path, p->str, p->len, 0644, err);
+}
+
 vulnid_status
-feedlog_prove_entry(const char *dir, const char *id, GString *out, guint *proofs, GError **err)
+feedlog_prove_entry(const char *dir, const char *id, const char *out_dir, GString *out, guint *proofs,
+		    GError **err)
 {
 	g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GArray) frames = g_array_new(FALSE, FALSE, sizeof(frame_ref));
@@ -730,22 +1015,27 @@ feedlog_prove_entry(const char *dir, const char *id, GString *out, guint *proofs
 	g_autoptr(note) n = NULL;
 	g_autoptr(tlog_tiles) t = NULL;
 	g_autofree char *buf = NULL;
+	feedlog_loc loc = { 0 };
 	checkpoint cp = { 0 };
 	vulnid_status s;
 	int fd = -1;
 	guint fd_file = G_MAXUINT;
 
 	*proofs = 0;
-	s = read_checkpoint_unverified(dir, &raw, &n, &cp, err);
+	s = feedlog_locate(dir, NULL, &loc, err);
+	if (s == VULNID_OK)
+		s = read_checkpoint_unverified(loc.dir, &raw, &n, &cp, err);
 	if (s == VULNID_OK)
 		s = scan_feed(dir, id, paths, frames, err);
+	if (s == VULNID_OK && out_dir != NULL && g_mkdir_with_parents(out_dir, 0755) < 0)
+		s = vulnid_fail(err, vulnid_status_from_errno(errno), "cannot create '%s': %s", out_dir,
+				g_strerror(errno));
 	if (s != VULNID_OK)
 		goto out;
-	t = tlog_tiles_open(dir, cp.size);
+	t = tlog_tiles_open(loc.dir, cp.size);
 	for (guint64 i = 0; i < frames->len && i < cp.size && s == VULNID_OK; i++) {
 		const frame_ref *r = &g_array_index(frames, frame_ref, i);
 		g_autoptr(GArray) proof = NULL;
-		g_autofree char *extra = NULL;
 
 		if (!r->wanted)
 			continue;
@@ -761,14 +1051,10 @@ feedlog_prove_entry(const char *dir, const char *id, GString *out, guint *proofs
 			break;
 		}
 		s = tlog_prove_inclusion(t, i, cp.size, &proof, err);
-		if (s != VULNID_OK)
-			break;
-		extra = g_base64_encode((const guchar *) buf, r->len);
-		g_string_append_printf(out, PROOF_HEADER "\nextra %s\nindex %" G_GUINT64_FORMAT "\n", extra, i);
-		append_proof(out, proof);
-		g_string_append_c(out, '\n');
-		g_string_append_len(out, g_bytes_get_data(raw, NULL), (gssize) g_bytes_get_size(raw));
-		(*proofs)++;
+		if (s == VULNID_OK)
+			s = emit_proof(out_dir, id, i, buf, r->len, proof, raw, out, err);
+		if (s == VULNID_OK)
+			(*proofs)++;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -776,24 +1062,28 @@ feedlog_prove_entry(const char *dir, const char *id, GString *out, guint *proofs
 		s = vulnid_fail(err, VULNID_ERR_NOTFOUND, "'%s' has no line of %s up to its checkpoint", dir, id);
 out:
 	checkpoint_clear(&cp);
+	feedlog_loc_clear(&loc);
 	return s;
 }
 
 vulnid_status
-feedlog_prove_consistency(const char *dir, guint64 old_size, GString *out, GError **err)
+feedlog_prove_consistency(const char *dir, const char *origin, guint64 old_size, GString *out, GError **err)
 {
 	g_autoptr(GBytes) raw = NULL;
 	g_autoptr(note) n = NULL;
 	g_autoptr(tlog_tiles) t = NULL;
 	g_autoptr(GArray) proof = NULL;
+	feedlog_loc loc = { 0 };
 	checkpoint cp = { 0 };
 	vulnid_status s;
 
-	s = read_checkpoint_unverified(dir, &raw, &n, &cp, err);
-	if (s != VULNID_OK)
-		return s;
-	t = tlog_tiles_open(dir, cp.size);
-	s = tlog_prove_consistency(t, old_size, cp.size, &proof, err);
+	s = feedlog_locate(dir, origin, &loc, err);
+	if (s == VULNID_OK)
+		s = read_checkpoint_unverified(loc.dir, &raw, &n, &cp, err);
+	if (s == VULNID_OK) {
+		t = tlog_tiles_open(loc.dir, cp.size);
+		s = tlog_prove_consistency(t, old_size, cp.size, &proof, err);
+	}
 	if (s == VULNID_OK) {
 		g_string_append_printf(out, "old %" G_GUINT64_FORMAT "\n", old_size);
 		append_proof(out, proof);
@@ -801,6 +1091,7 @@ feedlog_prove_consistency(const char *dir, guint64 old_size, GString *out, GErro
 		g_string_append_len(out, g_bytes_get_data(raw, NULL), (gssize) g_bytes_get_size(raw));
 	}
 	checkpoint_clear(&cp);
+	feedlog_loc_clear(&loc);
 	return s;
 }
 
@@ -916,7 +1207,8 @@ out:
 	return s;
 }
 
-/* One tlog-proof from *p: up to the next header line or the end. */
+/* One tlog-proof from *p: up to the next header line (after an empty
+ * line, or right after the checkpoint) or the end. */
 static vulnid_status
 verify_one_proof(const char *data, gsize len, gsize *p, const note_key *key, const feedlog_policy *pol,
 		 feedlog_line_fn fn, gpointer fdata, feedlog_result *res, GError **err)
@@ -927,11 +1219,12 @@ verify_one_proof(const char *data, gsize len, gsize *p, const note_key *key, con
 	g_autofree char *extra = NULL;
 	checkpoint cp = { 0 };
 	const char *line, *next;
-	gsize ll, elen = 0, end;
+	gsize ll, elen = 0, end, note_end;
 	guint64 index;
 	tlog_hash leaf;
 	vulnid_status s;
 	guint ops = 0;
+	int version = 0;
 
 	if (!next_line(data, len, p, &line, &ll) || ll != strlen(PROOF_HEADER) || memcmp(line, PROOF_HEADER, ll) != 0)
 		return vulnid_fail(err, VULNID_ERR_INVALID, "not a tlog-proof (%s)", PROOF_HEADER);
@@ -947,7 +1240,10 @@ verify_one_proof(const char *data, gsize len, gsize *p, const note_key *key, con
 		return s;
 	next = g_strstr_len(data + *p, (gssize) (len - *p), "\n" PROOF_HEADER "\n");
 	end = next != NULL ? (gsize) (next - data) + 1 : len;
-	s = note_parse(data + *p, end - *p, &n, err);
+	note_end = end;
+	if (next != NULL && note_end - *p >= 2 && data[note_end - 2] == '\n')
+		note_end--;
+	s = note_parse(data + *p, note_end - *p, &n, err);
 	*p = end;
 	if (s == VULNID_OK)
 		s = checkpoint_parse(n->text, &cp, err);
@@ -958,13 +1254,20 @@ verify_one_proof(const char *data, gsize len, gsize *p, const note_key *key, con
 				" is not signed by the log key %s", index, key->name);
 	if (s == VULNID_OK)
 		s = feedlog_count_cosignatures(n, cp.origin, pol, &res->cosignatures, err);
-	tlog_leaf_hash(leaf_data, elen, &leaf);
-	if (s == VULNID_OK && !tlog_check_inclusion(index, cp.size, &leaf, (const tlog_hash *) proof->data,
-						    proof->len, &cp.root, &ops))
+	/* The line's log entry is the leaf (version 2), else the line itself
+	 * (version 1): a feed line never has the form of an entry, nor the
+	 * other way round, so a leaf proves one line only. */
+	for (int v = 2; s == VULNID_OK && v >= 1 && version == 0; v--)
+		if (line_leaf(v, (const char *) leaf_data, elen, &leaf) &&
+		    tlog_check_inclusion(index, cp.size, &leaf, (const tlog_hash *) proof->data, proof->len, &cp.root,
+					 &ops))
+			version = v;
+	if (s == VULNID_OK && version == 0)
 		s = vulnid_fail(err, VULNID_ERR_CORRUPT, "the inclusion proof for entry %" G_GUINT64_FORMAT
 				" does not verify", index);
 	if (s == VULNID_OK) {
 		res->size = cp.size;
+		res->version = version;
 		g_free(res->root);
 		res->root = tlog_hash_b64(&cp.root);
 		g_free(res->origin);
@@ -994,5 +1297,208 @@ feedlog_verify_proofs(const char *data, gsize len, const note_key *key, const fe
 			return vulnid_fail(err, VULNID_ERR_TOOBIG, "more than %d proofs", FEEDLOG_MAX_PROOFS);
 		s = verify_one_proof(data, len, &pos, key, p, fn, fdata, res, err);
 	}
+	return s;
+}
+
+/* ---- the witnesses' cosignatures ------------------------------------------------------- */
+
+void
+feedlog_cosign_result_clear(feedlog_cosign_result *r)
+{
+	g_clear_pointer(&r->problems, g_ptr_array_unref);
+}
+
+static void problem(feedlog_cosign_result *r, const note_witness *w, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+static void
+problem(feedlog_cosign_result *r, const note_witness *w, const char *fmt, ...)
+{
+	g_autofree char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_ptr_array_add(r->problems, g_strdup_printf("witness %s (%s): %s", w->key->name,
+						     w->url != NULL ? w->url : w->path, msg));
+}
+
+/* The line of w's signature in signature lines sigs (after the text of n),
+ * if it is a good cosignature of n's text. */
+static char *
+good_cosignature(const note_witness *w, const note *n, const char *sigs, gsize len)
+{
+	g_autofree char *all = g_strdup_printf("%s\n%.*s", n->text, (int) len, sigs);
+	g_autoptr(note) x = NULL;
+
+	if (len == 0 || note_parse(all, strlen(all), &x, NULL) != VULNID_OK || strcmp(x->text, n->text) != 0 ||
+	    note_verify_key(x, w->key, NULL) != NOTE_SIG_GOOD)
+		return NULL;
+	for (guint i = 0; i < x->sigs->len; i++) {
+		const note_sig *sg = g_ptr_array_index(x->sigs, i);
+
+		if (sg->id == w->key->id && strcmp(sg->name, w->key->name) == 0)
+			return g_strdup(sg->line);
+	}
+	return NULL;
+}
+
+/* From a witness's published copy of the checkpoint. */
+static char *
+cosignature_from_copy(const note_witness *w, const note *n, const checkpoint *cp, feedlog_cosign_result *r)
+{
+	g_autofree char *file = witness_copy_path(w->path, cp->origin);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(GBytes) b = read_limited(file, NOTE_MAX_SIZE, &e);
+	g_autoptr(note) copy = NULL;
+	const char *d;
+	gsize len;
+
+	if (b == NULL) {
+		problem(r, w, "%s", e->message);
+		return NULL;
+	}
+	d = g_bytes_get_data(b, &len);
+	if (note_parse(d, len, &copy, NULL) != VULNID_OK || strcmp(copy->text, n->text) != 0) {
+		problem(r, w, "'%s' is not a copy of the checkpoint of %" G_GUINT64_FORMAT " entries (not cosigned yet)",
+			file, cp->size);
+		return NULL;
+	}
+	for (guint i = 0; i < copy->sigs->len; i++) {
+		const note_sig *sg = g_ptr_array_index(copy->sigs, i);
+
+		if (sg->id == w->key->id && strcmp(sg->name, w->key->name) == 0) {
+			char *line = good_cosignature(w, n, sg->line, strlen(sg->line));
+
+			if (line == NULL)
+				problem(r, w, "'%s': its cosignature does not verify", file);
+			return line;
+		}
+	}
+	problem(r, w, "'%s' holds no cosignature of this witness", file);
+	return NULL;
+}
+
+/* The first line of a response, for a message. */
+static char *
+first_line(const GString *resp)
+{
+	gsize n = strcspn(resp->str, "\r\n");
+
+	return g_utf8_make_valid(resp->str, (gssize) MIN(n, 200));
+}
+
+/* tlog-witness add-checkpoint: the checkpoint with a consistency proof
+ * from what the witness has (old_size first, then what a 409 says). */
+static char *
+cosignature_from_url(const note_witness *w, const char *logdir, GBytes *raw, const note *n, const checkpoint *cp,
+		     guint64 old_size, feedlog_post_fn post, gpointer data, feedlog_cosign_result *r)
+{
+	g_autofree char *url = g_strconcat(w->url, "/add-checkpoint", NULL);
+	g_autoptr(tlog_tiles) t = tlog_tiles_open(logdir, cp->size);
+	guint64 old = old_size <= cp->size ? old_size : 0;
+
+	for (int attempt = 0; attempt < WITNESS_ATTEMPTS; attempt++) {
+		g_autoptr(GString) body = g_string_new(NULL);
+		g_autoptr(GString) resp = g_string_new(NULL);
+		g_autoptr(GArray) proof = NULL;
+		g_autoptr(GError) e = NULL;
+		g_autofree char *why = NULL;
+		guint status = 0;
+		guint64 theirs = 0;
+		char *line;
+
+		if (tlog_prove_consistency(t, old, cp->size, &proof, &e) != VULNID_OK) {
+			problem(r, w, "%s", e->message);
+			return NULL;
+		}
+		g_string_append_printf(body, "old %" G_GUINT64_FORMAT "\n", old);
+		append_proof(body, proof);
+		g_string_append_c(body, '\n');
+		g_string_append_len(body, g_bytes_get_data(raw, NULL), (gssize) g_bytes_get_size(raw));
+		if (post(url, body->str, body->len, MAX_WITNESS_RESPONSE, &status, resp, data, &e) != VULNID_OK) {
+			problem(r, w, "%s", e != NULL ? e->message : "the request failed");
+			return NULL;
+		}
+		why = first_line(resp);
+		if (status == 200) {
+			line = good_cosignature(w, n, resp->str, resp->len);
+			if (line == NULL)
+				problem(r, w, "the answer holds no good cosignature of the checkpoint");
+			return line;
+		}
+		/* 409: the witness has another size; prove from there. */
+		if (status == 409 && g_ascii_string_to_unsigned(why, 10, 0, G_MAXINT64, &theirs, NULL)) {
+			if (theirs <= cp->size && theirs != old) {
+				old = theirs;
+				continue;
+			}
+			if (theirs > cp->size)
+				problem(r, w, "it cosigned a tree of %" G_GUINT64_FORMAT " entries, more than this log's %"
+					G_GUINT64_FORMAT " (a fork, or a log rolled back)", theirs, cp->size);
+			else
+				problem(r, w, "it refused the proof from its own size %" G_GUINT64_FORMAT, theirs);
+		} else if (status == 409) {
+			problem(r, w, "a 409 answer without a tree size");
+		} else {
+			problem(r, w, "HTTP status %u: %s", status, why);
+		}
+		return NULL;
+	}
+	problem(r, w, "no cosignature after %d attempts", WITNESS_ATTEMPTS);
+	return NULL;
+}
+
+vulnid_status
+feedlog_cosign(const char *logdir, const note_key *key, GPtrArray *witnesses, guint64 old_size,
+	       feedlog_post_fn post, gpointer post_data, feedlog_cosign_result *res, GError **err)
+{
+	g_autofree char *path = g_build_filename(logdir, FEEDLOG_CHECKPOINT, NULL);
+	g_autoptr(GBytes) raw = NULL;
+	g_autoptr(note) n = NULL;
+	g_autoptr(GString) added = g_string_new(NULL);
+	checkpoint cp = { 0 };
+	vulnid_status s;
+
+	memset(res, 0, sizeof *res);
+	res->problems = g_ptr_array_new_with_free_func(g_free);
+	res->witnesses = witnesses != NULL ? witnesses->len : 0;
+	if (res->witnesses == 0)
+		return VULNID_OK;
+	s = checkpoint_open(path, key, &n, &cp, err);
+	if (s == VULNID_OK)
+		raw = read_limited(path, NOTE_MAX_SIZE, err);
+	if (raw == NULL) {
+		checkpoint_clear(&cp);
+		return s != VULNID_OK ? s : VULNID_ERR_IO;
+	}
+	for (guint i = 0; i < witnesses->len; i++) {
+		const note_witness *w = g_ptr_array_index(witnesses, i);
+		g_autofree char *line = NULL;
+
+		if (note_verify_key(n, w->key, NULL) == NOTE_SIG_GOOD) {
+			res->cosigned++;
+			continue;
+		}
+		if (w->path != NULL)
+			line = cosignature_from_copy(w, n, &cp, res);
+		else if (post == NULL)
+			problem(res, w, "not asked: no HTTP client");
+		else
+			line = cosignature_from_url(w, logdir, raw, n, &cp, old_size, post, post_data, res);
+		if (line != NULL) {
+			g_string_append(added, line);
+			res->cosigned++;
+			res->added++;
+		}
+	}
+	/* The log's checkpoint as it was, the new cosignatures after it. */
+	if (added->len > 0) {
+		g_autoptr(GString) all = g_string_new_len(g_bytes_get_data(raw, NULL), (gssize) g_bytes_get_size(raw));
+
+		g_string_append_len(all, added->str, (gssize) added->len);
+		s = export_write_file(path, all->str, all->len, 0644, err);
+	}
+	checkpoint_clear(&cp);
 	return s;
 }

@@ -720,7 +720,7 @@ intake_tofu(mail_ctx *c, char **imported)
 	if (!m->sig->present || m->sig->valid || !m->sig->key_missing || m->sig->fpr == NULL ||
 	    m->pgp_keys == NULL || crypto_home() == NULL || !message_can_reverify(m))
 		return;
-	s = crypto_import_if_contains(m->pgp_keys, m->sig->fpr, &conflict, &e);
+	s = crypto_import_if_contains(m->pgp_keys, m->sig->fpr, c->cfg->openpgp_time_limit * 1000, &conflict, &e);
 	if (s == VULNID_ERR_EXISTS && conflict != NULL) {
 		g_free(m->sig->reason);
 		m->sig->reason = g_strdup_printf("the signing key is not known to this robot, and the key sent "
@@ -731,8 +731,29 @@ intake_tofu(mail_ctx *c, char **imported)
 		return;
 	}
 	crypto_conflict_free(conflict);
-	if (s != VULNID_OK)
+	if (s == VULNID_ERR_TEMP || s == VULNID_ERR_IO || s == VULNID_ERR_NOSPACE) {
+		/* not the key's fault: the mail waits for gpg */
+		m->crypto_unavailable = TRUE;
+		g_free(m->crypto_why);
+		m->crypto_why = g_strdup(e != NULL ? e->message : vulnid_status_str(s));
 		return;
+	}
+	if (s == VULNID_ERR_TIMEOUT && m->problem == NULL) {
+		m->problem = g_strdup("openpgp-timeout");
+		g_ptr_array_add(m->problems, g_strdup_printf("importing the key sent with the mail took "
+							     "longer than %" G_GINT64_FORMAT " seconds and "
+							     "was stopped", c->cfg->openpgp_time_limit));
+		return;
+	}
+	if (s != VULNID_OK) {
+		if (e != NULL && s == VULNID_ERR_INVALID) {
+			g_free(m->sig->reason);
+			m->sig->reason = g_strdup_printf("the signing key is not known to this robot, and the "
+							 "key sent with the mail was not imported: %s",
+							 e->message);
+		}
+		return;
+	}
 	message_reverify(m);
 	if (m->sig->valid)
 		*imported = g_strdup(m->sig->fpr);
@@ -813,15 +834,18 @@ decrypted_sender(const intake_ctx *c)
 	return to != NULL ? g_ascii_strdown(to, -1) : NULL;
 }
 
-/* The decryption oracle: what was decrypted once (the same session key,
- * or the same plaintext) must not be decrypted again for someone else.
- * Sent again as a new request, to another entry (by any routing), or by
- * another sender (another reply address or signer), it is a replay:
- * *orig is the mail it first came in.  An encrypted mail sent to an
- * entry that its text does not name, while it names another entry of
- * this robot, is misdirected (*misdirected: that entry): a captured
- * mail sent elsewhere before the original arrived.  The same mail again
- * from the same sender to the same entry is neither. */
+/* The decryption oracle: what was decrypted once must not act again.
+ * The same encrypted data (the same session key, however it is wrapped)
+ * acts once: sent again, by anyone, with any headers, it is a replay
+ * (the legitimate redelivery, the same Message-ID and body, was found a
+ * duplicate before this).  The same plaintext under another session key
+ * was encrypted again by someone who knows it: sent as a new request, to
+ * another entry (by any routing), or by another sender (another reply
+ * address or signer), it is a replay too.  *orig is the mail it first
+ * came in.  An encrypted mail sent to an entry that its text does not
+ * name, while it names another entry of this robot, is misdirected
+ * (*misdirected: that entry): a captured mail sent elsewhere before the
+ * original arrived. */
 static vulnid_status
 decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id, const char **reason,
 		char **detail, gint64 *orig, char **misdirected, GError **err)
@@ -850,6 +874,8 @@ decrypted_check(intake_ctx *c, lifecycle_route_kind target, const char *entry_id
 			how = about != NULL ? "to another entry" : "not to its entry";
 		else if (g_strcmp0(from, sender) != 0 || g_strcmp0(fpr, c->signer) != 0)
 			how = "by another sender";
+		else if (r->same_cipher)
+			how = "again, from the same address to the same entry (an address anyone can write)";
 		else
 			continue;
 		*orig = r->message;
@@ -1351,6 +1377,7 @@ intake_parse(const vulnid_config *cfg, int in_fd, gboolean spooled, const intake
 	message_limits lim = {
 		cfg->max_message_size, cfg->max_header_size, cfg->max_headers,
 		cfg->max_line_length, cfg->max_parts, cfg->max_depth, cfg->max_request_text,
+		cfg->openpgp_time_limit, cfg->max_decrypted_ratio, cfg->spool_dir,
 	};
 	intake_ctx *c = &im->c;
 	vulnid_status s;
@@ -1377,8 +1404,9 @@ intake_parse(const vulnid_config *cfg, int in_fd, gboolean spooled, const intake
 	if (s != VULNID_OK)
 		return s;
 	if (im->m->crypto_unavailable)
-		return vulnid_fail(err, VULNID_ERR_TEMP, "the mail is encrypted to the robot, whose key "
-				   "cannot be used now (is gpg-agent running?)");
+		return vulnid_fail(err, VULNID_ERR_TEMP, "OpenPGP cannot be used now: %s",
+				   im->m->crypto_why != NULL ? im->m->crypto_why
+				   : "the robot's key cannot be used (is gpg-agent running?)");
 	c->cfg = cfg;
 	c->env = &im->env;
 	c->m = im->m;
@@ -1393,6 +1421,9 @@ intake_parse(const vulnid_config *cfg, int in_fd, gboolean spooled, const intake
 	c->from_verified = authres_from_verified(cfg, header_scan_trace(im->sp->scan), im->m->from_addr);
 	intake_tofu(c, &im->imported);
 	c->imported_key = im->imported;
+	if (im->m->crypto_unavailable)
+		return vulnid_fail(err, VULNID_ERR_TEMP, "OpenPGP cannot be used now: %s",
+				   im->m->crypto_why != NULL ? im->m->crypto_why : "gpg failed");
 	im->auth = auth_json(im->m, c->from_verified, &c->signer);
 	c->auth_json = im->auth;
 	if (c->signer != NULL) {

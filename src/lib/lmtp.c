@@ -322,6 +322,7 @@ struct lmtp_session {
 	GByteArray *dbuf;
 	int fd;
 	gboolean too_big, spool_failed;
+	int spool_errno;	/* why the spool failed, for the reply */
 	guint mails, errors;
 	gboolean closing;
 };
@@ -357,6 +358,7 @@ transaction_end(lmtp_session *s)
 	envelope_clear(&s->env, TRUE);
 	s->fd = -1;	/* the caller's (spool_open) */
 	s->too_big = s->spool_failed = FALSE;
+	s->spool_errno = 0;
 	s->state = s->state == S_START ? S_START : S_READY;
 }
 
@@ -537,6 +539,7 @@ cmd_data(lmtp_session *s)
 	/* Without a spool the data is still read (and then refused), so that
 	 * the session stays in step with the client. */
 	s->spool_failed = s->fd < 0;
+	s->spool_errno = s->fd < 0 ? errno : 0;
 	memset(&s->data, 0, sizeof s->data);
 	s->env.size = 0;
 	s->state = S_DATA;
@@ -595,8 +598,15 @@ data_end(lmtp_session *s)
 		for (guint i = 0; i < n; i++)
 			g_ptr_array_add(replies, g_strdup("552 5.3.4 message too big for the robot"));
 	} else if (s->spool_failed || lseek(s->fd, 0, SEEK_SET) < 0) {
+		/* the cause, for the MTA's log and the operator reading it */
+		int e = s->spool_failed ? s->spool_errno : errno;
+		g_autofree char *why = e == ENOSPC || e == EDQUOT
+			? g_strdup("452 4.3.1 disk full: cannot spool the mail, try again later")
+			: g_strdup_printf("451 4.3.0 cannot spool the mail (%s), try again later",
+					  e != 0 ? g_strerror(e) : "no spool file");
+
 		for (guint i = 0; i < n; i++)
-			g_ptr_array_add(replies, g_strdup("451 4.3.0 cannot spool the mail, try again later"));
+			g_ptr_array_add(replies, g_strdup(why));
 	} else
 		s->cfg.deliver(s->cfg.data, &s->env, s->fd, replies);
 	/* one reply per recipient, whatever the callback did */
@@ -617,8 +627,10 @@ data_input(lmtp_session *s, const char *buf, gsize len)
 	if (s->env.size > s->cfg.max_size)
 		s->too_big = TRUE;	/* the rest is read and dropped */
 	if (!s->too_big && !s->spool_failed && s->dbuf->len > 0 &&
-	    !fileio_write_all(s->fd, s->dbuf->data, s->dbuf->len))
+	    !fileio_write_all(s->fd, s->dbuf->data, s->dbuf->len)) {
 		s->spool_failed = TRUE;
+		s->spool_errno = errno;
+	}
 	g_byte_array_set_size(s->dbuf, 0);
 	if (done)
 		data_end(s);

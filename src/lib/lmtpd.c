@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -27,10 +29,16 @@
 #include "lmtpd.h"
 #include "message.h"
 #include "notify.h"
+#include "gpgrun.h"
 #include "outbox.h"
 #include "store.h"
 #include "store-lmtpd.h"
 #include "text.h"
+
+#define LMTPD_AGENTS_MAX 32		/* [lmtpd] delivery_agents at most */
+#define LMTPD_AGENT_DATAGRAM 4096	/* bytes of rows handed in one datagram */
+#define LMTPD_AGENT_ROWS 100		/* rows an agent takes for a round */
+#define LMTPD_AGENT_SWEEP 10		/* s between an agent's rounds of everything due */
 
 /* A configuration shared by the sessions and mails that started under it;
  * SIGHUP puts a new one in place for what starts later. */
@@ -55,8 +63,10 @@ conf_ref_put(conf_ref *c)
 	}
 }
 
-/* One recipient of one mail, from the end of its data to its reply. */
-typedef enum { JOB_QUEUED, JOB_APPLYING, JOB_DONE } job_state;
+/* One recipient of one mail, from the end of its data to its reply:
+ * waiting for a parse worker, parsed there (spool, MIME, OpenPGP: no
+ * database), waiting for the engine, applied in its transaction, done. */
+typedef enum { JOB_QUEUED, JOB_PARSING, JOB_PARSED, JOB_APPLYING, JOB_DONE } job_state;
 
 typedef struct {
 	gint ref;
@@ -73,6 +83,7 @@ typedef struct {
 	vulnid_status status;
 	GError *err;
 	gboolean applied;
+	gint64 row;		/* the message row it committed (for the agents) */
 } job;
 
 static void
@@ -95,15 +106,21 @@ job_unref(job *j)
 typedef struct {
 	GMutex lock;
 	conf_ref *conf;		/* the current configuration */
-	GCond engine_cond;	/* a job was queued, or stop */
+	GCond engine_cond;	/* a job was parsed, or stop */
 	GCond done_cond;	/* jobs are done */
-	GQueue queue;		/* of job* */
+	GQueue queue;		/* of job*: parsed, for the engine */
+	GThreadPool *parsers;	/* the parse workers, fed job* */
 	gboolean stopping;
 	gboolean draining;
 	int drain_pipe[2];	/* readable once draining */
 	guint sessions;
-	int agent_fd;		/* stdin of the delivery agent, -1: none */
-	GPid agent_pid;
+	/* The delivery agents ([lmtpd] delivery_agents, read at the start)
+	 * share one datagram socket as their stdin: each datagram (the rows
+	 * of a sync, or a bare wake-up) goes to the one that reads it first. */
+	int agent_fd;		/* the server's end, -1: none */
+	int agent_in;		/* the agents' end */
+	GPid agent_pid[LMTPD_AGENTS_MAX];	/* 0: not running */
+	guint agents;
 	gint64 agent_started;
 	char *self;
 	char *conf_path;
@@ -122,6 +139,7 @@ typedef struct {
 /* --- the engine ------------------------------------------------------------ */
 
 static void agent_wake(server *srv);
+static void agent_hand(server *srv, const GString *rows);
 
 static char *
 status_reply(vulnid_status s, const GError *err)
@@ -134,7 +152,7 @@ status_reply(vulnid_status s, const GError *err)
 	case VULNID_ERR_TOOBIG:
 		return g_strdup("552 5.3.4 message too big for the robot");
 	case VULNID_ERR_NOSPACE:
-		return g_strdup_printf("452 4.3.1 insufficient system storage (%s)", m);
+		return g_strdup_printf("452 4.3.1 disk full (%s), try again later", m);
 	default:
 		return g_strdup_printf("451 4.3.0 temporary failure (%s), try again later", m);
 	}
@@ -228,7 +246,7 @@ sync_thread(gpointer data)
 	g_mutex_lock(&srv->lock);
 	for (;;) {
 		GQueue groups = G_QUEUE_INIT;
-		gboolean any = FALSE;
+		g_autoptr(GString) rows = g_string_new(NULL);
 		int rc, e = 0;
 
 		while (g_queue_is_empty(&srv->unsynced) && !srv->sync_stopping)
@@ -253,11 +271,15 @@ sync_thread(gpointer data)
 					/* committed, perhaps not durable: a retry is
 					 * found as a duplicate if it was */
 					g_free(j->reply);
-					j->reply = g_strdup_printf("451 4.3.0 cannot sync the database (%s), "
-								   "try again later", g_strerror(e));
+					j->reply = e == ENOSPC || e == EDQUOT
+						? g_strdup_printf("452 4.3.1 disk full: cannot sync the database (%s),"
+								  " try again later", g_strerror(e))
+						: g_strdup_printf("451 4.3.0 cannot sync the database (%s), "
+								  "try again later", g_strerror(e));
 					syslog(LOG_ERR, "cannot sync '%s': %s", srv->wal_path, g_strerror(e));
 				}
-				any |= j->applied;
+				if (j->applied && j->row > 0)
+					g_string_append_printf(rows, "%" G_GINT64_FORMAT "\n", j->row);
 				srv->stats.mails += j->applied && rc == 0;
 				j->state = JOB_DONE;
 			}
@@ -265,8 +287,8 @@ sync_thread(gpointer data)
 		g_cond_broadcast(&srv->done_cond);
 		g_mutex_unlock(&srv->lock);
 		g_queue_clear_full(&groups, (GDestroyNotify) g_ptr_array_unref);
-		if (any)
-			agent_wake(srv);
+		if (rows->len > 0)
+			agent_hand(srv, rows);
 		g_mutex_lock(&srv->lock);
 	}
 	g_mutex_unlock(&srv->lock);
@@ -360,24 +382,12 @@ engine_apply(server *srv, GPtrArray *group)
 	}
 }
 
+/* Apply a group of parsed mails and make their replies. */
 static void
 engine_group(server *srv, GPtrArray *group)
 {
 	guint ready = 0;
 
-	/* Parse outside the transaction: gpg and GMime never hold the
-	 * database's write lock. */
-	for (guint i = 0; i < group->len; i++) {
-		job *j = g_ptr_array_index(group, i);
-		intake_envelope env = { j->sender, j->recipient, j->client_address };
-
-		if (lseek(j->fd, 0, SEEK_SET) < 0) {
-			j->status = vulnid_fail(&j->err, VULNID_ERR_IO, "cannot rewind the spooled mail: %s",
-						g_strerror(errno));
-			continue;
-		}
-		j->status = intake_parse(j->conf->cfg, j->fd, TRUE, &env, &j->im, &j->err);
-	}
 	for (guint i = 0; i < group->len; i++) {
 		job *j = g_ptr_array_index(group, i);
 
@@ -390,8 +400,49 @@ engine_group(server *srv, GPtrArray *group)
 
 		if (j->state == JOB_APPLYING || !g_atomic_int_get(&j->abandoned))
 			job_finish(j);
+		if (j->applied)
+			j->row = intake_mail_row(j->im);
 		g_clear_pointer(&j->im, intake_mail_free);
 	}
+}
+
+/* A parse worker: spool, parse, verify and decrypt one mail, beside the
+ * engine and the other workers, so that a mail that keeps gpg busy
+ * delays only itself; then it waits for the engine.  Outside any
+ * transaction: gpg and GMime never hold the database's write lock. */
+static void
+parse_job(gpointer data, gpointer user_data)
+{
+	job *j = data;
+	server *srv = user_data;
+	intake_envelope env = { j->sender, j->recipient, j->client_address };
+
+	g_mutex_lock(&srv->lock);
+	if (j->abandoned) {
+		j->state = JOB_DONE;
+		g_mutex_unlock(&srv->lock);
+		job_unref(j);
+		return;
+	}
+	j->state = JOB_PARSING;
+	g_mutex_unlock(&srv->lock);
+	if (lseek(j->fd, 0, SEEK_SET) < 0)
+		j->status = vulnid_fail(&j->err, VULNID_ERR_IO, "cannot rewind the spooled mail: %s",
+					g_strerror(errno));
+	else
+		j->status = intake_parse(j->conf->cfg, j->fd, TRUE, &env, &j->im, &j->err);
+	g_mutex_lock(&srv->lock);
+	if (j->abandoned) {
+		/* its session answered 451 already: the MTA sends it again */
+		j->state = JOB_DONE;
+		g_mutex_unlock(&srv->lock);
+		job_unref(j);
+		return;
+	}
+	j->state = JOB_PARSED;
+	g_queue_push_tail(&srv->queue, j);
+	g_cond_signal(&srv->engine_cond);
+	g_mutex_unlock(&srv->lock);
 }
 
 static gpointer
@@ -414,6 +465,7 @@ engine_thread(gpointer data)
 
 			if (j->abandoned) {
 				j->state = JOB_DONE;
+				g_clear_pointer(&j->im, intake_mail_free);
 				job_unref(j);
 				continue;
 			}
@@ -433,51 +485,96 @@ engine_thread(gpointer data)
 
 /* --- the delivery agent ------------------------------------------------------ */
 
+/* Start agent i on the agents' socket. */
 static void
-agent_start(server *srv)
+agent_start_one(server *srv, guint i)
 {
 	g_autoptr(GError) e = NULL;
 	char *argv[] = { srv->self, "--delivery-agent", "-c", srv->conf_path, NULL };
-	gint in = -1;
+
+	if (!g_spawn_async_with_fds(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+				    NULL, NULL, &srv->agent_pid[i], srv->agent_in, -1, -1, &e)) {
+		srv->agent_pid[i] = 0;
+		syslog(LOG_ERR, "cannot start the delivery agent: %s (replies wait for vulnid queue run)",
+		       e->message);
+	}
+}
+
+static void
+agent_start(server *srv)
+{
+	int sv[2];
 
 	if (g_get_monotonic_time() - srv->agent_started < 5 * G_USEC_PER_SEC && srv->agent_started != 0)
 		return;		/* it keeps dying: not more than once in 5 s */
 	srv->agent_started = g_get_monotonic_time();
-	if (!g_spawn_async_with_pipes(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-				      NULL, NULL, &srv->agent_pid, &in, NULL, NULL, &e)) {
-		syslog(LOG_ERR, "cannot start the delivery agent: %s (replies wait for vulnid queue run)",
-		       e->message);
-		return;
+	if (srv->agent_fd < 0) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			syslog(LOG_ERR, "cannot start the delivery agent: socketpair: %s", g_strerror(errno));
+			return;
+		}
+		fcntl(sv[0], F_SETFL, O_NONBLOCK);
+		srv->agent_in = sv[1];
+		g_atomic_int_set(&srv->agent_fd, sv[0]);
+		srv->agents = (guint) CLAMP(srv->conf->cfg->lmtpd_delivery_agents, 1, LMTPD_AGENTS_MAX);
 	}
-	fcntl(in, F_SETFL, O_NONBLOCK);
-	fcntl(in, F_SETFD, FD_CLOEXEC);
-	srv->agent_fd = in;
+	for (guint i = 0; i < srv->agents; i++)
+		if (srv->agent_pid[i] == 0)
+			agent_start_one(srv, i);
 }
 
-/* Called by the engine after a commit (and by the main thread); a full
- * pipe means the agent has a wake-up pending already. */
+/* Send a datagram to the agents; a full socket means they are behind,
+ * and their round of everything due finds what this one said. */
 static void
-agent_wake(server *srv)
+agent_send(server *srv, const char *data, gsize len)
 {
 	int fd = g_atomic_int_get(&srv->agent_fd);
 
-	if (fd >= 0 && write(fd, "w", 1) < 0 && errno == EPIPE)
-		syslog(LOG_WARNING, "the delivery agent is gone");
+	if (fd >= 0 && send(fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EPIPE)
+		syslog(LOG_WARNING, "the delivery agents are gone");
 }
 
-/* The main thread: reap a dead agent and start another. */
+/* Called by the main thread: deliver whatever is due. */
+static void
+agent_wake(server *srv)
+{
+	agent_send(srv, "w", 1);
+}
+
+/* Called after a sync: the message rows just made durable, one per line,
+ * in datagrams of at most LMTPD_AGENT_DATAGRAM bytes, so that several
+ * agents share them. */
+static void
+agent_hand(server *srv, const GString *rows)
+{
+	gsize at = 0;
+
+	while (at < rows->len) {
+		gsize n = MIN(rows->len - at, LMTPD_AGENT_DATAGRAM);
+
+		while (at + n < rows->len && n > 0 && rows->str[at + n - 1] != '\n')
+			n--;
+		agent_send(srv, rows->str + at, n);
+		at += n;
+	}
+}
+
+/* The main thread: reap dead agents and start others. */
 static void
 agent_check(server *srv, gboolean restart)
 {
+	gboolean started;
 	int status;
 
-	if (srv->agent_pid > 0 && waitpid(srv->agent_pid, &status, WNOHANG) == srv->agent_pid) {
-		syslog(LOG_WARNING, "the delivery agent ended (status %d)", status);
-		srv->agent_pid = 0;
-		close(g_atomic_int_get(&srv->agent_fd));
-		g_atomic_int_set(&srv->agent_fd, -1);
-	}
-	if (restart && srv->agent_pid == 0) {
+	for (guint i = 0; i < srv->agents; i++)
+		if (srv->agent_pid[i] > 0 && waitpid(srv->agent_pid[i], &status, WNOHANG) == srv->agent_pid[i]) {
+			syslog(LOG_WARNING, "the delivery agent ended (status %d)", status);
+			srv->agent_pid[i] = 0;
+		}
+	started = restart && srv->agent_fd < 0;	/* not even the socket yet */
+	for (guint i = 0; restart && i < srv->agents; i++)
+		started |= srv->agent_pid[i] == 0;
+	if (started) {
 		agent_start(srv);
 		agent_wake(srv);	/* whatever was committed meanwhile */
 	}
@@ -487,20 +584,26 @@ static void
 agent_stop(server *srv)
 {
 	int fd = g_atomic_int_get(&srv->agent_fd);
+	gboolean left = TRUE;
 
 	if (fd >= 0)
-		close(fd);	/* end of input: it finishes its round and exits */
+		close(fd);	/* end of input: they finish their round and exit */
 	g_atomic_int_set(&srv->agent_fd, -1);
-	for (int i = 0; i < 300 && srv->agent_pid > 0; i++) {
-		if (waitpid(srv->agent_pid, NULL, WNOHANG) == srv->agent_pid)
-			srv->agent_pid = 0;
-		else
+	for (int i = 0; i < 300 && left; i++) {
+		left = FALSE;
+		for (guint k = 0; k < srv->agents; k++) {
+			if (srv->agent_pid[k] > 0 && waitpid(srv->agent_pid[k], NULL, WNOHANG) == srv->agent_pid[k])
+				srv->agent_pid[k] = 0;
+			left |= srv->agent_pid[k] > 0;
+		}
+		if (left)
 			g_usleep(100 * 1000);
 	}
-	if (srv->agent_pid > 0) {
-		kill(srv->agent_pid, SIGTERM);
-		waitpid(srv->agent_pid, NULL, 0);
-	}
+	for (guint k = 0; k < srv->agents; k++)
+		if (srv->agent_pid[k] > 0) {
+			kill(srv->agent_pid[k], SIGTERM);
+			waitpid(srv->agent_pid[k], NULL, 0);
+		}
 }
 
 static volatile sig_atomic_t agent_reload;
@@ -512,12 +615,50 @@ agent_sighup(int sig)
 	agent_reload = 1;
 }
 
+/* The rows of a datagram ("ROW\n" each; anything else is a bare wake-up)
+ * into rows; FALSE if it held none. */
+static gboolean
+agent_rows(const char *buf, gssize n, GArray *rows)
+{
+	g_autofree char *text = g_strndup(buf, (gsize) n);
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	gboolean any = FALSE;
+
+	for (char **l = lines; *l != NULL; l++) {
+		gint64 row;
+
+		if (**l != '\0' && g_ascii_string_to_signed(*l, 10, 1, G_MAXINT64, &row, NULL)) {
+			g_array_append_val(rows, row);
+			any = TRUE;
+		}
+	}
+	return any;
+}
+
+static void
+agent_deliver(store *st, const vulnid_config *cfg, GArray *rows)
+{
+	g_autoptr(GError) e = NULL;
+	outbox_run_result rr = { 0 };
+	outbox_run_opts ro = { 0, FALSE, (guint) cfg->filter_budget, notify_delivery_failed,
+			       rows != NULL ? (const gint64 *) (gpointer) rows->data : NULL,
+			       rows != NULL ? rows->len : 0 };
+
+	if (cfg->filter_budget > 0 && (outbox_run(st, cfg, &ro, &rr, &e) != VULNID_OK || rr.deferred > 0)) {
+		g_autofree char *m = text_mask_controls(e != NULL ? e->message : "");
+
+		syslog(LOG_WARNING, "delivery deferred%s%s (%u item%s; see vulnid queue list)",
+		       e != NULL ? ": " : "", m, rr.deferred, rr.deferred == 1 ? "" : "s");
+	}
+}
+
 vulnid_status
 lmtpd_delivery_agent(const char *conf_path, GError **err)
 {
 	g_autoptr(vulnid_config) cfg = NULL;
 	g_autoptr(store) st = NULL;
 	struct sigaction sa;
+	gint64 swept = 0;
 	vulnid_status s;
 
 	s = config_load(conf_path, &cfg, err);
@@ -534,11 +675,11 @@ lmtpd_delivery_agent(const char *conf_path, GError **err)
 		return s;
 	store_keep_statements(st, TRUE);
 	for (;;) {
-		char buf[4096];
+		char buf[LMTPD_AGENT_DATAGRAM + 1];
 		ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+		g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(gint64));
 		g_autoptr(GError) e = NULL;
-		outbox_run_result rr = { 0 };
-		outbox_run_opts ro = { 0, FALSE, (guint) cfg->filter_budget, notify_delivery_failed };
+		gboolean wake = FALSE;
 
 		if (n == 0)
 			break;
@@ -556,22 +697,19 @@ lmtpd_delivery_agent(const char *conf_path, GError **err)
 		}
 		if (n < 0)
 			continue;
-		/* Every wake-up that came meanwhile is served by this round. */
-		{
-			int fl = fcntl(STDIN_FILENO, F_GETFL);
-
-			fcntl(STDIN_FILENO, F_SETFL, fl | O_NONBLOCK);
-			while (read(STDIN_FILENO, buf, sizeof buf) > 0)
-				;
-			fcntl(STDIN_FILENO, F_SETFL, fl);
-		}
-		ro.deadline = (guint) cfg->filter_budget;	/* as reloaded */
-		if (cfg->filter_budget > 0 && (outbox_run(st, cfg, &ro, &rr, &e) != VULNID_OK || rr.deferred > 0)) {
-			g_autofree char *m = text_mask_controls(e != NULL ? e->message : "");
-
-			syslog(LOG_WARNING, "delivery deferred%s%s (%u item%s; see vulnid queue list)",
-			       e != NULL ? ": " : "", m, rr.deferred, rr.deferred == 1 ? "" : "s");
-			g_clear_error(&e);
+		/* What came meanwhile, up to a round's worth of rows: the
+		 * rest is left to the other agents. */
+		do
+			wake |= !agent_rows(buf, n, rows);
+		while (rows->len < LMTPD_AGENT_ROWS &&
+		       (n = recv(STDIN_FILENO, buf, sizeof buf, MSG_DONTWAIT)) > 0);
+		if (rows->len > 0)
+			agent_deliver(st, cfg, rows);
+		/* Everything due (retries, rows a full socket dropped): on a
+		 * bare wake-up, and every LMTPD_AGENT_SWEEP s of traffic. */
+		if (wake || g_get_monotonic_time() - swept > LMTPD_AGENT_SWEEP * G_USEC_PER_SEC) {
+			swept = g_get_monotonic_time();
+			agent_deliver(st, cfg, NULL);
 		}
 		if (audit_flush(st, cfg->audit_path, &e) != VULNID_OK) {
 			g_autofree char *m = text_mask_controls(e->message);
@@ -581,6 +719,17 @@ lmtpd_delivery_agent(const char *conf_path, GError **err)
 	}
 	message_shutdown();
 	return VULNID_OK;
+}
+
+/* How many mails are parsed at once: [lmtpd] parse_workers, or as many
+ * as there are processors (at least 2, so that one mail that keeps gpg
+ * busy never stops the others). */
+static gint
+parse_workers(const vulnid_config *cfg)
+{
+	if (cfg->lmtpd_parse_workers > 0)
+		return (gint) cfg->lmtpd_parse_workers;
+	return MAX(2, (gint) g_get_num_processors());
 }
 
 /* --- sessions ---------------------------------------------------------------- */
@@ -651,14 +800,17 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 
 	/* the file may be longer, from an earlier mail of the session */
 	if (ftruncate(fd, env->size) < 0) {
+		int e = errno;
+
 		for (guint i = 0; i < env->recipients->len; i++)
-			g_ptr_array_add(replies, g_strdup("451 4.3.0 cannot spool the mail, try again later"));
+			g_ptr_array_add(replies, g_strdup_printf("451 4.3.0 cannot spool the mail (%s), try again later",
+								 g_strerror(e)));
 		return;
 	}
 	for (guint i = 0; i < env->recipients->len; i++) {
 		job *j = g_new0(job, 1);
 
-		j->ref = 2;	/* this session and the queue */
+		j->ref = 2;	/* this session, and the workers and engine */
 		j->conf = conf_ref_get(se->conf);
 		j->fd = dup(fd);
 		j->sender = g_strdup(env->sender);
@@ -671,10 +823,9 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 		j->deadline = deadline;
 		g_ptr_array_add(jobs, j);
 	}
-	g_mutex_lock(&srv->lock);
 	for (guint i = 0; i < jobs->len; i++)
-		g_queue_push_tail(&srv->queue, g_ptr_array_index(jobs, i));
-	g_cond_signal(&srv->engine_cond);
+		g_thread_pool_push(srv->parsers, g_ptr_array_index(jobs, i), NULL);
+	g_mutex_lock(&srv->lock);
 	for (guint i = 0; i < jobs->len; i++) {
 		job *j = g_ptr_array_index(jobs, i);
 
@@ -682,7 +833,7 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 			if (j->state == JOB_APPLYING)
 				g_cond_wait(&srv->done_cond, &srv->lock);	/* the commit is near */
 			else if (!g_cond_wait_until(&srv->done_cond, &srv->lock, deadline) &&
-				 j->state == JOB_QUEUED)
+				 j->state != JOB_APPLYING && j->state != JOB_DONE)
 				j->abandoned = TRUE;
 		}
 		if (j->abandoned) {
@@ -802,6 +953,48 @@ typedef struct {
 	char *unlink_path;	/* a unix socket this process made */
 } listener;
 
+/* This process's user, by name, for the messages that name a fix. */
+static const char *
+self_name(void)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	return pw != NULL ? pw->pw_name : "vulnid";
+}
+
+/* The MTA reaches the socket through the group it has (socket_group, or
+ * the group the socket inherits from a setgid directory, as under
+ * Postfix's chroot on Debian): every directory above it must let that
+ * group pass.  A socket it cannot reach gives only "Permission denied"
+ * in the MTA's log, so say it here, at start. */
+static void
+warn_unreachable(const char *path)
+{
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat sock;
+
+	if (stat(path, &sock) < 0 || (sock.st_mode & 0007) != 0)
+		return;		/* open to all, or gone */
+	while (strcmp(dir, "/") != 0 && strcmp(dir, ".") != 0) {
+		struct stat sb;
+		char *up;
+
+		if (stat(dir, &sb) == 0 && !(sb.st_gid == sock.st_gid ? (sb.st_mode & 0010) : (sb.st_mode & 0001))) {
+			struct group *g = getgrgid(sock.st_gid);
+
+			syslog(LOG_WARNING, "group %s cannot reach '%s': '%s' is mode %04o, group %d", g != NULL ?
+			       g->gr_name : "?", path, dir, (unsigned) (sb.st_mode & 07777), (int) sb.st_gid);
+			fprintf(stderr, "vulnid-lmtpd: warning: group %s cannot reach '%s': '%s' is mode %04o:"
+				" put the socket in a directory of that group (vulnid-lmtpd(8), POSTFIX ON DEBIAN)\n",
+				g != NULL ? g->gr_name : "?", path, dir, (unsigned) (sb.st_mode & 07777));
+			return;
+		}
+		up = g_path_get_dirname(dir);
+		g_free(dir);
+		dir = up;
+	}
+}
+
 static vulnid_status
 listen_unix(const vulnid_config *cfg, GArray *ls, GError **err)
 {
@@ -826,20 +1019,37 @@ listen_unix(const vulnid_config *cfg, GArray *ls, GError **err)
 	    chmod(cfg->lmtpd_socket, (mode_t) cfg->lmtpd_socket_mode) < 0) {
 		int e = errno;
 
+		g_autofree char *dir = g_path_get_dirname(cfg->lmtpd_socket);
+
 		close(fd);
+		if (e == ENOENT || e == EACCES)
+			return vulnid_fail(err, VULNID_ERR_CONFIG, "cannot listen on '%s': %s: '%s' must exist and"
+					   " be the robot user's (for Postfix on Debian: install -d -o %s -g postfix -m"
+					   " 2750 '%s'; vulnid-lmtpd(8), POSTFIX ON DEBIAN)", cfg->lmtpd_socket,
+					   g_strerror(e), dir, self_name(), dir);
 		return vulnid_fail(err, vulnid_status_from_errno(e), "cannot listen on '%s': %s",
 				   cfg->lmtpd_socket, g_strerror(e));
 	}
 	if (*cfg->lmtpd_socket_group != '\0') {
 		struct group *g = getgrnam(cfg->lmtpd_socket_group);
+		int e = g == NULL ? ENOENT : chown(cfg->lmtpd_socket, (uid_t) -1, g->gr_gid) < 0 ? errno : 0;
 
-		if (g == NULL || chown(cfg->lmtpd_socket, (uid_t) -1, g->gr_gid) < 0) {
+		if (e != 0) {
 			close(fd);
 			unlink(cfg->lmtpd_socket);
-			return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] socket_group: cannot give '%s' to group '%s'",
-					   cfg->lmtpd_socket, cfg->lmtpd_socket_group);
+			if (g == NULL)
+				return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] socket_group: there is no group '%s'",
+						   cfg->lmtpd_socket_group);
+			return vulnid_fail(err, VULNID_ERR_CONFIG, "[lmtpd] socket_group: cannot give '%s' to group"
+					   " '%s': %s: %s is not in that group.  Leave socket_group empty and make the"
+					   " socket's directory the group's, setgid (install -d -o %s -g %s -m 2750 DIR:"
+					   " the socket inherits the group), or add the user to it (adduser %s %s)",
+					   cfg->lmtpd_socket, cfg->lmtpd_socket_group, g_strerror(e), self_name(),
+					   self_name(), cfg->lmtpd_socket_group, self_name(),
+					   cfg->lmtpd_socket_group);
 		}
 	}
+	warn_unreachable(cfg->lmtpd_socket);
 	l.fd = fd;
 	l.unlink_path = g_strdup(cfg->lmtpd_socket);
 	g_array_append_val(ls, l);
@@ -1003,8 +1213,10 @@ reload(server *srv)
 	g_mutex_unlock(&srv->lock);
 	conf_ref_put(old);
 	g_thread_pool_set_max_threads(srv->pool, (gint) c->cfg->lmtpd_sessions, NULL);
-	if (srv->agent_pid > 0)
-		kill(srv->agent_pid, SIGHUP);
+	g_thread_pool_set_max_threads(srv->parsers, parse_workers(c->cfg), NULL);
+	for (guint i = 0; i < srv->agents; i++)
+		if (srv->agent_pid[i] > 0)
+			kill(srv->agent_pid[i], SIGHUP);
 	syslog(LOG_INFO, "configuration reloaded (listeners change only on a restart)");
 }
 
@@ -1063,6 +1275,9 @@ serve(server *srv, GArray *ls, int sigfd)
 
 					syslog(LOG_INFO, "shutting down: no new sessions, %u to finish", sessions);
 					g_atomic_int_set(&srv->draining, TRUE);
+					/* no mail's gpg keeps the server up: what it was
+					 * working on is answered 451 and comes again */
+					gpgrun_abort_all();
 					(void) !write(srv->drain_pipe[1], "d", 1);
 					drain_end = g_get_monotonic_time() +
 						    (cfg->time_limit + cfg->lmtpd_timeout) * G_USEC_PER_SEC;
@@ -1117,11 +1332,13 @@ lmtpd_run(const char *conf_path, const char *self, lmtpd_stats *stats, GError **
 	srv->self = g_strdup(self);
 	srv->conf_path = g_strdup(conf_path);
 	srv->agent_fd = -1;
+	srv->agent_in = -1;
 	srv->wal_fd = -1;
 	srv->wal_path = g_strdup_printf("%s-wal", srv->conf->cfg->db_path);
 	g_cond_init(&srv->sync_cond);
 	g_queue_init(&srv->unsynced);
 	srv->pool = g_thread_pool_new(session_run, srv, (gint) srv->conf->cfg->lmtpd_sessions, FALSE, NULL);
+	srv->parsers = g_thread_pool_new(parse_job, srv, parse_workers(srv->conf->cfg), FALSE, NULL);
 	if (!g_unix_open_pipe(srv->drain_pipe, FD_CLOEXEC, NULL)) {
 		s = vulnid_fail(err, VULNID_ERR_TEMP, "pipe: %s", g_strerror(errno));
 		goto out;
@@ -1150,6 +1367,8 @@ lmtpd_run(const char *conf_path, const char *self, lmtpd_stats *stats, GError **
 		l->unlink_path = NULL;
 	}
 	g_array_set_size(ls, 0);
+	/* what the workers still hold ends at once: gpg was stopped */
+	g_thread_pool_free(srv->parsers, FALSE, TRUE);
 	g_mutex_lock(&srv->lock);
 	srv->stopping = TRUE;
 	g_cond_signal(&srv->engine_cond);

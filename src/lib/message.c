@@ -63,8 +63,8 @@ message_add_problem(message *m, const char *code, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void
-parser_warning(gint64 offset, GMimeParserWarning code, const gchar *item, gpointer data)
+void
+message_parser_warning(gint64 offset, GMimeParserWarning code, const gchar *item, gpointer data)
 {
 	message *m = data;
 	/* item may be the rest of a long header: only its head is shown, so
@@ -698,24 +698,25 @@ parser_stream(message *m, const message_spool *sp, int fd)
 }
 
 /* The limits measured while spooling: a mail over them is refused
- * before GMime spends time and memory on it. */
-static void
-check_spool_limits(message *m, const message_spool *sp, const message_limits *lim)
+ * before GMime spends time and memory on it.  where: "" for the mail as
+ * it came, else what is measured (" in what the mail decrypts to"). */
+void
+message_check_spool_limits(message *m, const message_spool *sp, const message_limits *lim, const char *where)
 {
 	if (sp->longest_header > lim->max_header_size)
 		message_add_problem(m, "header-too-long",
-				    "a header field of %" G_GINT64_FORMAT " bytes (the limit is %" G_GINT64_FORMAT ")",
-				    sp->longest_header, lim->max_header_size);
+				    "a header field of %" G_GINT64_FORMAT " bytes%s (the limit is %" G_GINT64_FORMAT ")",
+				    sp->longest_header, where, lim->max_header_size);
 	if ((gint64) sp->header_count > lim->max_headers)
 		message_add_problem(m, "too-many-headers",
-				    "%" G_GUINT64_FORMAT " header fields (the limit is %" G_GINT64_FORMAT ")",
-				    sp->header_count, lim->max_headers);
+				    "%" G_GUINT64_FORMAT " header fields%s (the limit is %" G_GINT64_FORMAT ")",
+				    sp->header_count, where, lim->max_headers);
 	if (sp->longest_line > lim->max_line_length)
 		message_add_problem(m, "line-too-long",
-				    "a line of %" G_GINT64_FORMAT " bytes (the limit is %" G_GINT64_FORMAT ")",
-				    sp->longest_line, lim->max_line_length);
+				    "a line of %" G_GINT64_FORMAT " bytes%s (the limit is %" G_GINT64_FORMAT ")",
+				    sp->longest_line, where, lim->max_line_length);
 	if (sp->header_has_nul)
-		message_add_problem(m, "nul-bytes", "the header contains NUL bytes");
+		message_add_problem(m, "nul-bytes", "the header%s contains NUL bytes", where);
 
 	{
 		/* What GMime would build from the body, counted while it was
@@ -726,19 +727,19 @@ check_spool_limits(message *m, const message_spool *sp, const message_limits *li
 
 		header_scan_body_stats(sp->scan, &parts, &fields, &longest);
 		if ((gint64) parts > lim->max_parts)
-			message_add_problem(m, "too-many-parts", "more than %" G_GINT64_FORMAT " MIME parts",
-					    lim->max_parts);
+			message_add_problem(m, "too-many-parts", "more than %" G_GINT64_FORMAT " MIME parts%s",
+					    lim->max_parts, where);
 		if ((gint64) fields > lim->max_headers)
-			message_add_problem(m, "too-many-headers", "a MIME part with more than %" G_GINT64_FORMAT
-					    " header fields", lim->max_headers);
+			message_add_problem(m, "too-many-headers", "a MIME part%s with more than %" G_GINT64_FORMAT
+					    " header fields", where, lim->max_headers);
 		if (longest > lim->max_header_size)
 			message_add_problem(m, "header-too-long", "a header field of %" G_GINT64_FORMAT
-					    " bytes in a MIME part (the limit is %" G_GINT64_FORMAT ")",
-					    longest, lim->max_header_size);
+					    " bytes in a MIME part%s (the limit is %" G_GINT64_FORMAT ")",
+					    longest, where, lim->max_header_size);
 	}
 	for (guint i = 0; i < header_scan_problems(sp->scan)->len; i++)
-		message_add_problem(m, "malformed-header", "%s",
-				    (const char *) g_ptr_array_index(header_scan_problems(sp->scan), i));
+		message_add_problem(m, "malformed-header", "%s%s",
+				    (const char *) g_ptr_array_index(header_scan_problems(sp->scan), i), where);
 }
 
 /* The request text: the first text/plain part, else the first text/html
@@ -795,14 +796,16 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 	m->sig = crypto_signature_new();
 	m->max_text = lim->max_request_text > 0 ? lim->max_request_text : MESSAGE_MAX_TEXT_DEFAULT;
 
-	check_spool_limits(m, sp, lim);
+	m->lim = *lim;
+	m->cipher_fd = m->clear_fd = m->signed_fd = -1;
+	message_check_spool_limits(m, sp, lim, "");
 	fd = dup(sp->fd);
 	if (fd < 0)
 		return vulnid_fail(err, vulnid_status_from_errno(errno), "dup: %s", g_strerror(errno));
 	stream = parser_stream(m, sp, fd);
 	opts = g_mime_parser_options_new();
 	g_mime_parser_options_set_fallback_charsets(opts, fallback);
-	g_mime_parser_options_set_warning_callback(opts, parser_warning, m);
+	g_mime_parser_options_set_warning_callback(opts, message_parser_warning, m);
 	parser = g_mime_parser_new_with_stream(stream);
 	g_mime_parser_set_format(parser, GMIME_FORMAT_MESSAGE);
 	m->mime = g_mime_parser_construct_message(parser, opts);
@@ -841,6 +844,14 @@ message_free(message *m)
 	g_clear_object(&m->signed_object);
 	g_clear_object(&m->sealed_object);
 	g_clear_object(&m->clear);
+	if (m->cipher_fd >= 0)
+		close(m->cipher_fd);
+	if (m->clear_fd >= 0)
+		close(m->clear_fd);
+	if (m->signed_fd >= 0)
+		close(m->signed_fd);
+	message_spool_free(m->clear_spool);
+	g_free(m->crypto_why);
 	crypto_signature_free(m->sig);
 	if (m->pgp_keys != NULL)
 		g_bytes_unref(m->pgp_keys);

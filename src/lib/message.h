@@ -17,6 +17,13 @@ typedef struct {
 	gint64 max_parts;
 	gint64 max_depth;
 	gint64 max_request_text;	/* [limits] max_request_text; 0: the default */
+	/* OpenPGP at the top: each gpg run within openpgp_time_limit seconds
+	 * (0: 10); what decryption yields at most max_decrypted_ratio times
+	 * the ciphertext (0: 100), 1 MiB always, never over max_message_size;
+	 * its files go into spool_dir (NULL: the temporary directory) */
+	gint64 openpgp_time_limit;
+	gint64 max_decrypted_ratio;
+	const char *spool_dir;
 } message_limits;
 
 /* The raw message, copied from the input into an unlinked file so that
@@ -106,8 +113,16 @@ typedef struct {
 	GMimeObject *signed_object;	/* what carries it, for verifying again */
 	GMimeObject *sealed_object;	/* encrypted and signed in one: decrypt again */
 	GMimeObject *clear;	/* the decrypted body, when decrypted */
+	message_limits lim;	/* as parsed */
+	/* Unlinked files of the OpenPGP at the top, kept for verifying again:
+	 * the encrypted data, what it decrypted to (GMime reads the clear
+	 * body from it), the signed content of a multipart/signed as it was
+	 * verified (CRLF); -1 when none. */
+	int cipher_fd, clear_fd, signed_fd;
+	message_spool *clear_spool;	/* the decrypted body, measured as a spool */
+	char *crypto_why;	/* why gpg could not work, with crypto_unavailable */
 	GBytes *pgp_keys;	/* the first application/pgp-keys attachment */
-	gboolean crypto_unavailable;	/* decryption failed because gpg could not work */
+	gboolean crypto_unavailable;	/* gpg could not work now (not started, agent away): retry */
 	GPtrArray *attachments;	/* message_attachment* */
 	guint part_count;
 	guint depth;

@@ -288,6 +288,62 @@ note_key_load_or_create(const char *path, const char *name, guint8 type, note_ke
 	return VULNID_OK;
 }
 
+void
+note_witness_free(note_witness *w)
+{
+	if (w == NULL)
+		return;
+	note_key_free(w->key);
+	g_free(w->url);
+	g_free(w->path);
+	g_free(w);
+}
+
+vulnid_status
+note_witness_parse(const char *text, note_witness **out, GError **err)
+{
+	g_autoptr(note_witness) w = g_new0(note_witness, 1);
+	g_auto(GStrv) f = g_strsplit_set(text, " \t", -1);
+	const char *where = NULL, *vkey = NULL, *host;
+	vulnid_status s;
+
+	for (char **p = f; *p != NULL; p++) {
+		if (**p == '\0')
+			continue;
+		if (vkey == NULL)
+			vkey = *p;
+		else if (where == NULL)
+			where = *p;
+		else
+			return vulnid_fail(err, VULNID_ERR_INVALID, "a witness is 'VKEY URL' or 'VKEY PATH'");
+	}
+	if (vkey == NULL || where == NULL)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "a witness is 'VKEY URL' or 'VKEY PATH'");
+	s = note_key_parse(vkey, strlen(vkey), &w->key, err);
+	if (s != VULNID_OK)
+		return s;
+	if (w->key->type != NOTE_COSIGNATURE || w->key->has_private)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "'%s' is not a witness's verifier key (type 4)", vkey);
+	if (g_str_has_prefix(where, "https://") || g_str_has_prefix(where, "http://")) {
+		gsize n = strlen(where);
+
+		/* The submission prefix, without its trailing slashes. */
+		while (n > 0 && where[n - 1] == '/')
+			n--;
+		w->url = g_strndup(where, n);
+		host = strstr(w->url, "://") + 3;
+		if (*host == '\0' || *host == '/' || strpbrk(w->url, "\"<>\\^`{|}") != NULL)
+			return vulnid_fail(err, VULNID_ERR_INVALID, "'%s' is not a URL", where);
+	} else if (where[0] == '/') {
+		w->path = g_strdup(where);
+	} else {
+		return vulnid_fail(err, VULNID_ERR_INVALID, "witness %s: '%s' is neither an http(s) URL nor an"
+				   " absolute path", w->key->name, where);
+	}
+	*out = g_steal_pointer(&w);
+	return VULNID_OK;
+}
+
 /* ---- notes -------------------------------------------------------------------------- */
 
 static void

@@ -90,6 +90,22 @@ typedef enum {
  * For a cosignature, *ts receives its time. */
 note_sig_result note_verify_key(const note *n, const note_key *k, guint64 *ts);
 
+/* A witness as vulnid.conf names one ([export] witnesses): its verifier
+ * key (type 0x04), white space, and where it is reached: an http:// or
+ * https:// URL (the tlog-witness submission prefix, where add-checkpoint
+ * is posted) or an absolute path (a directory of cosigned checkpoints,
+ * DIR/SHA256HEX(ORIGIN)/checkpoint as a witness serves them, or one
+ * checkpoint file). */
+typedef struct {
+	note_key *key;
+	char *url;		/* or NULL */
+	char *path;		/* or NULL */
+} note_witness;
+
+void note_witness_free(note_witness *w);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(note_witness, note_witness_free)
+vulnid_status note_witness_parse(const char *text, note_witness **out, GError **err);
+
 /* A checkpoint's text: origin, size, root hash (base64), extension lines. */
 typedef struct {
 	char *origin;

@@ -347,20 +347,55 @@ openpgp_sig_finish(openpgp_sig *sig, const void *sexp, gsize len, GBytes **packe
 
 /* --- armor ------------------------------------------------------------------------ */
 
-guint32
-openpgp_crc24(const guint8 *data, gsize len)
-{
-	guint32 crc = 0xb704ce;
+/* A table of the CRC of every octet, made once: a sealed raw mail runs
+ * to megabytes, eight shifts an octet would be most of its cost. */
+static guint32 crc24_table[256];
 
-	for (gsize i = 0; i < len; i++) {
-		crc ^= (guint32) data[i] << 16;
+static gpointer
+crc24_table_init(gpointer unused)
+{
+	for (guint32 i = 0; i < 256; i++) {
+		guint32 crc = i << 16;
+
 		for (int b = 0; b < 8; b++) {
 			crc <<= 1;
 			if (crc & 0x1000000)
 				crc ^= 0x1864cfb;
 		}
+		crc24_table[i] = crc & 0xffffff;
 	}
-	return crc & 0xffffff;
+	return NULL;
+}
+
+guint32
+openpgp_crc24(const guint8 *data, gsize len)
+{
+	static GOnce once = G_ONCE_INIT;
+	guint32 crc = 0xb704ce;
+
+	g_once(&once, crc24_table_init, NULL);
+	for (gsize i = 0; i < len; i++)
+		crc = ((crc << 8) ^ crc24_table[((crc >> 16) ^ data[i]) & 0xff]) & 0xffffff;
+	return crc;
+}
+
+char *
+openpgp_armor(const char *what, const void *data, gsize len)
+{
+	g_autofree char *b64 = g_base64_encode(data, len);
+	guint32 crc = openpgp_crc24(data, len);
+	guint8 c[3] = { (guint8) (crc >> 16), (guint8) (crc >> 8), (guint8) crc };
+	g_autofree char *crc64 = g_base64_encode(c, 3);
+	gsize n = strlen(b64);
+	GString *out = g_string_sized_new(n + n / 64 + 128);
+
+	g_string_append_printf(out, "-----BEGIN PGP %s-----\n\n", what);
+	for (gsize i = 0; i < n; i += 64) {
+		g_string_append_len(out, b64 + i, (gssize) MIN(64, n - i));
+		g_string_append_c(out, '\n');
+	}
+	g_string_append_printf(out, "=%s\n-----END PGP %s-----\n", crc64, what);
+	return g_string_free(out, FALSE);
 }
 
 char *
@@ -368,19 +403,8 @@ openpgp_armor_signature(GBytes *packet)
 {
 	gsize n;
 	const guint8 *p = g_bytes_get_data(packet, &n);
-	g_autofree char *b64 = g_base64_encode(p, n);
-	guint32 crc = openpgp_crc24(p, n);
-	guint8 c[3] = { (guint8) (crc >> 16), (guint8) (crc >> 8), (guint8) crc };
-	g_autofree char *crc64 = g_base64_encode(c, 3);
-	GString *out = g_string_new("-----BEGIN PGP SIGNATURE-----\n\n");
-	gsize len = strlen(b64);
 
-	for (gsize i = 0; i < len; i += 64) {
-		g_string_append_len(out, b64 + i, (gssize) MIN(64, len - i));
-		g_string_append_c(out, '\n');
-	}
-	g_string_append_printf(out, "=%s\n-----END PGP SIGNATURE-----\n", crc64);
-	return g_string_free(out, FALSE);
+	return openpgp_armor("SIGNATURE", p, n);
 }
 
 /* --- the cleartext signature framework ---------------------------------------------- */

@@ -60,6 +60,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(openpgp_sig, openpgp_sig_free)
 /* ASCII armor of a signature packet (RFC 9580 section 6.2), with the
  * CRC-24 checksum line; LF line ends. */
 char *openpgp_armor_signature(GBytes *packet);
+/* The same for any OpenPGP data: "-----BEGIN PGP what-----" (what:
+ * "SIGNATURE", "MESSAGE"), base64 in lines of 64, the checksum line. */
+char *openpgp_armor(const char *what, const void *data, gsize len);
 guint32 openpgp_crc24(const guint8 *data, gsize len);
 
 /* The cleartext signature framework (RFC 9580 section 7).  Of text, what

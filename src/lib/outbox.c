@@ -820,18 +820,42 @@ release_dead(store *st, GPtrArray *dead, GError **err)
 	return VULNID_OK;
 }
 
-/* Claim the due items nobody holds, in one transaction; nothing to do (no
- * transaction, no sync) when there are none. */
+/* Claim the items of the causes from *next on, up to a batch, in the
+ * caller's transaction; *next moves past the causes done. */
 static vulnid_status
-outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *until, GError **err)
+claim_causes(store *st, const outbox_run_opts *o, store_outbox_due *due, const char *until,
+	     guint *next, GError **err)
+{
+	gint64 claimed = 0;
+
+	for (; *next < o->n_causes && claimed < OUTBOX_CLAIM_BATCH; (*next)++) {
+		gint64 k = 0;
+		vulnid_status s;
+
+		due->cause = o->causes[*next];
+		s = store_outbox_claim_due(st, due, until, OUTBOX_CLAIM_BATCH - (int) claimed, &k, err);
+		if (s != VULNID_OK)
+			return s;
+		claimed += k;
+	}
+	return VULNID_OK;
+}
+
+/* Claim the due items nobody holds, in one transaction; nothing to do (no
+ * transaction, no sync) when there are none.  With a list of causes, the
+ * next ones of them (*next). */
+static vulnid_status
+outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *until, guint *next,
+	     GError **err)
 {
 	g_autoptr(GPtrArray) dead = g_ptr_array_new_with_free_func(g_free);
 	store_outbox_due due = { o->cause, o->force, now, run_token };
 	vulnid_status s;
-	gboolean any;
+	gboolean any = *next < o->n_causes;
+	gint64 claimed = 0;
 
 	s = dead_claims(st, now, dead, err);
-	if (s == VULNID_OK)
+	if (s == VULNID_OK && o->n_causes == 0)
 		s = store_outbox_any_due(st, &due, &any, err);
 	if (s != VULNID_OK)
 		return s;
@@ -841,8 +865,10 @@ outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *u
 	if (s != VULNID_OK)
 		return s;
 	s = release_dead(st, dead, err);
-	if (s == VULNID_OK)
-		s = store_outbox_claim_due(st, &due, until, OUTBOX_CLAIM_BATCH, err);
+	if (s == VULNID_OK && o->n_causes > 0)
+		s = claim_causes(st, o, &due, until, next, err);
+	else if (s == VULNID_OK)
+		s = store_outbox_claim_due(st, &due, until, OUTBOX_CLAIM_BATCH, &claimed, err);
 	if (s != VULNID_OK) {
 		store_rollback(st);
 		return s;
@@ -853,15 +879,15 @@ outbox_claim(store *st, const outbox_run_opts *o, const char *now, const char *u
 /* Claim what is due, then load every pending item this process holds a
  * live claim on (also those the filter claimed when it queued them). */
 static vulnid_status
-outbox_load_claimed(store *st, const outbox_run_opts *o, guint claim_seconds, GPtrArray *items,
-		    GError **err)
+outbox_load_claimed(store *st, const outbox_run_opts *o, guint claim_seconds, guint *next,
+		    GPtrArray *items, GError **err)
 {
 	g_autofree char *now = store_now();
 	g_autofree char *until = time_after(claim_seconds);
 	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify) store_outbox_item_free);
 	vulnid_status s;
 
-	s = outbox_claim(st, o, now, until, err);
+	s = outbox_claim(st, o, now, until, next, err);
 	if (s == VULNID_OK)
 		s = store_outbox_claimed(st, outbox_claim_token(), run_token, now, rows, err);
 	if (s != VULNID_OK)
@@ -1030,8 +1056,31 @@ session_seconds(const vulnid_config *cfg, const outbox_run_opts *o, GPtrArray *i
 	return left;
 }
 
+/* Whether a session that offered messages reached no server at all (no
+ * connection, greeting, EHLO, STARTTLS, AUTH): then *why is the reply the
+ * first recipient got. */
+static gboolean
+relay_unreached(GPtrArray *send, char **why)
+{
+	if (send->len == 0)
+		return FALSE;
+	for (guint i = 0; i < send->len; i++)
+		if (((smtp_message *) g_ptr_array_index(send, i))->offered)
+			return FALSE;
+	{
+		smtp_message *m = g_ptr_array_index(send, 0);
+		smtp_rcpt *r = m->rcpts->len > 0 ? g_ptr_array_index(m->rcpts, 0) : NULL;
+
+		*why = g_strdup(r != NULL && r->reply != NULL ? r->reply : "the relay was not reached");
+	}
+	return TRUE;
+}
+
+/* Deliver the items over one session; *unreached: why the relay was not
+ * reached at all, or NULL. */
 static void
-deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, const outbox_run_opts *o)
+deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, const outbox_run_opts *o,
+	     char **unreached)
 {
 	g_autoptr(GPtrArray) msgs = g_ptr_array_new_with_free_func((GDestroyNotify) smtp_message_free);
 	g_autofree char *password = NULL;
@@ -1088,9 +1137,10 @@ deliver_smtp(store *st, const vulnid_config *cfg, GPtrArray *items, const outbox
 		 * time to record its outcome before the claims lapse */
 		gint64 left = session_seconds(cfg, o, items);
 
-		if (left > 0)
+		if (left > 0) {
 			smtp_send(&ss, send, (guint) left, NULL);
-		else
+			relay_unreached(send, unreached);
+		} else
 			for (guint i = 0; i < send->len; i++) {
 				smtp_message *m = g_ptr_array_index(send, i);
 
@@ -1171,25 +1221,71 @@ outbox_record_all(store *st, const vulnid_config *cfg, const outbox_run_opts *o,
 	return s;
 }
 
+/* The relay could not be reached: every other item due now goes with the
+ * ones this round tried, deferred until its own next attempt, instead of
+ * a session for each hundred (an outage of an hour would otherwise make
+ * each run connect for every item it holds).  One transaction and one
+ * audit event (relay-down) for all of them; items past their lifetime are
+ * left to be tried, and given up, one by one. */
+static vulnid_status
+outbox_defer_unreached(store *st, const vulnid_config *cfg, const char *why, outbox_run_result *res,
+		       GError **err)
+{
+	g_autoptr(GDateTime) t = store_now_datetime();
+	g_autoptr(GDateTime) oldest = g_date_time_add_seconds(t, (gdouble) -cfg->lifetime);
+	g_autofree char *now = g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ");
+	g_autofree char *after = g_date_time_format(oldest, "%Y-%m-%dT%H:%M:%SZ");
+	g_autofree char *relay = g_strdup_printf(strchr(cfg->smtp_host, ':') != NULL ? "[%s]:%d" : "%s:%d",
+						 cfg->smtp_host, cfg->smtp_port);
+	g_autoptr(audit_event) ev = NULL;
+	gint64 items = 0;
+	vulnid_status s = store_begin(st, err);
+
+	if (s == VULNID_OK)
+		s = store_outbox_defer_unreached(st, why, now, after, &items, err);
+	if (s == VULNID_OK && items > 0) {
+		ev = audit_event_new("relay-down", NULL, NULL);
+		audit_event_str(ev, "relay", relay);
+		audit_event_str(ev, "reason", why);
+		audit_event_int(ev, "items", items);
+		s = audit_append(st, ev, err);
+	}
+	if (s != VULNID_OK) {
+		store_rollback(st);
+		return s;
+	}
+	s = store_commit(st, err);
+	if (s == VULNID_OK)
+		res->deferred += (guint) items;
+	return s;
+}
+
 /* One round: claim (up to OUTBOX_CLAIM_BATCH), deliver in one session,
- * record.  *n is how many items it tried. */
+ * record.  *n is how many items it tried; *relay_down is set when the
+ * relay was not reached (the run ends: the rest was deferred with it). */
 static vulnid_status
 outbox_round(store *st, const vulnid_config *cfg, const outbox_run_opts *o, outbox_run_result *res,
-	     guint *n, GError **err)
+	     guint *n, guint *next, gboolean *relay_down, GError **err)
 {
 	g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(outbox_item_free);
+	g_autofree char *unreached = NULL;
 	vulnid_status s;
 
 	*n = 0;
-	s = outbox_load_claimed(st, o, outbox_claim_seconds(cfg, o->deadline), items, err);
+	s = outbox_load_claimed(st, o, outbox_claim_seconds(cfg, o->deadline), next, items, err);
 	if (s != VULNID_OK || items->len == 0)
 		return s;
 	*n = items->len;
 	if (cfg->maildir != NULL)
 		deliver_maildir(st, cfg, items);
 	else
-		deliver_smtp(st, cfg, items, o);
-	return outbox_record_all(st, cfg, o, items, res, err);
+		deliver_smtp(st, cfg, items, o, &unreached);
+	s = outbox_record_all(st, cfg, o, items, res, err);
+	if (s == VULNID_OK && unreached != NULL) {
+		s = outbox_defer_unreached(st, cfg, unreached, res, err);
+		*relay_down = TRUE;
+	}
+	return s;
 }
 
 vulnid_status
@@ -1198,7 +1294,8 @@ outbox_run(store *st, const vulnid_config *cfg, const outbox_run_opts *opts, out
 {
 	gint64 start = g_get_monotonic_time();
 	guint budget = opts->deadline > 0 ? opts->deadline : OUTBOX_DEFAULT_DEADLINE;
-	guint total = 0, n;
+	guint total = 0, n, next = 0;	/* next: the first cause not claimed yet */
+	gboolean relay_down = FALSE;
 	vulnid_status s;
 
 	memset(res, 0, sizeof *res);
@@ -1218,11 +1315,11 @@ outbox_run(store *st, const vulnid_config *cfg, const outbox_run_opts *opts, out
 		if (spent >= budget)
 			break;
 		o.deadline = budget - (guint) spent;
-		s = outbox_round(st, cfg, &o, res, &n, err);
+		s = outbox_round(st, cfg, &o, res, &n, &next, &relay_down, err);
 		if (s != VULNID_OK)
 			return s;
 		total += n;
-	} while (n > 0 && total < OUTBOX_RUN_MAX);
+	} while ((n > 0 || next < opts->n_causes) && total < OUTBOX_RUN_MAX && !relay_down);
 	return VULNID_OK;
 }
 

@@ -75,6 +75,11 @@ typedef struct {
 	gboolean force;		/* ignore next_attempt (never another run's claim) */
 	guint deadline;		/* seconds for the whole delivery; 0: an hour */
 	outbox_failure_fn on_failure;	/* or NULL */
+	/* Or only the items of these messages (n_causes > 0): claimed by
+	 * cause, up to a hundred items a round, the rounds' sessions shared
+	 * by the causes (what vulnid-lmtpd's engine committed). */
+	const gint64 *causes;
+	guint n_causes;
 } outbox_run_opts;
 
 /* Deliver due items.  They are claimed first, 100 at a time: in one

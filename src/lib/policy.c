@@ -297,15 +297,16 @@ loop_brake(store *st, const vulnid_config *cfg, const policy_mail *pm, const cha
 	   gboolean *braked, gboolean *last, GError **err)
 {
 	g_autofree char *period = since(config_key_int(cfg, "policy", "loop_hours"));
-	gint64 n = 0, max = config_key_int(cfg, "policy", "loop_answers");
+	gint64 limit = config_key_int(cfg, "policy", "loop_answers");
+	gint64 n = 0;
 	vulnid_status s;
 
 	*braked = *last = FALSE;
 	if (pm == NULL || !pm->suspect || pm->signed_mail)
 		return VULNID_OK;
-	s = store_policy_suspect_answers(st, to, period, &n, err);
-	*braked = s == VULNID_OK && n >= max;
-	*last = s == VULNID_OK && n + 1 == max;
+	s = store_policy_suspect_answers(st, to, period, limit, &n, err);
+	*braked = s == VULNID_OK && n >= limit;
+	*last = s == VULNID_OK && n + 1 == limit;
 	return s;
 }
 

@@ -152,3 +152,21 @@ ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, const char **whi
 	}
 	return VULNID_OK;
 }
+
+vulnid_status
+ratelimit_purge(store *st, gint64 *removed, GError **err)
+{
+	g_autoptr(GDateTime) now = store_now_datetime();
+	g_autofree char *before = ratelimit_since(now, RATELIMIT_KEEP_SECONDS);
+	vulnid_status s;
+
+	*removed = 0;
+	s = store_begin(st, err);
+	if (s == VULNID_OK)
+		s = store_policy_rate_purge(st, before, removed, err);
+	if (s != VULNID_OK) {
+		store_rollback(st);
+		return s;
+	}
+	return store_commit(st, err);
+}

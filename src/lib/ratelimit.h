@@ -6,7 +6,9 @@
  * envelope sender, a From that the operator's MTA authenticated (counted
  * apart from unauthenticated mail naming the same address), and a
  * ceiling for everyone together.  The limits are in [lifecycle]
- * (vulnid.conf(5)); the counts come from the messages table. */
+ * (vulnid.conf(5)); the counts come from per-minute counters that the
+ * database keeps as messages are inserted (rate_counts, schema 8), so a
+ * check costs the same whatever the hour holds. */
 #ifndef VULNID_RATELIMIT_H
 #define VULNID_RATELIMIT_H
 
@@ -14,6 +16,7 @@
 
 #include "mailctx.h"
 #include "status.h"
+#include "store.h"
 
 /* An SMTP client address as an MTA passes it ("192.0.2.1", "IPv6:2001:db8::1",
  * "[2001:db8::1]"), in its canonical text form, or NULL when it is no IP
@@ -31,5 +34,13 @@ vulnid_status ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, co
 
 /* now - seconds, as stored (RFC 3339, UTC). */
 char *ratelimit_since(GDateTime *now, gint64 seconds);
+
+/* The counters are kept per minute; those older than this are of no use
+ * (an hour is counted, and a clock may step back a little). */
+#define RATELIMIT_KEEP_SECONDS (2 * 3600)
+/* Remove the counters older than RATELIMIT_KEEP_SECONDS, in a transaction
+ * of its own (vulnid tick).  The limits never read them, so this only
+ * keeps the table small. */
+vulnid_status ratelimit_purge(store *st, gint64 *removed, GError **err);
 
 #endif

@@ -757,6 +757,8 @@ session_results(const session_end *e, GPtrArray *messages, GPtrArray *handles, G
 		const smtp_status_t *ms = esmtp.smtp_reverse_path_status(h);
 		const smtp_status_t *ds = esmtp.smtp_message_transfer_status(h);
 
+		m->offered = ms != NULL && ms->code != 0;
+
 		for (guint j = 0; j < m->rcpts->len; j++, k++) {
 			smtp_rcpt *r = g_ptr_array_index(m->rcpts, j);
 			const smtp_status_t *rs = esmtp.smtp_recipient_status(g_ptr_array_index(rhandles, k));

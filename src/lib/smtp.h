@@ -54,6 +54,10 @@ typedef struct {
 	char *envelope_from;
 	GBytes *data;		/* the message, CRLF line ends */
 	GPtrArray *rcpts;	/* smtp_rcpt* */
+	gboolean offered;	/* the server answered its MAIL command (any code):
+				 * FALSE for every message of a session means the
+				 * relay was not reached (no connection, no greeting,
+				 * EHLO, STARTTLS or AUTH failed) */
 } smtp_message;
 
 smtp_message *smtp_message_new(const char *envelope_from, GBytes *data);

@@ -7,7 +7,7 @@
 #include "store-audit.h"
 
 static const char SQL_AUDIT_HEAD[] =
-	"SELECT hash FROM audit ORDER BY seq DESC LIMIT 1";
+	"SELECT hash FROM audit WHERE seq = (SELECT max(seq) FROM audit)";
 static const char SQL_AUDIT_INSERT[] =
 	"INSERT INTO audit (line, hash) VALUES (?, ?)";
 static const char SQL_AUDIT_SEQ_OF_HASH[] =
@@ -27,10 +27,15 @@ vulnid_status
 store_audit_head(store *st, char **hash, GError **err)
 {
 	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_AUDIT_HEAD, &s, err);
+	sqlite3_stmt *stmt;
 	int rc;
 
 	*hash = NULL;
+	if (store_audit_head_cached(st) != NULL) {
+		*hash = g_strdup(store_audit_head_cached(st));
+		return VULNID_OK;
+	}
+	stmt = store_prepare_cached(st, SQL_AUDIT_HEAD, &s, err);
 	if (stmt == NULL)
 		return s;
 	rc = sqlite3_step(stmt);
@@ -52,7 +57,9 @@ store_audit_insert(store *st, const char *line, gsize len, const char *hash, GEr
 		return s;
 	sqlite3_bind_text(stmt, 1, line, (int) len, SQLITE_TRANSIENT);
 	store_bind_text(stmt, 2, hash);
-	return store_step_reset(st, stmt, "audit", err);
+	s = store_step_reset(st, stmt, "audit", err);
+	store_audit_head_remember(st, s == VULNID_OK ? hash : NULL);
+	return s;
 }
 
 vulnid_status

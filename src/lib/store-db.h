@@ -17,6 +17,12 @@ sqlite3 *store_db(store *st);
 /* Map a SQLite result code to a status and fill err with `what: message`. */
 vulnid_status store_fail(store *st, int rc, const char *what, GError **err);
 vulnid_status store_exec(store *st, const char *sql, GError **err);
+/* The audit chain's head as the transaction in progress last appended it,
+ * or NULL (not known, or no transaction): the head is read once per
+ * transaction, not once per event.  Forgotten at every begin, commit and
+ * rollback, also to a savepoint. */
+const char *store_audit_head_cached(store *st);
+void store_audit_head_remember(store *st, const char *hash);
 /* Prepared statement or NULL (err set, *status set). */
 sqlite3_stmt *store_prepare(store *st, const char *sql, vulnid_status *status, GError **err);
 

@@ -12,7 +12,7 @@ static const char SQL_SIGNATURE_SEEN[] = "SELECT coalesce(message, -1) FROM sign
 static const char SQL_SIGNATURE_INSERT[] =
 	"INSERT INTO signatures (sha256, fingerprint, message, created) VALUES (?, ?, ?, ?)";
 static const char SQL_DECRYPTED_FIND[] =
-	"SELECT message, entry, sender, fingerprint FROM decrypted"
+	"SELECT message, entry, sender, fingerprint, cipher_sha256 = ?1 FROM decrypted"
 	" WHERE cipher_sha256 = ?1 OR plain_sha256 = ?2 ORDER BY id LIMIT 100";
 static const char SQL_DECRYPTED_INSERT[] =
 	"INSERT INTO decrypted (message, created, cipher_sha256, plain_sha256, entry, sender, fingerprint)"
@@ -106,6 +106,7 @@ store_intake_decrypted_find(store *st, const char *cipher_sha256, const char *pl
 		r->entry = store_col_text(stmt, 1);
 		r->sender = store_col_text(stmt, 2);
 		r->fingerprint = store_col_text(stmt, 3);
+		r->same_cipher = sqlite3_column_int(stmt, 4) != 0;
 		g_ptr_array_add(a, r);
 	}
 	sqlite3_reset(stmt);

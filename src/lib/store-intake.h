@@ -27,6 +27,7 @@ typedef struct {
 	char *entry;
 	char *sender;
 	char *fingerprint;
+	gboolean same_cipher;	/* the same session key, not only the same plaintext */
 } store_decrypted_row;
 
 /* The mails that decrypted the same session key or the same plaintext, in

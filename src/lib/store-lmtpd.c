@@ -30,6 +30,7 @@ store_lmtpd_mail_release(store *st)
 void
 store_lmtpd_mail_rollback(store *st)
 {
+	store_audit_head_remember(st, NULL);
 	store_exec(st, SQL_MAIL_ROLLBACK, NULL);
 }
 

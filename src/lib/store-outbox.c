@@ -34,33 +34,67 @@ static const char SQL_OUTBOX_SIGNED_GET[] =
 static const char SQL_OUTBOX_SIGNED_KEEP[] =
 	"INSERT INTO outbox_signed (outbox, mode, created, data)"
 	" SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM outbox_signed WHERE outbox = ?1)";
+/* Live claims are read through their own index (outbox_claims, schema 8):
+ * only the items some run holds now, never the backlog. */
 static const char SQL_OUTBOX_LIVE_CLAIMS[] =
-	"SELECT DISTINCT claim FROM outbox"
-	" WHERE status IN ('queued', 'deferred') AND claim NOT IN (?1, ?3) AND claim_until > ?2";
+	"SELECT DISTINCT claim FROM outbox INDEXED BY outbox_claims"
+	" WHERE claim_until > ?2 AND claim NOT IN (?1, ?3) AND status IN ('queued', 'deferred')";
 static const char SQL_OUTBOX_RELEASE_CLAIM[] =
 	"UPDATE outbox SET claim_until = NULL WHERE claim = ? AND claim_until IS NOT NULL";
 
 /* Due, and nobody holds it; never one this run claimed before (a run
- * tries each item once, --force or not). */
-#define OUTBOX_DUE \
-	" status IN ('queued', 'deferred') AND (?1 = 0 OR cause = ?1)" \
-	" AND (?2 OR next_attempt <= ?3) AND (claim_until IS NULL OR claim_until <= ?3)" \
-	" AND claim IS NOT ?4"
-static const char SQL_OUTBOX_ANY_DUE[] =
-	"SELECT EXISTS (SELECT 1 FROM outbox WHERE" OUTBOX_DUE ")";
-static const char SQL_OUTBOX_CLAIM_DUE[] =
-	"UPDATE outbox SET claim = ?4, claim_until = ?5 WHERE id IN"
-	" (SELECT id FROM outbox WHERE" OUTBOX_DUE " ORDER BY id LIMIT ?6)";
+ * tries each item once, --force or not).  Three shapes, so that each has
+ * an index: the items of one cause (outbox_cause), all pending ones
+ * (--force: the operator's), and the due ones in the order they became
+ * due (outbox_pending, schema 8: a range of due rows read in index order
+ * and left after LIMIT, never the backlog that waits for later). */
+#define OUTBOX_FREE " AND (claim_until IS NULL OR claim_until <= ?3) AND claim IS NOT ?4"
+#define OUTBOX_DUE_CAUSE \
+	" status IN ('queued', 'deferred') AND cause = ?1 AND (?2 OR next_attempt <= ?3)" \
+	OUTBOX_FREE " ORDER BY id"
+#define OUTBOX_DUE_FORCE " status IN ('queued', 'deferred') AND ?2" OUTBOX_FREE " ORDER BY id"
+#define OUTBOX_DUE_NOW \
+	" status IN ('queued', 'deferred') AND next_attempt <= ?3" OUTBOX_FREE \
+	" ORDER BY next_attempt, id"
+#define OUTBOX_BY_CAUSE " FROM outbox WHERE"
+#define OUTBOX_BY_DUE " FROM outbox INDEXED BY outbox_pending WHERE"
+static const char SQL_OUTBOX_ANY_DUE_CAUSE[] =
+	"SELECT EXISTS (SELECT 1" OUTBOX_BY_CAUSE OUTBOX_DUE_CAUSE ")";
+static const char SQL_OUTBOX_ANY_DUE_FORCE[] =
+	"SELECT EXISTS (SELECT 1" OUTBOX_BY_DUE OUTBOX_DUE_FORCE ")";
+static const char SQL_OUTBOX_ANY_DUE_NOW[] =
+	"SELECT EXISTS (SELECT 1" OUTBOX_BY_DUE OUTBOX_DUE_NOW ")";
+#define OUTBOX_CLAIM "UPDATE outbox SET claim = ?4, claim_until = ?5 WHERE id IN (SELECT id"
+static const char SQL_OUTBOX_CLAIM_DUE_CAUSE[] = OUTBOX_CLAIM OUTBOX_BY_CAUSE OUTBOX_DUE_CAUSE " LIMIT ?6)";
+static const char SQL_OUTBOX_CLAIM_DUE_FORCE[] = OUTBOX_CLAIM OUTBOX_BY_DUE OUTBOX_DUE_FORCE " LIMIT ?6)";
+static const char SQL_OUTBOX_CLAIM_DUE_NOW[] = OUTBOX_CLAIM OUTBOX_BY_DUE OUTBOX_DUE_NOW " LIMIT ?6)";
+/* The relay could not be reached: every item that is due now and that
+ * nobody holds, and that is still within its lifetime (?4: created after
+ * it), is deferred as if it had been tried (its attempts and backoff as
+ * outbox.c reckons them: 60 s doubling per attempt, at most 4 h), its
+ * pending recipients first. */
+#define OUTBOX_UNREACHED \
+	" (SELECT id FROM outbox INDEXED BY outbox_pending" \
+	" WHERE status IN ('queued', 'deferred') AND next_attempt <= ?2" \
+	" AND (claim_until IS NULL OR claim_until <= ?2) AND created > ?4)"
+static const char SQL_OUTBOX_UNREACHED_RECIPIENTS[] =
+	"UPDATE outbox_recipients SET status = 'deferred', reply = ?1, updated = ?2"
+	" WHERE status IN ('queued', 'deferred') AND outbox IN" OUTBOX_UNREACHED;
+static const char SQL_OUTBOX_UNREACHED[] =
+	"UPDATE outbox SET status = 'deferred', updated = ?2, last_error = ?1, attempts = attempts + 1,"
+	" next_attempt = strftime('%Y-%m-%dT%H:%M:%SZ', ?2,"
+	"  '+' || min(60 << min(attempts, 8), 4 * 3600) || ' seconds')"
+	" WHERE id IN" OUTBOX_UNREACHED;
 static const char SQL_OUTBOX_CLAIMED[] =
 	"SELECT id, created, message_id, entry, kind, envelope_from, attempts, coalesce(cause, 0),"
-	" CAST(strftime('%s', claim_until) AS INTEGER) FROM outbox"
-	" WHERE claim IN (?1, ?3) AND claim_until > ?2 AND status IN ('queued', 'deferred')"
+	" CAST(strftime('%s', claim_until) AS INTEGER) FROM outbox INDEXED BY outbox_claims"
+	" WHERE claim_until > ?2 AND claim IN (?1, ?3) AND status IN ('queued', 'deferred')"
 	" ORDER BY id";
 static const char SQL_OUTBOX_PENDING_RECIPIENTS[] =
 	"SELECT address FROM outbox_recipients WHERE outbox = ?"
 	" AND status IN ('queued', 'deferred') ORDER BY rowid";
 static const char SQL_OUTBOX_REQUEUE[] =
-	"UPDATE outbox SET status = 'queued', next_attempt = ?1, updated = ?1"
+	"UPDATE outbox SET status = 'queued', next_attempt = ?1, updated = ?1, shown = NULL"
 	" WHERE id = ?2 AND status <> 'delivered'";
 static const char SQL_OUTBOX_REQUEUE_RECIPIENTS[] =
 	"UPDATE outbox_recipients SET status = 'queued', updated = ?"
@@ -84,11 +118,16 @@ static const char SQL_OUTBOX_FAIL[] =
 #define OUTBOX_LIST_COLUMNS \
 	"SELECT id, created, kind, coalesce(entry, ''), message_id, recipients, status," \
 	" attempts, next_attempt, coalesce(last_error, '')," \
-	" CASE WHEN claim_until > ?1 THEN claim_until END FROM outbox"
+	" CASE WHEN claim_until > ?1 THEN claim_until END, shown FROM outbox"
 static const char SQL_OUTBOX_LIST[] =
 	OUTBOX_LIST_COLUMNS " WHERE status <> 'delivered' ORDER BY id";
 static const char SQL_OUTBOX_LIST_DEFERRED[] =
 	OUTBOX_LIST_COLUMNS " WHERE status = 'deferred' ORDER BY id";
+static const char SQL_OUTBOX_LIST_ATTENTION[] =
+	OUTBOX_LIST_COLUMNS " WHERE status IN ('queued', 'deferred') OR (status = 'failed' AND shown IS NULL)"
+	" ORDER BY id";
+static const char SQL_OUTBOX_MARK_SHOWN[] =
+	"UPDATE outbox SET shown = ?1 WHERE id = ?2 AND status = 'failed' AND shown IS NULL";
 
 /* A cached statement (never finalized here: reset after use). */
 #define PREPARE(stmt, sql) \
@@ -295,10 +334,18 @@ bind_due(sqlite3_stmt *stmt, const store_outbox_due *d)
 	store_bind_text(stmt, 4, d->run_token);
 }
 
+/* The statement of a due query: by cause, --force, or due now. */
+static const char *
+due_sql(const store_outbox_due *d, const char *cause, const char *force, const char *now)
+{
+	return d->cause > 0 ? cause : d->force ? force : now;
+}
+
 vulnid_status
 store_outbox_any_due(store *st, const store_outbox_due *d, gboolean *any, GError **err)
 {
-	PREPARE(stmt, SQL_OUTBOX_ANY_DUE);
+	PREPARE(stmt, due_sql(d, SQL_OUTBOX_ANY_DUE_CAUSE, SQL_OUTBOX_ANY_DUE_FORCE,
+			      SQL_OUTBOX_ANY_DUE_NOW));
 	int rc;
 
 	bind_due(stmt, d);
@@ -310,14 +357,41 @@ store_outbox_any_due(store *st, const store_outbox_due *d, gboolean *any, GError
 
 vulnid_status
 store_outbox_claim_due(store *st, const store_outbox_due *d, const char *until, int limit,
-		       GError **err)
+		       gint64 *claimed, GError **err)
 {
-	PREPARE(stmt, SQL_OUTBOX_CLAIM_DUE);
+	PREPARE(stmt, due_sql(d, SQL_OUTBOX_CLAIM_DUE_CAUSE, SQL_OUTBOX_CLAIM_DUE_FORCE,
+			      SQL_OUTBOX_CLAIM_DUE_NOW));
 
 	bind_due(stmt, d);
 	store_bind_text(stmt, 5, until);
 	sqlite3_bind_int(stmt, 6, limit);
-	return store_step_reset(st, stmt, "outbox", err);
+	return step_changes(st, stmt, claimed, err);
+}
+
+vulnid_status
+store_outbox_defer_unreached(store *st, const char *reason, const char *now,
+			     const char *created_after, gint64 *items, GError **err)
+{
+	vulnid_status s;
+
+	{
+		PREPARE(stmt, SQL_OUTBOX_UNREACHED_RECIPIENTS);
+
+		store_bind_text(stmt, 1, reason);
+		store_bind_text(stmt, 2, now);
+		store_bind_text(stmt, 4, created_after);
+		s = store_step_reset(st, stmt, "outbox", err);
+	}
+	if (s != VULNID_OK)
+		return s;
+	{
+		PREPARE(stmt, SQL_OUTBOX_UNREACHED);
+
+		store_bind_text(stmt, 1, reason);
+		store_bind_text(stmt, 2, now);
+		store_bind_text(stmt, 4, created_after);
+		return step_changes(st, stmt, items, err);
+	}
 }
 
 void
@@ -491,13 +565,14 @@ store_outbox_row_free(store_outbox_row *r)
 	g_free(r->next_attempt);
 	g_free(r->last_error);
 	g_free(r->claimed_until);
+	g_free(r->shown);
 	g_free(r);
 }
 
-vulnid_status
-store_outbox_list(store *st, const char *now, gboolean only_deferred, GPtrArray *rows, GError **err)
+static vulnid_status
+outbox_list(store *st, const char *sql, const char *now, GPtrArray *rows, GError **err)
 {
-	PREPARE(stmt, only_deferred ? SQL_OUTBOX_LIST_DEFERRED : SQL_OUTBOX_LIST);
+	PREPARE(stmt, sql);
 	int rc;
 
 	store_bind_text(stmt, 1, now);
@@ -515,8 +590,31 @@ store_outbox_list(store *st, const char *now, gboolean only_deferred, GPtrArray 
 		r->next_attempt = store_col_text(stmt, 8);
 		r->last_error = store_col_text(stmt, 9);
 		r->claimed_until = store_col_text(stmt, 10);
+		r->shown = store_col_text(stmt, 11);
 		g_ptr_array_add(rows, r);
 	}
 	sqlite3_reset(stmt);
 	return rc == SQLITE_DONE ? VULNID_OK : store_fail(st, rc, "outbox", err);
+}
+
+vulnid_status
+store_outbox_list(store *st, const char *now, gboolean only_deferred, GPtrArray *rows, GError **err)
+{
+	return outbox_list(st, only_deferred ? SQL_OUTBOX_LIST_DEFERRED : SQL_OUTBOX_LIST, now, rows, err);
+}
+
+vulnid_status
+store_outbox_list_attention(store *st, const char *now, GPtrArray *rows, GError **err)
+{
+	return outbox_list(st, SQL_OUTBOX_LIST_ATTENTION, now, rows, err);
+}
+
+vulnid_status
+store_outbox_mark_shown(store *st, gint64 id, const char *now, GError **err)
+{
+	PREPARE(stmt, SQL_OUTBOX_MARK_SHOWN);
+
+	store_bind_text(stmt, 1, now);
+	sqlite3_bind_int64(stmt, 2, id);
+	return store_step_reset(st, stmt, "outbox", err);
 }

@@ -82,9 +82,17 @@ typedef struct {
 } store_outbox_due;
 
 vulnid_status store_outbox_any_due(store *st, const store_outbox_due *d, gboolean *any, GError **err);
-/* Give up to limit due items (by id) the claim run_token until until. */
+/* Give up to limit due items the claim run_token until until (the items
+ * of a cause and --force by id, else the earliest due first); *claimed:
+ * how many. */
 vulnid_status store_outbox_claim_due(store *st, const store_outbox_due *d, const char *until,
-				     int limit, GError **err);
+				     int limit, gint64 *claimed, GError **err);
+/* Defer, as if each had been tried now and the relay had not answered
+ * (reason), every item due now that nobody holds and that was created
+ * after created_after (older ones are tried, to be given up); *items: how
+ * many. */
+vulnid_status store_outbox_defer_unreached(store *st, const char *reason, const char *now,
+					   const char *created_after, gint64 *items, GError **err);
 
 typedef struct {
 	gint64 id;
@@ -152,6 +160,7 @@ typedef struct {
 	char *next_attempt;	/* may be NULL */
 	char *last_error;	/* "" when none */
 	char *claimed_until;	/* NULL unless claimed past now */
+	char *shown;		/* when queue list first showed it failed, or NULL */
 } store_outbox_row;
 
 void store_outbox_row_free(store_outbox_row *r);
@@ -161,5 +170,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(store_outbox_row, store_outbox_row_free)
  * store_outbox_row* (the array frees them). */
 vulnid_status store_outbox_list(store *st, const char *now, gboolean only_deferred,
 				GPtrArray *rows, GError **err);
+
+/* What needs the operator's attention: items queued or deferred, and
+ * failed ones not yet shown (vulnid queue list, which then marks them
+ * with store_outbox_mark_shown(), in the caller's transaction). */
+vulnid_status store_outbox_list_attention(store *st, const char *now, GPtrArray *rows, GError **err);
+vulnid_status store_outbox_mark_shown(store *st, gint64 id, const char *now, GError **err);
 
 #endif

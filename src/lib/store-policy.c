@@ -22,9 +22,12 @@ static const char SQL_LEDGER_THIRD_PARTIES_OF[] =
 	" AND third_party = 1 AND address <> ?1 COLLATE NOCASE";
 static const char SQL_LEDGER_THIRD_PARTY_BYTES[] =
 	"SELECT coalesce(sum(bytes), 0) FROM mail_ledger WHERE cause = ?3 AND third_party = 1";
+/* On its own index (mail_ledger_suspect, schema 8): the other answers to
+ * the address are not read; and counted up to ?3, the brake's limit, never
+ * further. */
 static const char SQL_LEDGER_SUSPECT_ANSWERS[] =
-	"SELECT count(*) FROM mail_ledger WHERE address = ?1 AND created >= ?2"
-	" AND class = 'answer' AND suspect = 1";
+	"SELECT count(*) FROM (SELECT 1 FROM mail_ledger INDEXED BY mail_ledger_suspect"
+	" WHERE address = ?1 AND created >= ?2 AND class = 'answer' AND suspect = 1 LIMIT ?3)";
 static const char SQL_OUTBOX_SIZE[] = "SELECT length(data) FROM outbox WHERE id = ?3";
 static const char SQL_HELD_COUNT[] =
 	"SELECT count(*) FROM tokens WHERE entry = ?1 AND role = 'held'";
@@ -35,43 +38,32 @@ static const char SQL_VENDOR_TOLD[] =
 	" AND address IS NOT NULL AND created >= coalesce((SELECT max(created)"
 	" FROM records WHERE entry = ?1 AND kind = 'release'), '')";
 
-/* Rate limits: ?1 the key, ?2 since.  Requests and additions are counted
- * apart for the sender's own keys, together for the wider ones. */
-#define RATE_REQUESTS "('request', 'rejected', 'help')"
-#define RATE_ADDITIONS "('entry', 'commands')"
-#define RATE_BY_KEY \
-	"SELECT count(*) FROM signatures s JOIN messages m ON m.id = s.message" \
-	" WHERE s.fingerprint = ?1 COLLATE NOCASE AND m.received >= ?2 AND m.disposition IN "
-#define RATE_BY_FROM_VERIFIED \
-	"SELECT count(*) FROM messages WHERE from_addr = ?1 COLLATE NOCASE" \
-	" AND from_verified IS NOT NULL AND received >= ?2 AND disposition IN "
-#define RATE_BY_SENDER \
-	"SELECT count(*) FROM messages WHERE (from_addr = ?1 COLLATE NOCASE OR" \
-	" envelope_from = ?1 COLLATE NOCASE) AND received >= ?2 AND disposition IN "
-#define RATE_ANY " AND disposition IN ('request', 'rejected', 'help', 'entry', 'commands')"
-static const char SQL_RATE_KEY_REQUESTS[] = RATE_BY_KEY RATE_REQUESTS;
-static const char SQL_RATE_KEY_ADDITIONS[] = RATE_BY_KEY RATE_ADDITIONS;
-static const char SQL_RATE_FROM_VERIFIED_REQUESTS[] = RATE_BY_FROM_VERIFIED RATE_REQUESTS;
-static const char SQL_RATE_FROM_VERIFIED_ADDITIONS[] = RATE_BY_FROM_VERIFIED RATE_ADDITIONS;
-static const char SQL_RATE_SENDER_REQUESTS[] = RATE_BY_SENDER RATE_REQUESTS;
-static const char SQL_RATE_SENDER_ADDITIONS[] = RATE_BY_SENDER RATE_ADDITIONS;
-static const char SQL_RATE_NETWORK[] =
-	"SELECT count(*) FROM messages WHERE client_net = ?1 AND received >= ?2" RATE_ANY;
-static const char SQL_RATE_DOMAIN[] =
-	"SELECT count(*) FROM messages WHERE sender_domain = ?1 COLLATE NOCASE AND received >= ?2"
-	RATE_ANY;
-static const char SQL_RATE_EVERYONE[] =
-	"SELECT count(*) FROM messages WHERE ?1 IS NULL AND received >= ?2" RATE_ANY;
+/* Rate limits: the counters of the key (schema 8: kept by triggers on
+ * messages and signatures, per minute), ?1 its kind, ?2 its value, ?3
+ * since (the minute that holds it counts whole), ?4 the class (request or
+ * addition; NULL: both).  Requests and additions are counted apart for the
+ * sender's own keys, together for the wider ones.  At most 61 minutes of
+ * two classes are read, whatever the hour holds. */
+static const char SQL_RATE_COUNT[] =
+	"SELECT coalesce(sum(n), 0) FROM rate_counts WHERE kind = ?1 AND value = lower(?2)"
+	" AND minute >= substr(?3, 1, 16) AND (?4 IS NULL OR class = ?4)";
+static const char SQL_RATE_PURGE[] = "DELETE FROM rate_counts WHERE minute < substr(?1, 1, 16)";
 static const char SQL_VENDOR_KEYS[] =
 	"SELECT count(*) FROM vendors WHERE replace(upper(key_fpr), ' ', '') = ?1";
+/* The ledger has a row for each recipient of every mail queued, on an
+ * index by address and time: the notices to one address in the hour are
+ * found among what was sent to it then (bounded by the limits), never
+ * among every recipient ever. */
 static const char SQL_RATE_NOTICES[] =
-	"SELECT count(*) FROM outbox o JOIN outbox_recipients r ON r.outbox = o.id"
-	" WHERE o.kind = 'rate-limited' AND r.address = ?1 COLLATE NOCASE AND o.created >= ?2";
+	"SELECT count(*) FROM mail_ledger WHERE address = ?1 AND created >= ?2 AND kind = 'rate-limited'";
 
 static const char SQL_TOKEN_KNOWN[] = "SELECT 1 FROM tokens WHERE sha256 = ?";
+/* The body's SHA-256 ends the dedup key ("mid:ID:SHA", "hdr:SHA:SHA"); on
+ * an index of sender and body (messages_from_body, schema 8), so that only
+ * that sender's mails with that body are read, not all of its hour. */
 static const char SQL_BODY_REPEATED[] =
-	"SELECT 1 FROM messages WHERE from_addr = ? COLLATE NOCASE AND received >= ?"
-	" AND dedup_key LIKE ? AND id <> ? LIMIT 1";
+	"SELECT 1 FROM messages INDEXED BY messages_from_body WHERE from_addr = ?1 COLLATE NOCASE"
+	" AND substr(dedup_key, -64) = ?3 AND received >= ?2 AND id <> ?4 LIMIT 1";
 
 /* The one integer a counting statement returns; reset after. */
 static vulnid_status
@@ -160,10 +152,10 @@ store_policy_third_party_bytes(store *st, gint64 cause, gint64 *n, GError **err)
 }
 
 vulnid_status
-store_policy_suspect_answers(store *st, const char *address, const char *since, gint64 *n,
-			     GError **err)
+store_policy_suspect_answers(store *st, const char *address, const char *since, gint64 upto,
+			     gint64 *n, GError **err)
 {
-	return ledger_count(st, SQL_LEDGER_SUSPECT_ANSWERS, address, since, 0, n, err);
+	return ledger_count(st, SQL_LEDGER_SUSPECT_ANSWERS, address, since, upto, n, err);
 }
 
 vulnid_status
@@ -228,19 +220,40 @@ vulnid_status
 store_policy_rate_count(store *st, store_rate_key key, gboolean requests, const char *value,
 			const char *since, gint64 *n, GError **err)
 {
-	static const char *const sql[][2] = {	/* additions, requests */
-		[STORE_RATE_KEY] = { SQL_RATE_KEY_ADDITIONS, SQL_RATE_KEY_REQUESTS },
-		[STORE_RATE_FROM_VERIFIED] = { SQL_RATE_FROM_VERIFIED_ADDITIONS,
-					       SQL_RATE_FROM_VERIFIED_REQUESTS },
-		[STORE_RATE_SENDER] = { SQL_RATE_SENDER_ADDITIONS, SQL_RATE_SENDER_REQUESTS },
-		[STORE_RATE_NETWORK] = { SQL_RATE_NETWORK, SQL_RATE_NETWORK },
-		[STORE_RATE_DOMAIN] = { SQL_RATE_DOMAIN, SQL_RATE_DOMAIN },
-		[STORE_RATE_EVERYONE] = { SQL_RATE_EVERYONE, SQL_RATE_EVERYONE },
+	static const char *const kinds[] = {
+		[STORE_RATE_KEY] = "key",
+		[STORE_RATE_FROM_VERIFIED] = "from",
+		[STORE_RATE_SENDER] = "sender",
+		[STORE_RATE_NETWORK] = "network",
+		[STORE_RATE_DOMAIN] = "domain",
+		[STORE_RATE_EVERYONE] = "everyone",
 	};
+	vulnid_status s;
+	sqlite3_stmt *stmt;
 
-	g_return_val_if_fail((gsize) key < G_N_ELEMENTS(sql), VULNID_ERR_INTERNAL);
-	return rate_count(st, sql[key][requests ? 1 : 0], key == STORE_RATE_EVERYONE ? NULL : value,
-			  since, n, err);
+	g_return_val_if_fail((gsize) key < G_N_ELEMENTS(kinds), VULNID_ERR_INTERNAL);
+	stmt = store_prepare_cached(st, SQL_RATE_COUNT, &s, err);
+	if (stmt == NULL)
+		return s;
+	store_bind_text(stmt, 1, kinds[key]);
+	store_bind_text(stmt, 2, key == STORE_RATE_EVERYONE ? "" : value);
+	store_bind_text(stmt, 3, since);
+	store_bind_text(stmt, 4, key > STORE_RATE_SENDER ? NULL : requests ? "request" : "addition");
+	return step_count(st, stmt, "rate_counts", n, err);
+}
+
+vulnid_status
+store_policy_rate_purge(store *st, const char *before, gint64 *removed, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_RATE_PURGE, &s, err);
+
+	if (stmt == NULL)
+		return s;
+	store_bind_text(stmt, 1, before);
+	s = store_step_reset(st, stmt, "rate_counts", err);
+	*removed = s == VULNID_OK ? sqlite3_changes(store_db(st)) : 0;
+	return s;
 }
 
 vulnid_status
@@ -271,7 +284,6 @@ vulnid_status
 store_policy_body_repeated(store *st, const char *who, const char *since, const char *body_sha256,
 			   gint64 msg, gboolean *found, GError **err)
 {
-	g_autofree char *like = g_strdup_printf("%%:%s", body_sha256);
 	vulnid_status s;
 	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_BODY_REPEATED, &s, err);
 
@@ -279,7 +291,7 @@ store_policy_body_repeated(store *st, const char *who, const char *since, const 
 		return s;
 	store_bind_text(stmt, 1, who);
 	store_bind_text(stmt, 2, since);
-	store_bind_text(stmt, 3, like);
+	store_bind_text(stmt, 3, body_sha256);
 	sqlite3_bind_int64(stmt, 4, msg);
 	return step_exists(st, stmt, "messages", found, err);
 }

@@ -37,9 +37,10 @@ vulnid_status store_policy_third_parties_of(store *st, gint64 cause, const char 
 					    GError **err);
 /* Bytes the mail cause sent to third parties. */
 vulnid_status store_policy_third_party_bytes(store *st, gint64 cause, gint64 *n, GError **err);
-/* Answers to address since a time to mail that looked like a loop. */
+/* Answers to address since a time to mail that looked like a loop,
+ * counted up to upto (the brake's limit). */
 vulnid_status store_policy_suspect_answers(store *st, const char *address, const char *since,
-					   gint64 *n, GError **err);
+					   gint64 upto, gint64 *n, GError **err);
 /* Size of the bytes of outbox item id. */
 vulnid_status store_policy_outbox_size(store *st, gint64 id, gint64 *n, GError **err);
 
@@ -66,9 +67,12 @@ typedef enum {
 } store_rate_key;
 
 /* Messages since a time from value (ignored for EVERYONE): the first three
- * count requests (requests TRUE) or additions; the others both. */
+ * count requests (requests TRUE) or additions; the others both.  Counted
+ * per minute: the whole minute that holds since counts. */
 vulnid_status store_policy_rate_count(store *st, store_rate_key key, gboolean requests,
 				      const char *value, const char *since, gint64 *n, GError **err);
+/* Remove the counters of the minutes before the one that holds before. */
+vulnid_status store_policy_rate_purge(store *st, const char *before, gint64 *removed, GError **err);
 /* Vendors whose key has this fingerprint (upper case, no spaces). */
 vulnid_status store_policy_vendor_keys(store *st, const char *fpr, gint64 *n, GError **err);
 /* 'rate-limited' notices queued to address since a time. */

@@ -2,6 +2,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +18,10 @@ struct store {
 	gint64 saved_cache_size;	/* PRAGMA cache_size to restore, 0: none */
 	GHashTable *stmt_cache;		/* SQL text -> sqlite3_stmt, see store_prepare_cached() */
 	GHashTable *stmt_idle;		/* SQL text -> sqlite3_stmt kept (store_keep_statements) */
+	int migrated_from;		/* the schema found, when this open migrated it; else -1 */
+	/* The audit chain's head as this transaction last wrote it (see
+	 * store_audit_head_cached()); "" when not known. */
+	char audit_head[65];
 };
 
 /* Statements handed out by store_prepare() of a store that keeps them,
@@ -29,6 +34,18 @@ static const char *const append_only_tables[] = {
 	"blobs", "messages", "entries", "records", "attachments", "quarantine", "audit",
 	"bounces",
 };
+
+/* The dispositions the rate limits count, and their class. */
+#define RATE_COUNTED "'request', 'rejected', 'help', 'entry', 'commands'"
+#define RATE_CLASS(d) "CASE WHEN " d " IN ('entry', 'commands') THEN 'addition' ELSE 'request' END"
+/* Counters made from the messages of the last two hours (schema 8). */
+#define RATE_BACKFILL_SINCE "strftime('%Y-%m-%dT%H:%M', 'now', '-2 hours')"
+#define RATE_BACKFILL(kind_value, cond) \
+	"INSERT INTO rate_counts (kind, value, minute, class, n)" \
+	"  SELECT " kind_value ", substr(received, 1, 16), " RATE_CLASS("disposition") ", count(*)" \
+	"  FROM messages WHERE received >= " RATE_BACKFILL_SINCE \
+	"    AND disposition IN (" RATE_COUNTED ") AND " cond \
+	"  GROUP BY 2, 3, 4 ON CONFLICT DO UPDATE SET n = n + excluded.n;"
 
 /* Forward migrations: migrations[v] takes the schema from version v to v+1. */
 static const char *const migrations[] = {
@@ -231,8 +248,106 @@ static const char *const migrations[] = {
 	"  WHEN (OLD.status = 'failed' AND NEW.status IN ('delivered', 'deferred'))"
 	"    OR (OLD.status = 'delivered' AND NEW.status IN ('queued', 'deferred'))"
 	"  BEGIN SELECT RAISE(ABORT, 'delivery outcomes only move forward'); END;",
+	/* 7 -> 8: when vulnid queue list first showed an item that failed;
+	 * after that only queue list --all lists it, so that an empty list
+	 * means again that nothing needs attention.  queue retry clears it. */
+	"ALTER TABLE outbox ADD COLUMN shown TEXT;",
+	/* 8 -> 9: volume.  The rate limits count per key, minute and class
+	 * (request or addition) in rate_counts, kept by triggers in the
+	 * transaction that inserts the message (or the signature, for the
+	 * key), so that a mail reads at most 61 minutes of counters per key
+	 * instead of every message of the hour; vulnid tick removes minutes
+	 * older than two hours.  The counters of the last two hours are made
+	 * from messages once, here.  The outbox's pending items in an index of
+	 * their own, in the order they are claimed, and the live claims in
+	 * another, so that neither the due query nor a claim reads the
+	 * backlog; and the loop brake's lookups on indexes of their own. */
+	"CREATE TABLE rate_counts ("
+	"  kind TEXT NOT NULL, value TEXT NOT NULL, minute TEXT NOT NULL, class TEXT NOT NULL,"
+	"  n INTEGER NOT NULL, PRIMARY KEY (kind, value, minute, class)) WITHOUT ROWID;"
+	"CREATE INDEX rate_counts_minute ON rate_counts(minute);"
+	"CREATE TRIGGER messages_rate_counts AFTER INSERT ON messages"
+	"  WHEN NEW.disposition IN (" RATE_COUNTED ")"
+	"  BEGIN INSERT INTO rate_counts (kind, value, minute, class, n)"
+	"    SELECT k, v, substr(NEW.received, 1, 16), " RATE_CLASS("NEW.disposition") ", 1 FROM ("
+	"      SELECT 'sender' AS k, lower(NEW.from_addr) AS v"
+	"      UNION SELECT 'sender', lower(NEW.envelope_from)"
+	"      UNION SELECT 'from', CASE WHEN NEW.from_verified IS NOT NULL THEN lower(NEW.from_addr) END"
+	"      UNION SELECT 'network', NEW.client_net"
+	"      UNION SELECT 'domain', lower(NEW.sender_domain)"
+	"      UNION SELECT 'everyone', '')"
+	"    WHERE v IS NOT NULL AND (v <> '' OR k = 'everyone')"
+	"    ON CONFLICT DO UPDATE SET n = n + 1; END;"
+	"CREATE TRIGGER signatures_rate_counts AFTER INSERT ON signatures"
+	"  BEGIN INSERT INTO rate_counts (kind, value, minute, class, n)"
+	"    SELECT 'key', lower(NEW.fingerprint), substr(m.received, 1, 16), " RATE_CLASS("m.disposition") ", 1"
+	"    FROM messages m WHERE m.id = NEW.message AND NEW.fingerprint IS NOT NULL"
+	"      AND m.disposition IN (" RATE_COUNTED ")"
+	"    ON CONFLICT DO UPDATE SET n = n + 1; END;"
+	RATE_BACKFILL("'sender', lower(from_addr)", "from_addr <> ''")
+	RATE_BACKFILL("'sender', lower(envelope_from)",
+		      "envelope_from <> '' AND lower(envelope_from) IS NOT lower(from_addr)")
+	RATE_BACKFILL("'from', lower(from_addr)", "from_addr <> '' AND from_verified IS NOT NULL")
+	RATE_BACKFILL("'network', client_net", "client_net <> ''")
+	RATE_BACKFILL("'domain', lower(sender_domain)", "sender_domain <> ''")
+	RATE_BACKFILL("'everyone', ''", "1")
+	"INSERT INTO rate_counts (kind, value, minute, class, n)"
+	"  SELECT 'key', lower(s.fingerprint), substr(m.received, 1, 16), " RATE_CLASS("m.disposition") ", count(*)"
+	"  FROM messages m JOIN signatures s ON s.message = m.id"
+	"  WHERE m.received >= " RATE_BACKFILL_SINCE " AND m.disposition IN (" RATE_COUNTED ")"
+	"    AND s.fingerprint IS NOT NULL GROUP BY 2, 3, 4 ON CONFLICT DO UPDATE SET n = n + excluded.n;"
+	"CREATE INDEX outbox_pending ON outbox(next_attempt, id) WHERE status IN ('queued', 'deferred');"
+	"CREATE INDEX outbox_claims ON outbox(claim_until) WHERE claim_until IS NOT NULL;"
+	/* The loop brake's two per-mail lookups: the same body from the same
+	 * sender (the last 64 characters of dedup_key are the body's SHA-256),
+	 * and the answers to an address that looked like a loop. */
+	"CREATE INDEX messages_from_body ON messages(from_addr COLLATE NOCASE, substr(dedup_key, -64), received);"
+	"CREATE INDEX mail_ledger_suspect ON mail_ledger(address, created) WHERE class = 'answer' AND suspect = 1;"
+	/* An entry's tokens (vendors told, subscribers, held contacts), read
+	 * for every mail about it, and the embargoes vulnid tick looks at. */
+	"CREATE INDEX tokens_entry ON tokens(entry, role);"
+	"CREATE INDEX entries_embargoed ON entries(year, number) WHERE embargo IS NOT NULL;",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
+
+/* What each migration did, in a few words for the operator (standard
+ * error, syslog and the audit event of an upgrade). */
+static const char *const migration_notes[] = {
+	"the first schema",
+	"blob keys that keep every blob unchanged",
+	"signed outgoing mail kept for its retries",
+	"the signers behind anonymous records",
+	"rate limits by client network and sender domain, the outgoing-mail ledger",
+	"what was decrypted, against replays",
+	"delivery claims; delivery outcomes only move forward",
+	"queue list shows a failed item once (queue list --all: every one)",
+	"rate limits counted per key and minute; indexes for the queue and the loop brake",
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(migration_notes) == STORE_SCHEMA_VERSION);
+
+static store_migrate_hook migrate_hook;
+
+void
+store_set_migrate_hook(store_migrate_hook hook)
+{
+	migrate_hook = hook;
+}
+
+char *
+store_migration_text(int from, int to)
+{
+	GString *t = g_string_new(NULL);
+
+	for (int v = MAX(from, 0); v < to && v < STORE_SCHEMA_VERSION; v++)
+		g_string_append_printf(t, "%s%d: %s", t->len > 0 ? "; " : "", v + 1, migration_notes[v]);
+	return g_string_free(t, FALSE);
+}
+
+int
+store_migrated_from(const store *st)
+{
+	return st->migrated_from;
+}
 
 GDateTime *
 store_now_datetime(void)
@@ -320,6 +435,47 @@ store_keep_statements(store *st, gboolean keep)
 		g_clear_pointer(&st->stmt_idle, g_hash_table_unref);
 }
 
+/* Tests of the database layer: with VULNID_TEST_QUERY_PLANS=FILE, the
+ * query plan of every statement a process compiles is appended to FILE
+ * once, a line "PLAN<TAB>detail<TAB>sql" per step of it, so that a test can
+ * see which statements of a mail's path read a table without an index
+ * ("SCAN"). */
+static void
+plan_log(sqlite3 *db, const char *sql)
+{
+	static GMutex lock;
+	static GHashTable *seen;
+	const char *path = g_getenv("VULNID_TEST_QUERY_PLANS");
+	g_autofree char *eqp = NULL;
+	g_autoptr(GString) out = NULL;
+	sqlite3_stmt *stmt = NULL;
+	FILE *f;
+
+	if (path == NULL || *path == '\0')
+		return;
+	g_mutex_lock(&lock);
+	if (seen == NULL)
+		seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	if (g_hash_table_contains(seen, sql)) {
+		g_mutex_unlock(&lock);
+		return;
+	}
+	g_hash_table_add(seen, g_strdup(sql));
+	g_mutex_unlock(&lock);
+	eqp = g_strdup_printf("EXPLAIN QUERY PLAN %s", sql);
+	if (sqlite3_prepare_v2(db, eqp, -1, &stmt, NULL) != SQLITE_OK)
+		return;
+	out = g_string_new(NULL);
+	while (sqlite3_step(stmt) == SQLITE_ROW)
+		g_string_append_printf(out, "PLAN\t%s\t%s\n", (const char *) sqlite3_column_text(stmt, 3), sql);
+	sqlite3_finalize(stmt);
+	f = fopen(path, "a");
+	if (f != NULL) {
+		fputs(out->str, f);
+		fclose(f);
+	}
+}
+
 sqlite3_stmt *
 store_prepare(store *st, const char *sql, vulnid_status *status, GError **err)
 {
@@ -338,6 +494,7 @@ store_prepare(store *st, const char *sql, vulnid_status *status, GError **err)
 				*status = store_fail(st, rc, "database", err);
 				return NULL;
 			}
+			plan_log(st->db, sql);
 		}
 		g_mutex_lock(&stmt_lock);
 		if (stmt_lent == NULL)
@@ -351,6 +508,7 @@ store_prepare(store *st, const char *sql, vulnid_status *status, GError **err)
 		*status = store_fail(st, rc, "database", err);
 		return NULL;
 	}
+	plan_log(st->db, sql);
 	return stmt;
 }
 
@@ -398,6 +556,7 @@ store_prepare_cached(store *st, const char *sql, vulnid_status *status, GError *
 		*status = store_fail(st, rc, "database", err);
 		return NULL;
 	}
+	plan_log(st->db, sql);
 	if (st->stmt_cache == NULL)
 		st->stmt_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, stmt_finalize);
 	g_hash_table_insert(st->stmt_cache, g_strdup(sql), stmt);
@@ -421,10 +580,28 @@ store_db(store *st)
 	return st->db;
 }
 
+const char *
+store_audit_head_cached(store *st)
+{
+	return st->audit_head[0] != '\0' && sqlite3_get_autocommit(st->db) == 0 ? st->audit_head : NULL;
+}
+
+void
+store_audit_head_remember(store *st, const char *hash)
+{
+	if (hash == NULL || strlen(hash) != 64 || sqlite3_get_autocommit(st->db) != 0)
+		st->audit_head[0] = '\0';
+	else
+		memcpy(st->audit_head, hash, 65);
+}
+
 vulnid_status
 store_begin(store *st, GError **err)
 {
-	vulnid_status s = store_exec(st, "BEGIN IMMEDIATE", err);
+	vulnid_status s;
+
+	store_audit_head_remember(st, NULL);	/* others may have written since */
+	s = store_exec(st, "BEGIN IMMEDIATE", err);
 
 	if (s == VULNID_OK)
 		st->in_txn = TRUE;
@@ -434,6 +611,7 @@ store_begin(store *st, GError **err)
 vulnid_status
 store_begin_read(store *st, GError **err)
 {
+	store_audit_head_remember(st, NULL);
 	return store_exec(st, "BEGIN", err);
 }
 
@@ -445,12 +623,14 @@ store_commit(store *st, GError **err)
 	if (s != VULNID_OK)
 		store_rollback(st);
 	st->in_txn = FALSE;
+	store_audit_head_remember(st, NULL);
 	return s;
 }
 
 void
 store_rollback(store *st)
 {
+	store_audit_head_remember(st, NULL);
 	if (sqlite3_get_autocommit(st->db) == 0)
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	st->in_txn = FALSE;
@@ -529,7 +709,16 @@ store_user_version(store *st, int *version, GError **err)
 }
 
 static vulnid_status
-store_migrate(store *st, GError **err)
+store_newer(store *st, int version, GError **err)
+{
+	return vulnid_fail(err, VULNID_ERR_CONFIG,
+			   "'%s' has schema version %d, newer than this program's %d (vulnid %s): a newer"
+			   " version migrated it; run that one, or restore the backup made before the"
+			   " upgrade (UPGRADING)", st->path, version, STORE_SCHEMA_VERSION, PACKAGE_VERSION);
+}
+
+static vulnid_status
+store_migrate(store *st, store_open_mode mode, GError **err)
 {
 	vulnid_status s;
 	int version;
@@ -537,8 +726,16 @@ store_migrate(store *st, GError **err)
 	/* The common case, an up-to-date schema, takes no write lock, so
 	 * that read-only users and read-only files work. */
 	s = store_user_version(st, &version, err);
-	if (s != VULNID_OK || version == STORE_SCHEMA_VERSION)
+	if (s != VULNID_OK || version == STORE_SCHEMA_VERSION || mode == STORE_OPEN_COPY)
 		return s;
+	if (version > STORE_SCHEMA_VERSION)
+		return store_newer(st, version, err);
+	if (mode == STORE_OPEN_READONLY)
+		return vulnid_fail(err, VULNID_ERR_CONFIG,
+				   "'%s' has schema version %d, older than this program's %d (vulnid %s): back it"
+				   " up (vulnid backup --all), then any command that writes migrates it, such as"
+				   " vulnid audit verify (UPGRADING)", st->path, version, STORE_SCHEMA_VERSION,
+				   PACKAGE_VERSION);
 	s = store_begin(st, err);
 	if (s != VULNID_OK)
 		return s;
@@ -546,9 +743,7 @@ store_migrate(store *st, GError **err)
 	if (s != VULNID_OK)
 		goto fail;
 	if (version > STORE_SCHEMA_VERSION) {
-		s = vulnid_fail(err, VULNID_ERR_CONFIG,
-				"'%s' has schema version %d, newer than this program's %d",
-				st->path, version, STORE_SCHEMA_VERSION);
+		s = store_newer(st, version, err);
 		goto fail;
 	}
 	for (int v = version; v < STORE_SCHEMA_VERSION; v++) {
@@ -562,7 +757,17 @@ store_migrate(store *st, GError **err)
 		if (s != VULNID_OK)
 			goto fail;
 	}
-	return store_commit(st, err);
+	/* An upgrade says so in the same transaction (the audit log: the
+	 * hook of the program); a new database is no upgrade. */
+	if (version > 0 && version < STORE_SCHEMA_VERSION && migrate_hook != NULL) {
+		s = migrate_hook(st, version, STORE_SCHEMA_VERSION, err);
+		if (s != VULNID_OK)
+			goto fail;
+	}
+	s = store_commit(st, err);
+	if (s == VULNID_OK && version > 0 && version < STORE_SCHEMA_VERSION)
+		st->migrated_from = version;
+	return s;
 fail:
 	store_rollback(st);
 	return s;
@@ -578,6 +783,7 @@ store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
 	int rc;
 
 	st->path = g_strdup(path);
+	st->migrated_from = -1;
 	switch (mode) {
 	case STORE_OPEN_CREATE:
 		flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE;
@@ -586,6 +792,7 @@ store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
 		flags |= SQLITE_OPEN_READWRITE;
 		break;
 	case STORE_OPEN_READONLY:
+	case STORE_OPEN_COPY:
 		flags |= SQLITE_OPEN_READONLY;
 		break;
 	}
@@ -607,7 +814,7 @@ store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
 		if (s != VULNID_OK)
 			return s;
 	}
-	if (mode != STORE_OPEN_READONLY) {
+	if (mode != STORE_OPEN_READONLY && mode != STORE_OPEN_COPY) {
 		int on = 1;
 
 		/* Every filter is a short process, usually the last connection:
@@ -619,7 +826,7 @@ store_open(const char *path, gint64 busy_timeout_ms, store_open_mode mode,
 		s = store_exec(st, "PRAGMA synchronous = FULL", err);
 	}
 	if (s == VULNID_OK)
-		s = store_migrate(st, err);
+		s = store_migrate(st, mode, err);
 	if (s != VULNID_OK)
 		return s;
 	*out = g_steal_pointer(&st);
@@ -917,6 +1124,8 @@ store_savepoint(store *st, const char *name, GError **err)
 {
 	g_autofree char *sql = g_strdup_printf("SAVEPOINT %s", name);
 
+	if (sqlite3_get_autocommit(st->db) != 0)
+		store_audit_head_remember(st, NULL);	/* it starts a transaction */
 	return store_exec(st, sql, err);
 }
 
@@ -933,6 +1142,7 @@ store_rollback_to(store *st, const char *name, GError **err)
 {
 	g_autofree char *sql = g_strdup_printf("ROLLBACK TO %s; RELEASE %s", name, name);
 
+	store_audit_head_remember(st, NULL);
 	return store_exec(st, sql, err);
 }
 

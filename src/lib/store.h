@@ -7,20 +7,34 @@
 #include "status.h"
 
 /* Schema version this program writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 9
 
 typedef struct store store;
 
 typedef enum {
 	STORE_OPEN_EXISTING,	/* the database must exist; migrate it forward */
 	STORE_OPEN_CREATE,	/* create a new database (vulnid init) */
-	STORE_OPEN_READONLY,	/* read-only commands */
+	STORE_OPEN_READONLY,	/* read-only commands (an older schema is refused, saying how
+				 * to migrate it) */
+	STORE_OPEN_COPY,	/* read-only, any schema: vulnid backup, also of a database
+				 * an older version made, before the upgrade migrates it */
 } store_open_mode;
 
 vulnid_status store_open(const char *path, gint64 busy_timeout_ms,
 			 store_open_mode mode, store **out, GError **err);
 void store_close(store *st);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(store, store_close)
+
+/* An upgrade is never silent.  The hook, when set (once per process, by
+ * the program: it writes the audit event), runs inside the transaction
+ * that migrates an existing database from schema `from` to `to`; a
+ * failure rolls the migration back.  store_migrated_from() is the schema
+ * this open found and migrated, or -1; store_migration_text() says what
+ * the migrations from `from` to `to` did, for the operator. */
+typedef vulnid_status (*store_migrate_hook)(store *st, int from, int to, GError **err);
+void store_set_migrate_hook(store_migrate_hook hook);
+int store_migrated_from(const store *st);
+char *store_migration_text(int from, int to);
 
 /* BEGIN IMMEDIATE: every transaction that writes takes the write lock at
  * its start, so that it waits for busy_timeout instead of failing on

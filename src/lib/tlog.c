@@ -781,3 +781,260 @@ tlog_builder_finish(tlog_builder *b, GError **err)
 	}
 	return VULNID_OK;
 }
+
+/* ---- verifying tiles and bundles as a mirror must ---------------------------------- */
+
+/* A regular file of at most max bytes (no symlinks, no FIFOs). */
+static GBytes *
+read_bounded(const char *path, gsize max, int *err_no)
+{
+	struct stat sb;
+	char *buf;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	*err_no = 0;
+	if (fd < 0) {
+		*err_no = errno;
+		return NULL;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || (gsize) sb.st_size > max) {
+		*err_no = EINVAL;
+		close(fd);
+		return NULL;
+	}
+	buf = g_malloc((gsize) sb.st_size + 1);
+	n = pread(fd, buf, (size_t) sb.st_size, 0);
+	close(fd);
+	if (n != sb.st_size) {
+		*err_no = EIO;
+		g_free(buf);
+		return NULL;
+	}
+	return g_bytes_new_take(buf, (gsize) sb.st_size);
+}
+
+GPtrArray *
+tlog_bundle_parse(const void *data, gsize len)
+{
+	g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func((GDestroyNotify) g_bytes_unref);
+	const guint8 *p = data, *end = p + len;
+
+	while (p < end) {
+		gsize n;
+
+		if (end - p < 2 || out->len >= TLOG_TILE_WIDTH)
+			return NULL;
+		n = (gsize) p[0] << 8 | p[1];
+		p += 2;
+		if ((gsize) (end - p) < n)
+			return NULL;
+		g_ptr_array_add(out, g_bytes_new(p, n));
+		p += n;
+	}
+	return g_steal_pointer(&out);
+}
+
+typedef struct {
+	const char *dir;
+	guint64 size;
+	gboolean bundles_optional;
+	tlog_tiles_stats *st;
+	GBytes *parent;		/* the tile one level up last read */
+	guint parent_level;
+	guint64 parent_index;
+} tiles_check;
+
+static vulnid_status
+tile_read(tiles_check *c, guint level, guint64 index, guint width, GBytes **out, GError **err)
+{
+	g_autofree char *rel = tlog_tile_path((int) level, index, width);
+	g_autofree char *path = g_build_filename(c->dir, rel, NULL);
+	int e_no;
+
+	*out = read_exact(path, (gsize) width * TLOG_HASH_LEN, &e_no);
+	if (*out == NULL)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "cannot read tile '%s': %s", path,
+				   e_no == EINVAL ? "not a regular file of the right size" : g_strerror(e_no));
+	c->st->tiles++;
+	return VULNID_OK;
+}
+
+/* Hash `index` of level `level`, from the full tile or the partial tile
+ * of the tree's size, the last tile read kept. */
+static vulnid_status
+parent_hash(tiles_check *c, guint level, guint64 j, tlog_hash *out, GError **err)
+{
+	guint64 index = j / TLOG_TILE_WIDTH;
+	guint64 full = shr(c->size, 8 * (level + 1));
+	guint width = index < full ? TLOG_TILE_WIDTH : (guint) (shr(c->size, 8 * level) & 0xff);
+	vulnid_status s;
+
+	if (level >= TLOG_MAX_LEVEL || j % TLOG_TILE_WIDTH >= width)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "no hash %" G_GUINT64_FORMAT " at level %u in a tree of %"
+				   G_GUINT64_FORMAT, j, level, c->size);
+	if (c->parent == NULL || c->parent_level != level || c->parent_index != index) {
+		g_clear_pointer(&c->parent, g_bytes_unref);
+		s = tile_read(c, level, index, width, &c->parent, err);
+		if (s != VULNID_OK)
+			return s;
+		c->parent_level = level;
+		c->parent_index = index;
+	}
+	memcpy(out->b, (const guint8 *) g_bytes_get_data(c->parent, NULL) + (j % TLOG_TILE_WIDTH) * TLOG_HASH_LEN,
+	       TLOG_HASH_LEN);
+	return VULNID_OK;
+}
+
+/* The bundle of level-0 tile `index` must hold the entries of its leaf
+ * hashes.  *bundle: its bytes, NULL when absent (and allowed to be). */
+static vulnid_status
+bundle_check(tiles_check *c, guint64 index, guint width, GBytes *tile, GBytes **bundle, GError **err)
+{
+	g_autofree char *rel = tlog_tile_path(-1, index, width);
+	g_autofree char *path = g_build_filename(c->dir, rel, NULL);
+	g_autoptr(GPtrArray) entries = NULL;
+	const guint8 *hashes = g_bytes_get_data(tile, NULL);
+	gsize len;
+	const void *data;
+	int e_no;
+
+	*bundle = read_bounded(path, TLOG_MAX_BUNDLE, &e_no);
+	if (*bundle == NULL && e_no == ENOENT && c->bundles_optional) {
+		c->st->absent++;
+		return VULNID_OK;
+	}
+	if (*bundle == NULL)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "cannot read the entry bundle '%s': %s", path,
+				   e_no == EINVAL ? "not a regular file of at most the largest bundle's size" :
+				   g_strerror(e_no));
+	c->st->bundles++;
+	data = g_bytes_get_data(*bundle, &len);
+	entries = tlog_bundle_parse(data, len);
+	if (entries == NULL || entries->len != width)
+		return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s' is not a bundle of %u entries", path, width);
+	for (guint k = 0; k < width; k++) {
+		gsize n;
+		const void *e = g_bytes_get_data(g_ptr_array_index(entries, k), &n);
+		tlog_hash h;
+
+		tlog_leaf_hash(e, n, &h);
+		c->st->hashes++;
+		if (memcmp(h.b, hashes + (gsize) k * TLOG_HASH_LEN, TLOG_HASH_LEN) != 0)
+			return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s': entry %u does not hash to the tile's leaf hash",
+					   path, k);
+	}
+	return VULNID_OK;
+}
+
+/* Partial tiles (or bundles) of earlier sizes, DIR/REL.p/W: each must be
+ * a prefix of what it grew into (have, of width).  Widths beyond it were
+ * left by an export that never signed their checkpoint. */
+static vulnid_status
+earlier_check(tiles_check *c, int level, guint64 index, guint width, GBytes *have, GError **err)
+{
+	g_autofree char *rel = tlog_tile_path(level, index, 0);
+	g_autofree char *pdir = g_strconcat(c->dir, "/", rel, ".p", NULL);
+	g_autoptr(GDir) d = g_dir_open(pdir, 0, NULL);
+	gsize have_len;
+	const guint8 *hd = g_bytes_get_data(have, &have_len);
+	const char *name;
+
+	while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+		g_autofree char *path = g_build_filename(pdir, name, NULL);
+		g_autoptr(GBytes) b = NULL;
+		guint64 w;
+		gsize len;
+		int e_no;
+
+		if (!g_ascii_string_to_unsigned(name, 10, 1, TLOG_TILE_WIDTH - 1, &w, NULL) || name[0] == '0' ||
+		    w >= width)
+			continue;
+		if (level >= 0) {
+			b = read_exact(path, (gsize) w * TLOG_HASH_LEN, &e_no);
+			len = (gsize) w * TLOG_HASH_LEN;
+		} else {
+			g_autoptr(GPtrArray) entries = NULL;
+
+			b = read_bounded(path, have_len, &e_no);
+			if (b != NULL)
+				entries = tlog_bundle_parse(g_bytes_get_data(b, NULL), g_bytes_get_size(b));
+			if (entries == NULL || entries->len != w)
+				g_clear_pointer(&b, g_bytes_unref);
+			len = b != NULL ? g_bytes_get_size(b) : 0;
+		}
+		if (b == NULL || len > have_len || memcmp(g_bytes_get_data(b, NULL), hd, len) != 0)
+			return vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s' is not a prefix of the %s it grew into", path,
+					   level >= 0 ? "tile" : "bundle");
+		c->st->earlier++;
+	}
+	return VULNID_OK;
+}
+
+static vulnid_status
+check_tile(tiles_check *c, guint level, guint64 index, guint width, GError **err)
+{
+	g_autoptr(GBytes) tile = NULL;
+	g_autoptr(GBytes) bundle = NULL;
+	vulnid_status s = tile_read(c, level, index, width, &tile, err);
+
+	c->st->checked++;
+	if (s == VULNID_OK && width == TLOG_TILE_WIDTH) {
+		tlog_hash h[TLOG_TILE_WIDTH], root, want;
+
+		memcpy(h, g_bytes_get_data(tile, NULL), sizeof h);
+		perfect_root(h, TLOG_TILE_WIDTH, &root, &c->st->hashes);
+		s = parent_hash(c, level + 1, index, &want, err);
+		if (s == VULNID_OK && memcmp(root.b, want.b, TLOG_HASH_LEN) != 0) {
+			g_autofree char *rel = tlog_tile_path((int) level, index, 0);
+
+			s = vulnid_fail(err, VULNID_ERR_CORRUPT, "'%s/%s' does not hash to its hash in the tile above",
+					c->dir, rel);
+		}
+	}
+	if (s == VULNID_OK)
+		s = earlier_check(c, (int) level, index, width, tile, err);
+	if (s == VULNID_OK && level == 0)
+		s = bundle_check(c, index, width, tile, &bundle, err);
+	if (s == VULNID_OK && level == 0 && bundle != NULL)
+		s = earlier_check(c, -1, index, width, bundle, err);
+	return s;
+}
+
+vulnid_status
+tlog_verify_tiles(const char *dir, guint64 size, const tlog_hash *root, guint64 from, gboolean bundles_optional,
+		  tlog_tiles_stats *st, GError **err)
+{
+	tiles_check c = { dir, size, bundles_optional, st, NULL, 0, 0 };
+	vulnid_status s = VULNID_OK;
+
+	memset(st, 0, sizeof *st);
+	if (from > size)
+		return vulnid_fail(err, VULNID_ERR_INVALID, "a tree of %" G_GUINT64_FORMAT " entries cannot grow from %"
+				   G_GUINT64_FORMAT, size, from);
+	/* The partial tiles of the size make the root; the full tiles below
+	 * are then checked upwards against hashes already trusted. */
+	{
+		g_autoptr(tlog_tiles) t = tlog_tiles_open(dir, size);
+		tlog_hash r;
+
+		s = tlog_tiles_root(t, &r, err);
+		st->tiles += tlog_tiles_reads(t);
+		st->hashes += t->hashes;
+		if (s == VULNID_OK && memcmp(r.b, root->b, TLOG_HASH_LEN) != 0)
+			s = vulnid_fail(err, VULNID_ERR_CORRUPT, "the tiles under '%s' make another root hash", dir);
+	}
+	for (guint l = 0; s == VULNID_OK && l < TLOG_MAX_LEVEL && shr(size, 8 * l) > 0; l++) {
+		guint64 full = shr(size, 8 * (l + 1));
+		guint width = (guint) (shr(size, 8 * l) & 0xff);
+
+		for (guint64 i = shr(from, 8 * (l + 1)); s == VULNID_OK && i <= full; i++) {
+			guint w = i < full ? TLOG_TILE_WIDTH : width;
+
+			if (w > 0)
+				s = check_tile(&c, l, i, w, err);
+		}
+	}
+	g_clear_pointer(&c.parent, g_bytes_unref);
+	return s;
+}

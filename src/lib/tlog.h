@@ -95,6 +95,34 @@ typedef struct {
 } tlog_builder_stats;
 const tlog_builder_stats *tlog_builder_stats_get(const tlog_builder *b);
 
+/* Check the tiles and entry bundles under dir of a tree of `size` leaves
+ * with the given root, as a mirror must before it serves them: the
+ * partial tiles of size make the root; every full tile at every level
+ * hashes to its hash one level up; every entry bundle (full, and the
+ * partial one of size) holds exactly the entries whose leaf hashes its
+ * level-0 tile holds; every partial tile or bundle of an earlier size
+ * found beside them (N.p/W) is a prefix of the tile or bundle it grew
+ * into.  Only tiles and bundles holding entries at or after `from` are
+ * read (0: all; the size of a tree checked before: the new part and one
+ * tile per level, O(new/256 + log n) reads).  A missing bundle fails
+ * unless bundles_optional (logs that left out bundles with long
+ * entries).  Memory: one tile and one bundle at a time. */
+typedef struct {
+	guint64 checked;	/* tiles checked (each once) */
+	guint64 tiles;		/* full and partial tiles read */
+	guint64 bundles;	/* bundles read */
+	guint64 earlier;	/* partial tiles and bundles of earlier sizes checked */
+	guint64 absent;		/* bundles left out (bundles_optional) */
+	guint64 hashes;		/* SHA-256 computations */
+} tlog_tiles_stats;
+vulnid_status tlog_verify_tiles(const char *dir, guint64 size, const tlog_hash *root, guint64 from,
+				gboolean bundles_optional, tlog_tiles_stats *st, GError **err);
+
+/* The entries of an entry bundle (GBytes each, borrowing nothing), or
+ * NULL when data is not exactly a sequence of uint16-length-prefixed
+ * entries. */
+GPtrArray *tlog_bundle_parse(const void *data, gsize len);
+
 /* Base64 of a hash and back (exactly 32 bytes). */
 char *tlog_hash_b64(const tlog_hash *h);
 gboolean tlog_hash_from_b64(const char *s, gsize len, tlog_hash *out);

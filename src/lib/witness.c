@@ -128,22 +128,26 @@ witness_last(const witness *w, const char *origin, guint64 *size, GError **err)
 /* The checks of tlog-witness add-checkpoint, with the state locked. */
 static vulnid_status
 check_request(int fd, const char *path, guint64 old, const GArray *proof, const checkpoint *c,
-	      guint64 *current, GError **err)
+	      guint64 *current, witness_answer *answer, GError **err)
 {
 	tlog_hash last_root, empty;
 	guint64 last;
 	vulnid_status s;
 
+	*answer = WITNESS_BAD_REQUEST;
 	if (old > c->size)
 		return vulnid_fail(err, VULNID_ERR_INVALID, "the old size %" G_GUINT64_FORMAT " is greater than the"
 				   " checkpoint's %" G_GUINT64_FORMAT, old, c->size);
+	*answer = WITNESS_ERROR;
 	s = state_last(fd, path, &last, &last_root, err);
 	if (s != VULNID_OK)
 		return s;
 	*current = last;
+	*answer = WITNESS_CONFLICT;
 	if (old != last)
 		return vulnid_fail(err, VULNID_ERR_EXISTS, "the last checkpoint cosigned for this log has %"
 				   G_GUINT64_FORMAT " entries, not %" G_GUINT64_FORMAT, last, old);
+	*answer = WITNESS_UNPROCESSABLE;
 	tlog_empty_hash(&empty);
 	if (c->size == 0 && memcmp(c->root.b, empty.b, TLOG_HASH_LEN) != 0)
 		return vulnid_fail(err, VULNID_ERR_CORRUPT, "an empty tree with another root hash");
@@ -195,42 +199,70 @@ cosigned_before(const witness *w, const note *n, const char *origin)
 	return NULL;
 }
 
+/* The key of the log a checkpoint is of: named as its origin, signing it. */
+static vulnid_status
+log_key_for(GPtrArray *keys, const note *n, const checkpoint *c, const note_key **out, witness_answer *answer,
+	    GError **err)
+{
+	gboolean known = FALSE;
+
+	for (guint i = 0; i < keys->len; i++) {
+		const note_key *k = g_ptr_array_index(keys, i);
+
+		if (strcmp(k->name, c->origin) != 0)
+			continue;
+		known = TRUE;
+		if (note_verify_key(n, k, NULL) == NOTE_SIG_GOOD) {
+			*out = k;
+			return VULNID_OK;
+		}
+	}
+	if (!known) {
+		*answer = WITNESS_UNKNOWN_LOG;
+		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "unknown log '%s'", c->origin);
+	}
+	*answer = WITNESS_FORBIDDEN;
+	return vulnid_fail(err, VULNID_ERR_CORRUPT, "the checkpoint is not signed by the log key %s", c->origin);
+}
+
 vulnid_status
-witness_add_checkpoint(const witness *w, const note_key *log_key, const char *body, gsize len, guint64 now,
-		       char **cosig, guint64 *current, GError **err)
+witness_add_checkpoint(const witness *w, GPtrArray *log_keys, const char *body, gsize len, guint64 now,
+		       char **cosig, guint64 *current, witness_answer *answer, GError **err)
 {
 	g_autoptr(GArray) proof = NULL;
 	g_autoptr(note) n = NULL;
 	g_autofree char *path = NULL;
 	g_autofree char *line = NULL;
+	const note_key *log_key = NULL;
 	checkpoint c = { 0 };
 	guint64 old = 0;
 	vulnid_status s;
 	int fd = -1;
 
 	*current = 0;
+	*answer = WITNESS_BAD_REQUEST;
 	s = feedlog_parse_add_checkpoint(body, len, &old, &proof, &n, &c, err);
+	if (s != VULNID_OK) {
+		s = VULNID_ERR_INVALID;
+		goto out;
+	}
+	s = log_key_for(log_keys, n, &c, &log_key, answer, err);
 	if (s != VULNID_OK)
 		goto out;
-	if (strcmp(c.origin, log_key->name) != 0) {
-		s = vulnid_fail(err, VULNID_ERR_NOTFOUND, "unknown log '%s'", c.origin);
-		goto out;
-	}
-	if (note_verify_key(n, log_key, NULL) != NOTE_SIG_GOOD) {
-		s = vulnid_fail(err, VULNID_ERR_CORRUPT, "the checkpoint is not signed by the log key %s", log_key->name);
-		goto out;
-	}
 	fd = state_open(w, c.origin, &path, err);
 	if (fd < 0) {
+		*answer = WITNESS_ERROR;
 		s = VULNID_ERR_IO;
 		goto out;
 	}
-	s = check_request(fd, path, old, proof, &c, current, err);
+	s = check_request(fd, path, old, proof, &c, current, answer, err);
 	if (s != VULNID_OK)
 		goto out;
+	*answer = WITNESS_COSIGNED;
 	if (old == c.size && (*cosig = cosigned_before(w, n, c.origin)) != NULL)
 		goto out;
 	line = note_cosign(w->key, n->text, now);
+	*answer = WITNESS_ERROR;
 	if (line == NULL) {
 		s = vulnid_fail(err, VULNID_ERR_INTERNAL, "cannot cosign");
 		goto out;
@@ -255,9 +287,27 @@ witness_add_checkpoint(const witness *w, const note_key *log_key, const char *bo
 		*current = c.size;
 		*cosig = g_steal_pointer(&line);
 	}
+	if (s == VULNID_OK)
+		*answer = WITNESS_COSIGNED;
 out:
 	if (fd >= 0)
 		close(fd);
 	checkpoint_clear(&c);
 	return s;
+}
+
+vulnid_status
+witness_cosigned(const witness *w, const char *origin_hex, GBytes **out, GError **err)
+{
+	g_autofree char *name = g_strconcat(origin_hex, ".checkpoint", NULL);
+	g_autofree char *path = g_build_filename(w->dir, "logs", name, NULL);
+	g_autofree char *data = NULL;
+	gsize len = 0;
+
+	*out = NULL;
+	if (strlen(origin_hex) != 64 || strspn(origin_hex, "0123456789abcdef") != 64 ||
+	    !g_file_get_contents(path, &data, &len, NULL) || len > NOTE_MAX_SIZE)
+		return vulnid_fail(err, VULNID_ERR_NOTFOUND, "no checkpoint cosigned for that log");
+	*out = g_bytes_new_take(g_steal_pointer(&data), len);
+	return VULNID_OK;
 }

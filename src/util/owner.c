@@ -62,3 +62,31 @@ owner_become(const char *dir, GError **err)
 	}
 	return VULNID_OK;
 }
+
+vulnid_status
+owner_check_files(const char *dir, const char *const *names, GError **err)
+{
+	uid_t me = geteuid();
+
+	for (const char *const *n = names; *n != NULL; n++) {
+		g_autofree char *path = g_build_filename(dir, *n, NULL);
+		struct stat sb;
+
+		if (lstat(path, &sb) < 0 || sb.st_uid == me)
+			continue;
+		{
+			g_autofree char *owner = user_label(sb.st_uid);
+			g_autofree char *self = user_label(me);
+			struct passwd *pw = getpwuid(me);
+			struct group *gr = pw != NULL ? getgrgid(pw->pw_gid) : NULL;
+			g_autofree char *who = pw != NULL ? g_strdup_printf("%s:%s", pw->pw_name,
+									  gr != NULL ? gr->gr_name : "")
+							  : g_strdup_printf("%d", (int) me);
+
+			return vulnid_fail(err, VULNID_ERR_CONFIG,
+					   "'%s' belongs to %s, not to %s, the owner of the instance, as whom every"
+					   " vulnid program runs: as root, chown -R %s '%s'", path, owner, self, who, dir);
+		}
+	}
+	return VULNID_OK;
+}

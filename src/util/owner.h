@@ -15,4 +15,11 @@
  * directory that does not exist: VULNID_ERR_NOTFOUND. */
 vulnid_status owner_become(const char *dir, GError **err);
 
+/* Each of names in dir (those that exist) must be this process's, once it
+ * runs as the owner: a file that root made there (a command of an older
+ * version run as root, a copy by hand) locks the robot out with nothing
+ * but "Permission denied".  VULNID_ERR_CONFIG names the file, its owner
+ * and the chown that fixes it. */
+vulnid_status owner_check_files(const char *dir, const char *const *names, GError **err);
+
 #endif

@@ -31,3 +31,24 @@ random_hex(gsize bytes, GError **err)
 		g_string_append_printf(s, "%02x", b[i]);
 	return g_string_free(s, FALSE);
 }
+
+gboolean
+random_bytes(void *buf, gsize len, GError **err)
+{
+	guint8 *b = buf;
+	gsize got = 0;
+
+	while (got < len) {
+		/* at most 256 bytes a call are never cut short by a signal */
+		ssize_t n = getrandom(b + got, MIN(len - got, 256), 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			vulnid_fail(err, VULNID_ERR_TEMP, "cannot get random bytes: %s", g_strerror(errno));
+			return FALSE;
+		}
+		got += (gsize) n;
+	}
+	return TRUE;
+}

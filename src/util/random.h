@@ -11,4 +11,8 @@
  * (VULNID_ERR_TEMP) when the kernel cannot give them. */
 char *random_hex(gsize bytes, GError **err);
 
+/* len random bytes into buf (keys, padding), or FALSE with err set
+ * (VULNID_ERR_TEMP) when the kernel cannot give them. */
+gboolean random_bytes(void *buf, gsize len, GError **err);
+
 #endif

@@ -11,6 +11,8 @@
 #   BENCH_BEFORE=DIR  a build directory of an earlier tree: its filter runs
 #                     the plain and signed requests too, interleaved with
 #                     this one's, for a before/after comparison in one run
+#                     (and the volume rows, on instances of its own)
+#   BENCH_VOLUME=0    skip the volume rows (20,000 mails; BENCH_VOLUME_MAILS)
 #
 # Rows (targets from the issue, on a 2-core machine):
 #   plain 4 KiB, 2 MiB request  vs procmail into a Maildir       <= 3x
@@ -24,6 +26,11 @@
 #   LMTP, per mail (one session) vs a procmail run               <= 1x
 #   LMTP, 8 sessions at once     requests/s, IDs dense and unique >= 1000/s
 #   LMTP, signed, 8 sessions     requests/s                       >= 150/s
+#   volume (test/bench/volume.sh; BENCH_VOLUME=0 skips it):
+#     instructions per mail (callgrind) at 20,000 this hour with the
+#     replies queued                vs 100 this hour                 <= 1.2x
+#     LMTP fill of 20,000, 8 sessions: last tenth vs first tenth      >= 0.8x
+#     queue run over 20,000 queued, relay refusing                   < 60 s
 set -u
 B=$(cd "$1" && pwd) S=$(cd "$2" && pwd)
 FILTER="$B/src/vulnid-filter" VULNID="$B/src/vulnid" BR="$B/test/bench/benchrun"
@@ -395,6 +402,12 @@ if [ -x "$SMTP_SOURCE" ]; then
 	say "  lmtp-signed: $out; $(idcheck lmtp-signed); auth $(sqlite3 "$W/lmtp-signed/vulnid.db" "SELECT auth FROM records LIMIT 1")"
 fi
 
+# --- 9. volume: what a mail costs after 20,000 this hour (test/bench/volume.sh) -----------------------
+if [ -x "$SMTP_SOURCE" ] && [ "${BENCH_VOLUME:-1}" != 0 ] && command -v valgrind >/dev/null; then
+	say "volume"
+	BENCH_BEFORE=$BEFORE bash "$S/test/bench/volume.sh" "$B" "$S" "$W" "$R"
+fi
+
 # --- 7. hostile input: each costs seconds and a few MiB (T930) ---------------------------------------
 say "hostile input"
 instance hostile
@@ -534,6 +547,34 @@ if d:
     row("LMTP, signed requests, 8 sessions (reply signed)", f"{rate:.0f} req/s",
         f"{int(d['mails'])} mails, IDs 1..{int(d['max'])} {'dense, unique' if ok else 'WRONG'}", "-", ">= 150/s",
         "yes" if rate >= 150 and ok else "no")
+
+for which, label in (("this", ""), ("before", ", the earlier tree (BENCH_BEFORE)")):
+    a, b = rows.get(f"vol-cost-{which}-100"), None
+    for k in rows:
+        if k.startswith(f"vol-cost-{which}-") and k != f"vol-cost-{which}-100":
+            b = rows[k]
+            big = k.rsplit("-", 1)[1]
+    if a and b:
+        r = b["intake"] / a["intake"] if a["intake"] else None
+        row(f"instructions per mail (intake_message), {big} this hour and queued{label}",
+            f"{b['intake'] / 1e6:.1f}M", f"100 this hour {a['intake'] / 1e6:.1f}M",
+            f"{r:.2f}x" if r else "-", "<= 1.2x", "yes" if r and r <= 1.2 else "no")
+        r2 = b["total"] / a["total"] if a["total"] else None
+        row(f"  the same, the whole filter process{label}", f"{b['total'] / 1e6:.1f}M",
+            f"100 this hour {a['total'] / 1e6:.1f}M", f"{r2:.2f}x" if r2 else "-", "-", "-")
+    d = rows.get(f"vol-fill-{which}")
+    if d:
+        r = d["last"] / d["first"] if d["first"] else None
+        row(f"LMTP fill of {int(d['mails'])}, 8 sessions: last tenth vs first{label}", f"{d['last']:.0f} req/s",
+            f"first tenth {d['first']:.0f} req/s", f"{r:.2f}x" if r else "-", ">= 0.8x",
+            "yes" if r and r >= 0.8 else "no")
+        row(f"  replies not yet tried by the delivery agent at the end of the fill{label}", f"{int(d['lag'])}",
+            "-", "-", "-", "-")
+    d = rows.get(f"vol-queue-{which}")
+    if d:
+        row(f"queue run over {int(d['queued'])} queued, relay refusing{label}", f"{d['seconds']:.1f} s",
+            f"{int(d['left_due'])} still due after it", "-", "< 60 s, none left",
+            "yes" if d["seconds"] < 60 and d["left_due"] == 0 else "no")
 
 w = [max(len(str(r[i])) for r in out + [("what", "vulnid", "baseline", "ratio", "target", "met")]) for i in range(6)]
 hdr = ("what", "vulnid", "baseline", "ratio", "target", "met")

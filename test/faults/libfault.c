@@ -8,7 +8,10 @@
  *                 pwrite (pwrite, pwrite64, pwritev), fsync, fdatasync,
  *                 connect, rename, link, exec (execv, execve,
  *                 posix_spawn: a program that is not there), dlopen (a
- *                 library that cannot be loaded)
+ *                 library that cannot be loaded), stall (a program whose
+ *                 executable matches FAULT_PATH sleeps FAULT_STALL seconds,
+ *                 default 3600, as it starts, when one of its arguments
+ *                 matches FAULT_ARGV (default "*"): a gpg that hangs)
  *   FAULT_PATH    fnmatch(3) pattern for the file the descriptor is open
  *                 on (from /proc/self/fd; an unlinked file ends in
  *                 " (deleted)"), or the socket path for connect, or the
@@ -45,7 +48,7 @@
 #include <unistd.h>
 
 enum { OP_WRITE = 1, OP_PWRITE = 2, OP_FSYNC = 4, OP_FDATASYNC = 8, OP_CONNECT = 16,
-       OP_RENAME = 32, OP_LINK = 64, OP_EXEC = 128, OP_DLOPEN = 256 };
+       OP_RENAME = 32, OP_LINK = 64, OP_EXEC = 128, OP_DLOPEN = 256, OP_STALL = 512 };
 
 static int configured;
 static unsigned ops;
@@ -76,6 +79,7 @@ configure(void)
 			{ "write", OP_WRITE }, { "pwrite", OP_PWRITE }, { "fsync", OP_FSYNC },
 			{ "fdatasync", OP_FDATASYNC }, { "connect", OP_CONNECT }, { "rename", OP_RENAME },
 			{ "link", OP_LINK }, { "exec", OP_EXEC }, { "dlopen", OP_DLOPEN },
+			{ "stall", OP_STALL },
 		};
 		const char *p = v;
 
@@ -113,6 +117,45 @@ configure(void)
 		count = atol(v);
 	short_write = (v = getenv("FAULT_SHORT")) != NULL && strcmp(v, "1") == 0;
 	log_path = getenv("FAULT_LOG");
+}
+
+static void note(const char *op, const char *what);
+
+/* stall: the program itself, as it is loaded */
+__attribute__((constructor)) static void
+stall_at_start(void)
+{
+	char exe[4096];
+	ssize_t n;
+	const char *v;
+
+	configure();
+	if (!(ops & OP_STALL))
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n < 0)
+		return;
+	exe[n] = '\0';
+	if (fnmatch(pattern, exe, 0) != 0)
+		return;
+	if ((v = getenv("FAULT_ARGV")) != NULL && *v != '\0') {
+		char args[65536];
+		int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+		ssize_t len = fd >= 0 ? read(fd, args, sizeof args - 1) : -1;
+		int match = 0;
+
+		if (fd >= 0)
+			close(fd);
+		for (ssize_t i = 0; i < len; i += (ssize_t) strlen(args + i) + 1) {
+			args[len] = '\0';
+			match |= fnmatch(v, args + i, 0) == 0;
+		}
+		if (!match)
+			return;
+	}
+	note("stall", exe);
+	v = getenv("FAULT_STALL");
+	sleep(v != NULL && *v != '\0' ? (unsigned) atoi(v) : 3600);
 }
 
 #define REAL(ret, name, args) \

@@ -12,6 +12,7 @@
 #include <gpgme.h>
 #include <gmime/gmime.h>
 
+#include "gpgrun.h"
 #include "fuzz.h"
 #include "text.h"
 
@@ -117,6 +118,7 @@ fuzz_no_gpg(void)
 	gpgme_set_engine_info(GPGME_PROTOCOL_OpenPGP, "/nonexistent/vulnid-fuzz/gpg", "/nonexistent");
 	gpgme_set_engine_info(GPGME_PROTOCOL_CMS, "/nonexistent/vulnid-fuzz/gpgsm", "/nonexistent");
 	g_setenv("GNUPGHOME", "/nonexistent/vulnid-fuzz", TRUE);
+	gpgrun_set_gpg_path("/nonexistent/vulnid-fuzz/gpg");
 }
 
 gboolean

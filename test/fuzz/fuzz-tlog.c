@@ -1,6 +1,8 @@
 /* fuzz-tlog.c - what the transparency log reads from elsewhere: signed
  * notes and checkpoints, note keys, tlog-witness add-checkpoint bodies,
- * tlog-proofs, and tiles read back from a directory.
+ * tlog-proofs, tiles read back from a directory, entry bundles checked
+ * against their tile, the log entries of feed lines, and the HTTP
+ * requests vulnid witness serve answers.
  *
  * The first byte picks the reader, the rest is its input.  Properties: a
  * note that parses has text ending in a newline and at most NOTE_MAX_SIGS
@@ -11,16 +13,22 @@
  * levels disagree make proofs that fail, which is how tampering shows. */
 #include "autoconfig.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 
+#include "feed.h"
 #include "feedlog.h"
 #include "note.h"
 #include "tlog.h"
+#include "witness-serve.h"
 #include "fuzz.h"
 
 static note_key *log_key;
 static char *scratch;
+static witness *wit;
+static GPtrArray *wit_logs;
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -33,6 +41,14 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (note_key_parse(vk, strlen(vk), &log_key, NULL) != VULNID_OK)
 		fuzz_fail("the fixed key does not parse");
 	scratch = fuzz_scratch_dir("tlog");
+	{
+		g_autofree char *wdir = g_build_filename(scratch, "witness", NULL);
+
+		if (witness_open(wdir, "example.net/fuzz", &wit, NULL, NULL) != VULNID_OK)
+			fuzz_fail("cannot make the witness");
+		wit_logs = g_ptr_array_new();
+		g_ptr_array_add(wit_logs, log_key);
+	}
 	return 0;
 }
 
@@ -151,6 +167,90 @@ fuzz_tiles(const guint8 *d, gsize len)
 	fuzz_rm_rf(dir);
 }
 
+/* The input is an entry bundle of the level-0 tile of a tree of one tile
+ * made from its own entries (when it parses): a bundle that parses
+ * verifies; a byte changed in it no longer does. */
+static void
+fuzz_bundle(const guint8 *d, gsize len)
+{
+	g_autofree char *dir = g_build_filename(scratch, "b", NULL);
+	g_autoptr(GPtrArray) entries = tlog_bundle_parse(d, len);
+	g_autoptr(tlog_builder) b = NULL;
+	tlog_tiles_stats st;
+	tlog_hash root;
+	gsize total = 0;
+
+	if (entries == NULL || entries->len == 0)
+		return;
+	for (guint i = 0; i < entries->len; i++)
+		total += 2 + g_bytes_get_size(g_ptr_array_index(entries, i));
+	if (total != len || entries->len > TLOG_TILE_WIDTH)
+		fuzz_fail("a bundle parsed into other bytes than it holds");
+	fuzz_rm_rf(dir);
+	if (tlog_builder_new(dir, TLOG_WRITE, 0, &b, NULL) != VULNID_OK)
+		return;
+	for (guint i = 0; i < entries->len; i++) {
+		gsize n;
+		const void *e = g_bytes_get_data(g_ptr_array_index(entries, i), &n);
+
+		tlog_builder_add(b, e, n, NULL);
+	}
+	if (tlog_builder_finish(b, NULL) != VULNID_OK)
+		return;
+	tlog_builder_root(b, &root);
+	if (tlog_verify_tiles(dir, entries->len, &root, 0, FALSE, &st, NULL) != VULNID_OK)
+		fuzz_fail("the tiles and bundle a builder wrote do not verify");
+	{
+		g_autofree char *rel = tlog_tile_path(-1, 0, entries->len);
+		g_autofree char *path = g_build_filename(dir, rel, NULL);
+		g_autofree guint8 *copy = g_memdup2(d, len);
+
+		copy[len - 1] ^= 1;
+		g_file_set_contents(path, (const char *) copy, (gssize) len, NULL);
+		if (tlog_verify_tiles(dir, entries->len, &root, 0, FALSE, &st, NULL) == VULNID_OK)
+			fuzz_fail("a changed bundle verified");
+	}
+	fuzz_rm_rf(dir);
+}
+
+/* A feed line's log entry: none, or a short one of its form. */
+static void
+fuzz_log_entry(const char *d, gsize len)
+{
+	g_autofree char *e = feed_log_entry(d, len);
+
+	if (e != NULL && (strlen(e) > FEED_MAX_LOG_ENTRY || !g_str_has_prefix(e, "{\"log\":\"" FEED_LOG_FORMAT "\",")))
+		fuzz_fail("a log entry breaks its form");
+}
+
+/* The bytes a client sends on one connection to vulnid witness serve:
+ * every answer is an HTTP/1.1 status line, at most as many as the limit. */
+static void
+fuzz_witness_http(const char *d, gsize len)
+{
+	g_autofree char *in = g_build_filename(scratch, "http.in", NULL);
+	g_autofree char *out = g_build_filename(scratch, "http.out", NULL);
+	g_autofree char *answer = NULL;
+	guint served = 0;
+	gsize n = 0;
+	int ifd, ofd;
+
+	if (!g_file_set_contents(in, d, (gssize) len, NULL))
+		return;
+	ifd = open(in, O_RDONLY | O_CLOEXEC);
+	ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (ifd >= 0 && ofd >= 0)
+		witness_serve_connection(wit, wit_logs, ifd, ofd, &served, NULL);
+	if (ifd >= 0)
+		close(ifd);
+	if (ofd >= 0)
+		close(ofd);
+	if (served > WITNESS_SERVE_MAX_REQUESTS || !g_file_get_contents(out, &answer, &n, NULL))
+		fuzz_fail("too many answers on one connection");
+	if (n > 0 && !g_str_has_prefix(answer, "HTTP/1.1 "))
+		fuzz_fail("an answer that is not HTTP/1.1");
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -159,7 +259,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size == 0 || size > 4 * 1024 * 1024)
 		return 0;
-	switch (data[0] % 5) {
+	switch (data[0] % 8) {
 	case 0:
 		fuzz_note(d, len);
 		break;
@@ -171,6 +271,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 3:
 		fuzz_proofs(d, len);
+		break;
+	case 5:
+		fuzz_bundle(data + 1, len);
+		break;
+	case 6:
+		fuzz_log_entry(d, len);
+		break;
+	case 7:
+		fuzz_witness_http(d, len);
 		break;
 	default:
 		fuzz_tiles(data + 1, len);

@@ -104,8 +104,25 @@ test_values(void)
 	g_assert_cmpstr(cfg->export_title, ==, "Our IDs");
 }
 
+/* The message after "PATH:LINE: " (or "PATH: "): every complaint about
+ * the file says where. */
+static const char *
+after_location(const char *msg)
+{
+	const char *p = strstr(msg, "vulnid.conf:");
+
+	g_assert_nonnull(p);
+	p += strlen("vulnid.conf:");
+	while (g_ascii_isdigit(*p))
+		p++;
+	if (*p == ':')
+		p++;
+	g_assert_true(*p == ' ');
+	return p + 1;
+}
+
 /* Every kind of bad value is refused with the message operators and the
- * test suite know. */
+ * test suite know, after the file and the line that set it. */
 static void
 test_refused(void)
 {
@@ -143,8 +160,79 @@ test_refused(void)
 		g_assert_cmpint(load(cases[i].text, &cfg, &msg), ==, VULNID_ERR_CONFIG);
 		g_assert_null(cfg);
 		g_assert_nonnull(msg);
-		g_assert_true(g_str_has_prefix(msg, cases[i].message) || (g_test_message("%s", msg), FALSE));
+		g_assert_true(g_str_has_prefix(after_location(msg), cases[i].message) ||
+			      (g_test_message("%s", msg), FALSE));
+		g_assert_nonnull(strstr(msg, cases[i].text[0] == '[' ? "vulnid.conf:5: " : "vulnid.conf:4: "));
 	}
+}
+
+/* What GKeyFile would take in silence is refused too: an unknown group or
+ * key (with the nearest known one), a key of another group, a key set
+ * twice, a line of no known form; each with its line. */
+static void
+test_unknown(void)
+{
+	static const struct {
+		const char *text;
+		const char *message;
+	} cases[] = {
+		{ "[delivery]\ntransprot = smtp://127.0.0.1\n",
+		  "vulnid.conf:5: unknown key 'transprot' in [delivery] (did you mean transport?)" },
+		{ "[delivry]\ntransport = smtp://127.0.0.1\n",
+		  "vulnid.conf:4: unknown group [delivry] (did you mean [delivery]?)" },
+		{ "transport = smtp://127.0.0.1\n",
+		  "vulnid.conf:4: 'transport' is not a key of [instance]: it belongs in [delivery]" },
+		{ "[limits]\nmax_depth = 3\n\n# again\nmax_depth = 4\n",
+		  "vulnid.conf:8: [limits] max_depth is set twice (also on line 5): remove one" },
+		{ "[limits]\nmax depth\n", "vulnid.conf:5: 'max depth' is neither [group], key = value nor a # comment" },
+		{ "[limits\n", "vulnid.conf:4: '[limits' is not a [group] line" },
+		{ "[frobnicate]\nx = 1\n", "vulnid.conf:4: unknown group [frobnicate] (vulnid config keys lists them)" },
+		{ "[ids]\nblocks_2027 = 9-3\n", "vulnid.conf:5: [ids] blocks_2027: " },
+		{ "[ids]\nblocks_27 = 1-\n", "vulnid.conf:5: unknown key 'blocks_27' in [ids] (did you mean blocks?)" },
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(vulnid_config) cfg = NULL;
+		g_autofree char *msg = NULL;
+
+		g_assert_cmpint(load(cases[i].text, &cfg, &msg), ==, VULNID_ERR_CONFIG);
+		g_assert_null(cfg);
+		g_assert_true(strstr(msg, cases[i].message) != NULL || (g_test_message("%s", msg), FALSE));
+	}
+	/* a year's own blocks are a key of [ids] */
+	{
+		g_autoptr(vulnid_config) cfg = NULL;
+		g_autofree char *b = NULL;
+
+		g_assert_cmpint(load("[ids]\nblocks_2027 = 100-\n", &cfg, NULL), ==, VULNID_OK);
+		b = config_blocks_for_year(cfg, 2027);
+		g_assert_cmpstr(b, ==, "100-");
+	}
+}
+
+/* config_check_file() lists every mistake, not only the first. */
+static void
+test_check_all(void)
+{
+	g_autofree char *path = write_conf("[instance]\nprefix = TEST\ndomain = example.org\nhelo = x\n"
+					   "[delivry]\nfoo = 1\n[limits]\nmax_parts = 0\nmax_partz = 3\n");
+	g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GError) err = NULL;
+
+	g_assert_cmpint(config_check_file(path, problems, &err), ==, VULNID_OK);
+	g_assert_cmpuint(problems->len, ==, 3);
+	g_assert_nonnull(strstr(g_ptr_array_index(problems, 0), ":4: 'helo' is not a key of [instance]"));
+	g_assert_nonnull(strstr(g_ptr_array_index(problems, 1), ":5: unknown group [delivry]"));
+	g_assert_nonnull(strstr(g_ptr_array_index(problems, 2), ":9: unknown key 'max_partz' in [limits] (did you mean max_parts?)"));
+	remove_conf(path);
+	g_free(path);
+	/* once every line is known, the first refused value */
+	path = write_conf("[instance]\nprefix = TEST\ndomain = example.org\n[limits]\nmax_parts = 0\n");
+	g_ptr_array_set_size(problems, 0);
+	g_assert_cmpint(config_check_file(path, problems, &err), ==, VULNID_OK);
+	g_assert_cmpuint(problems->len, ==, 1);
+	g_assert_nonnull(strstr(g_ptr_array_index(problems, 0), ":5: [limits] max_parts must be"));
+	remove_conf(path);
 }
 
 static void
@@ -155,7 +243,7 @@ test_required(void)
 	g_autoptr(GError) err = NULL;
 
 	g_assert_cmpint(config_load(path, &cfg, &err), ==, VULNID_ERR_CONFIG);
-	g_assert_cmpstr(err->message, ==, "missing [instance] prefix");
+	g_assert_true(g_str_has_suffix(err->message, "vulnid.conf: missing [instance] prefix"));
 	remove_conf(path);
 }
 
@@ -205,7 +293,7 @@ test_load_text(void)
 	g_assert_cmpint(config_load_text("/x", "[instance]\nprefix = T1\ndomain = example.org\n[limits]\nmax_ids = 0\n",
 					 &cfg, &err), ==, VULNID_ERR_CONFIG);
 	g_assert_null(cfg);
-	g_assert_true(g_str_has_prefix(err->message, "[limits] max_ids must be"));
+	g_assert_true(g_str_has_prefix(err->message, "/x/vulnid.conf:5: [limits] max_ids must be"));
 }
 
 int
@@ -215,6 +303,8 @@ main(int argc, char **argv)
 	g_test_add_func("/config/defaults", test_defaults);
 	g_test_add_func("/config/values", test_values);
 	g_test_add_func("/config/refused", test_refused);
+	g_test_add_func("/config/unknown", test_unknown);
+	g_test_add_func("/config/check-all", test_check_all);
 	g_test_add_func("/config/required", test_required);
 	g_test_add_func("/config/default-text", test_default_text);
 	g_test_add_func("/config/load-text", test_load_text);

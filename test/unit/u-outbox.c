@@ -95,7 +95,7 @@ claim(fixture *f, const char *run, const char *now, const char *until)
 	store_outbox_due due = { 0, TRUE, now, run };
 
 	g_assert_cmpint(store_begin(f->st, &err), ==, VULNID_OK);
-	g_assert_cmpint(store_outbox_claim_due(f->st, &due, until, 100, &err), ==, VULNID_OK);
+	g_assert_cmpint(store_outbox_claim_due(f->st, &due, until, 100, NULL, &err), ==, VULNID_OK);
 	g_assert_cmpint(store_commit(f->st, &err), ==, VULNID_OK);
 }
 
@@ -182,7 +182,7 @@ test_verp(fixture *f, gconstpointer data)
 		store_outbox_due due = { 0, TRUE, "2026-01-01T00:00:00Z", "run-v" };
 
 		g_assert_cmpint(store_begin(f->st, &err), ==, VULNID_OK);
-		g_assert_cmpint(store_outbox_claim_due(f->st, &due, "2026-01-01T01:00:00Z", 100, &err), ==,
+		g_assert_cmpint(store_outbox_claim_due(f->st, &due, "2026-01-01T01:00:00Z", 100, NULL, &err), ==,
 				VULNID_OK);
 		g_assert_cmpint(store_commit(f->st, &err), ==, VULNID_OK);
 		g_assert_cmpint(store_outbox_claimed(f->st, "nobody", "run-v", "2026-01-01T00:00:00Z", all, &err),

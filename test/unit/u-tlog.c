@@ -6,6 +6,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 
+#include "feed.h"
 #include "note.h"
 #include "tlog.h"
 
@@ -441,6 +442,197 @@ test_parsers_refuse(void)
 	}
 }
 
+/* A log of n entries (entry i: 3 bytes, or a long one at long_at) written
+ * once, with the partial tiles of the sizes in earlier[]. */
+static void
+write_log(const char *dir, guint n, guint long_at, const guint *earlier, gsize nearlier, tlog_hash *root)
+{
+	guint start = 0;
+
+	for (gsize k = 0; k <= nearlier; k++) {
+		guint end = k < nearlier ? earlier[k] : n;
+		g_autoptr(tlog_builder) b = NULL;
+		g_autoptr(GError) err = NULL;
+
+		g_assert_cmpint(tlog_builder_new(dir, TLOG_WRITE, start, &b, &err), ==, VULNID_OK);
+		for (guint i = start - start % TLOG_TILE_WIDTH; i < end; i++) {
+			guint8 v[3] = { (guint8) i, (guint8) (i >> 8), 0x5a };
+			g_autofree char *big = i == long_at ? g_strnfill(70000, 'x') : NULL;
+
+			g_assert_cmpint(tlog_builder_add(b, big != NULL ? (void *) big : v, big != NULL ? 70000 : 3, &err),
+					==, VULNID_OK);
+		}
+		g_assert_cmpint(tlog_builder_finish(b, &err), ==, VULNID_OK);
+		tlog_builder_root(b, root);
+		start = end;
+	}
+}
+
+static void
+flip(const char *dir, const char *rel, gsize off)
+{
+	g_autofree char *p = g_build_filename(dir, rel, NULL);
+	g_autofree char *data = NULL;
+	gsize len;
+
+	g_assert_true(g_file_get_contents(p, &data, &len, NULL));
+	g_assert_cmpuint(off, <, len);
+	data[off] ^= 0xff;
+	g_assert_true(g_file_set_contents(p, data, (gssize) len, NULL));
+}
+
+static void
+test_verify_tiles(void)
+{
+	static const guint earlier[] = { 100, 300 };
+	g_autofree char *dir = tmpdir();
+	g_autofree char *copy = g_strconcat(dir, ".copy", NULL);
+	g_autofree char *cmd = g_strdup_printf("cp -a '%s' '%s'", dir, copy);
+	tlog_tiles_stats st;
+	tlog_hash root, other;
+	g_autoptr(GError) err = NULL;
+
+	/* 601 = 2 * 256 + 89: full tiles 0 and 1, partials of 100 and 300
+	 * beside them. */
+	write_log(dir, 601, G_MAXUINT, earlier, G_N_ELEMENTS(earlier), &root);
+	g_assert_cmpint(system(cmd), ==, 0);
+	g_assert_cmpint(tlog_verify_tiles(dir, 601, &root, 0, FALSE, &st, &err), ==, VULNID_OK);
+	g_assert_cmpuint(st.checked, ==, 4);
+	g_assert_cmpuint(st.bundles, ==, 3);
+	/* 0/000.p/100 and 0/001.p/44, their bundles, and 1/000.p/1 of 300 */
+	g_assert_cmpuint(st.earlier, ==, 5);
+	/* Only what is past 512: the partial tiles of both levels. */
+	g_assert_cmpint(tlog_verify_tiles(dir, 601, &root, 512, FALSE, &st, &err), ==, VULNID_OK);
+	g_assert_cmpuint(st.checked, ==, 2);
+	g_assert_cmpuint(st.bundles, ==, 1);
+	other = root;
+	other.b[0] ^= 1;
+	g_assert_cmpint(tlog_verify_tiles(dir, 601, &other, 0, FALSE, &st, &err), ==, VULNID_ERR_CORRUPT);
+	g_clear_error(&err);
+	g_assert_cmpint(tlog_verify_tiles(dir, 601, &root, 602, FALSE, &st, &err), ==, VULNID_ERR_INVALID);
+	g_clear_error(&err);
+
+	/* A full tile the root does not read. */
+	flip(dir, "tile/0/000", 33);
+	g_assert_cmpint(tlog_verify_tiles(dir, 601, &root, 0, FALSE, &st, &err), ==, VULNID_ERR_CORRUPT);
+	g_assert_nonnull(strstr(err->message, "does not hash to its hash in the tile above"));
+	g_clear_error(&err);
+	g_assert_cmpint(tlog_verify_tiles(dir, 601, &root, 512, FALSE, &st, &err), ==, VULNID_OK);
+	flip(dir, "tile/0/000", 33);
+
+	/* A bundle: changed, missing (refused unless optional). */
+	flip(dir, "tile/entries/001", 7);
+	g_assert_cmpint(tlog_verify_tiles(dir, 601, &root, 0, FALSE, &st, &err), ==, VULNID_ERR_CORRUPT);
+	g_clear_error(&err);
+	flip(dir, "tile/entries/001", 7);
+	{
+		g_autofree char *p = g_build_filename(dir, "tile/entries/001", NULL);
+		g_autofree char *q = g_build_filename(dir, "tile/entries/001.kept", NULL);
+
+		g_assert_cmpint(rename(p, q), ==, 0);
+		g_assert_cmpint(tlog_verify_tiles(dir, 601, &root, 0, FALSE, &st, &err), ==, VULNID_ERR_CORRUPT);
+		g_clear_error(&err);
+		g_assert_cmpint(tlog_verify_tiles(dir, 601, &root, 0, TRUE, &st, &err), ==, VULNID_OK);
+		g_assert_cmpuint(st.absent, ==, 1);
+		g_assert_cmpint(rename(q, p), ==, 0);
+	}
+	/* An earlier partial tile that is not a prefix. */
+	flip(dir, "tile/0/001.p/44", 40);
+	g_assert_cmpint(tlog_verify_tiles(dir, 601, &root, 0, FALSE, &st, &err), ==, VULNID_ERR_CORRUPT);
+	g_assert_nonnull(strstr(err->message, "is not a prefix"));
+	g_clear_error(&err);
+	flip(dir, "tile/0/001.p/44", 40);
+	g_assert_cmpint(tlog_verify_tiles(dir, 601, &root, 0, FALSE, &st, &err), ==, VULNID_OK);
+	rm_rf(dir);
+	rm_rf(copy);
+}
+
+static void
+test_bundle_parse(void)
+{
+	static const guint8 two[] = { 0, 1, 'a', 0, 2, 'b', 'c' };
+	static const guint8 cut[] = { 0, 3, 'a', 'b' };
+	g_autoptr(GPtrArray) e = tlog_bundle_parse(two, sizeof two);
+	g_autoptr(GPtrArray) none = tlog_bundle_parse("", 0);
+
+	g_assert_nonnull(e);
+	g_assert_cmpuint(e->len, ==, 2);
+	g_assert_cmpuint(g_bytes_get_size(g_ptr_array_index(e, 1)), ==, 2);
+	g_assert_nonnull(none);
+	g_assert_cmpuint(none->len, ==, 0);
+	g_assert_null(tlog_bundle_parse(cut, sizeof cut));
+	g_assert_null(tlog_bundle_parse(two, 1));
+}
+
+/* The log entry of a feed line, and lines that have none. */
+static void
+test_log_entry(void)
+{
+	static const char line[] = "{\"feed\":\"vulnid-feed-1\",\"year\":2026,\"n\":1,\"pos\":7,\"type\":\"stub\","
+		"\"entry\":\"TEST-2026-0001\",\"seq\":2,\"digest\":\"x\",\"prev\":\"p\",\"hash\":\"h\"}";
+	static const char *const bad[] = {
+		"{\"feed\":\"vulnid-feed-2\",\"year\":2026,\"n\":1,\"pos\":7,\"type\":\"stub\",\"entry\":\"T-1\",\"seq\":2,",
+		"{\"feed\":\"vulnid-feed-1\",\"year\":2026,\"n\":1,\"pos\":7,\"type\":\"Stub\",\"entry\":\"T-1\",\"seq\":2,",
+		"{\"feed\":\"vulnid-feed-1\",\"year\":2026,\"n\":1,\"pos\":7,\"type\":\"stub\",\"entry\":\"t\\\"\",\"seq\":2,",
+		"{\"feed\":\"vulnid-feed-1\",\"year\":2026,\"n\":01,\"pos\":7,\"type\":\"stub\",\"entry\":\"T-1\",\"seq\":2,",
+		"{\"feed\":\"vulnid-feed-1\",\"year\":2026,\"n\":1,\"pos\":7,\"entry\":\"T-1\",\"type\":\"stub\",\"seq\":2,",
+		"{\"feed\":\"vulnid-feed-1\",\"year\":2026,\"n\":1,\"pos\":7,\"type\":\"stub\",\"entry\":\"T-1\",\"seq\":2}",
+	};
+	g_autofree char *e = feed_log_entry(line, strlen(line));
+	g_autofree char *sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, line, -1);
+	g_autofree char *want = g_strdup_printf("{\"log\":\"vulnid-log-2\",\"year\":2026,\"n\":1,\"pos\":7,"
+						"\"type\":\"stub\",\"entry\":\"TEST-2026-0001\",\"seq\":2,"
+						"\"sha256\":\"%s\"}", sha);
+
+	g_assert_cmpstr(e, ==, want);
+	g_assert_cmpuint(strlen(e), <=, FEED_MAX_LOG_ENTRY);
+	for (gsize i = 0; i < G_N_ELEMENTS(bad); i++)
+		g_assert_null(feed_log_entry(bad[i], strlen(bad[i])));
+}
+
+static void
+test_witness_parse(void)
+{
+	g_autoptr(note_key) w = NULL;
+	g_autoptr(note_key) log = NULL;
+	g_autoptr(GError) err = NULL;
+	g_autofree char *wk = NULL;
+	g_autofree char *lk = NULL;
+	g_autofree char *ok1 = NULL;
+	g_autofree char *ok2 = NULL;
+	g_autoptr(note_witness) x = NULL;
+
+	g_assert_cmpint(note_key_generate("example.net/w", NOTE_COSIGNATURE, &w, &err), ==, VULNID_OK);
+	g_assert_cmpint(note_key_generate("example.net/l", NOTE_ED25519, &log, &err), ==, VULNID_OK);
+	wk = note_key_vkey(w);
+	lk = note_key_vkey(log);
+	ok1 = g_strdup_printf("%s https://w.example.net/tlog//", wk);
+	g_assert_cmpint(note_witness_parse(ok1, &x, &err), ==, VULNID_OK);
+	g_assert_cmpstr(x->url, ==, "https://w.example.net/tlog");
+	g_assert_null(x->path);
+	g_assert_cmphex(x->key->id, ==, w->id);
+	g_clear_pointer(&x, note_witness_free);
+	ok2 = g_strdup_printf("  %s	/srv/repo/b/witness ", wk);
+	g_assert_cmpint(note_witness_parse(ok2, &x, &err), ==, VULNID_OK);
+	g_assert_cmpstr(x->path, ==, "/srv/repo/b/witness");
+	g_clear_pointer(&x, note_witness_free);
+	{
+		g_autofree char *a = g_strdup_printf("%s", wk);
+		g_autofree char *b = g_strdup_printf("%s relative/dir", wk);
+		g_autofree char *c = g_strdup_printf("%s ftp://x/", wk);
+		g_autofree char *d = g_strdup_printf("%s https:///x", wk);
+		g_autofree char *e = g_strdup_printf("%s https://x/ /y", wk);
+		g_autofree char *f = g_strdup_printf("%s https://x/", lk);	/* a log's key */
+		const char *bad[] = { a, b, c, d, e, f, "", "name+00000000+AAAA https://x/" };
+
+		for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+			g_clear_error(&err);
+			g_assert_cmpint(note_witness_parse(bad[i], &x, &err), !=, VULNID_OK);
+			g_assert_null(x);
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -452,5 +644,9 @@ main(int argc, char **argv)
 	g_test_add_func("/note/example", test_note_example);
 	g_test_add_func("/note/sign-cosign", test_note_sign_cosign);
 	g_test_add_func("/note/parsers-refuse", test_parsers_refuse);
+	g_test_add_func("/tlog/verify-tiles", test_verify_tiles);
+	g_test_add_func("/tlog/bundle-parse", test_bundle_parse);
+	g_test_add_func("/tlog/log-entry", test_log_entry);
+	g_test_add_func("/note/witness-parse", test_witness_parse);
 	return g_test_run();
 }

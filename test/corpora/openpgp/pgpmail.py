@@ -9,6 +9,7 @@ gpg runs with --homedir given on the command line.
       multipart/signed over the MIME entity in INNER.  opts:
       --also HOME:FPR    another good signature over the same entity
       --bad HOME:FPR     a signature over other bytes (bad for this entity)
+      --repeat N         the first signature N times (a packet flood)
       --micalg X, --protocol X   Content-Type parameters
   with-keys HOME FPR TEXT OUT [--encrypt TO] KEYFILE... -- [Header: value ...]
       signed multipart/mixed: TEXT as text/plain, each KEYFILE as
@@ -19,6 +20,14 @@ gpg runs with --homedir given on the command line.
       part is TEXTFILE; the outer header is IN's unless given
   forward IN OUT TEXTFILE [Header: value ...]
       TEXTFILE then IN as message/rfc822
+  encrypt-bomb HOME TO KIND N OUT [Header: value ...]
+      multipart/encrypted to key TO (compressed, as gpg does by default) of
+      an entity made here: KIND text (N bytes of one repeated line), parts
+      (a multipart/mixed of N empty parts) or nest (N nested multiparts)
+  encrypt-flood HOME FPR TO N INNER OUT [Header: value ...]
+      multipart/encrypted to TO of a signed OpenPGP message over the MIME
+      entity in INNER that carries N copies of FPR's signature (gpg checks
+      each when it decrypts)
   encrypt-mime HOME TO INNER OUT [--sign FPR] [Header: value ...]
       multipart/encrypted to key TO of the MIME entity in INNER (CRLF),
       unsigned, or signed and encrypted in one with --sign
@@ -131,6 +140,11 @@ def dearmor(text, kind):
     return m, data
 
 
+def dearmor_any(sig):
+    """A signature armored or binary, as binary packets."""
+    return dearmor(sig, "SIGNATURE")[1] if sig.startswith(b"-----BEGIN") else sig
+
+
 def gpg(home, args, data=None):
     p = subprocess.run(["gpg", "--homedir", home, "--batch", "--yes", "--no-tty",
                         "--pinentry-mode", "loopback", "--passphrase", ""] + args,
@@ -157,7 +171,10 @@ def default_outer(extra):
 def multipart_signed(outer, entity, sigs, micalg="pgp-sha256",
                      protocol="application/pgp-signature", armor_headers=()):
     b = "=-sig-%s" % hashlib.sha256(entity).hexdigest()[:16]
-    sig = armor(b"".join(sigs), "SIGNATURE", armor_headers)
+    if len(sigs) == 1 and sigs[0].startswith(b"-----BEGIN"):
+        sig = sigs[0]
+    else:
+        sig = armor(b"".join(dearmor_any(x) for x in sigs), "SIGNATURE", armor_headers)
     return (outer + ('MIME-Version: 1.0\nContent-Type: multipart/signed; micalg=%s;\n'
                      ' protocol="%s"; boundary="%s"\n\n' % (micalg, protocol, b)).encode()
             + ("--%s\n" % b).encode() + entity + ("\n--%s\n" % b).encode()
@@ -181,6 +198,10 @@ def cmd_sign_mime(a):
         elif o == "--bad":
             h, f = rest[i + 1].split(":")
             sigs.append(detached(h, f, crlf(entity) + b"\r\nnot what was sent"))
+            i += 2
+        elif o == "--repeat":
+            sigs = [dearmor_any(sigs[0])] * int(rest[i + 1])
+            sigs = [armor(b"".join(sigs), "SIGNATURE")]
             i += 2
         elif o == "--micalg":
             micalg = rest[i + 1]
@@ -254,6 +275,67 @@ def cmd_encrypt_mime(a):
     armored = gpg(home, ["--trust-model", "always", "--armor"] + sign +
                   ["--encrypt", "--recipient", to], crlf(rd(inner).rstrip(b"\n") + b"\n"))
     wr(out, multipart_encrypted(default_outer(rest), armored))
+
+
+def bomb_entity(kind, n):
+    """Chunks of a MIME entity that costs a reader n of something."""
+    if kind == "text":
+        yield b"Content-Type: text/plain; charset=us-ascii\r\n\r\nProduct: Bomb\r\n\r\n"
+        line = b"A" * 70 + b"\r\n"
+        chunk = line * (1024 * 1024 // len(line))
+        left = n
+        while left > 0:
+            yield chunk[:left]
+            left -= len(chunk)
+    elif kind == "parts":
+        yield b'Content-Type: multipart/mixed; boundary="b"\r\n\r\n'
+        part = b"--b\r\n\r\n"
+        for _ in range(0, n, 10000):
+            yield part * min(10000, n)
+        yield b"--b--\r\n"
+    elif kind == "nest":
+        for i in range(n):
+            yield b'Content-Type: multipart/mixed; boundary="b%d"\r\n\r\n--b%d\r\n' % (i, i)
+        yield b"Content-Type: text/plain\r\n\r\nProduct: Nested\r\n"
+        for i in reversed(range(n)):
+            yield b"\r\n--b%d--\r\n" % i
+    else:
+        sys.exit("unknown bomb " + kind)
+
+
+def cmd_encrypt_bomb(a):
+    home, to, kind, n, out = a[:5]
+    p = subprocess.Popen(["gpg", "--homedir", home, "--batch", "--yes", "--no-tty",
+                          "--trust-model", "always", "--armor", "--compress-level", "9",
+                          "--encrypt", "--recipient", to],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    import threading
+    got = []
+    t = threading.Thread(target=lambda: got.append(p.stdout.read()))
+    t.start()
+    for chunk in bomb_entity(kind, int(n)):
+        p.stdin.write(chunk)
+    p.stdin.close()
+    t.join()
+    if p.wait() != 0:
+        sys.exit("gpg --encrypt failed")
+    wr(out, multipart_encrypted(default_outer(a[5:]), got[0]))
+
+
+def packet(tag, body):
+    """A new-format packet with a five-octet length."""
+    return bytes([0xC0 | tag, 0xFF]) + len(body).to_bytes(4, "big") + body
+
+
+def cmd_encrypt_flood(a):
+    home, fpr, to, n, inner, out = a[:6]
+    data = crlf(rd(inner).rstrip(b"\n") + b"\n")
+    sig = gpg(home, ["--local-user", fpr, "--digest-algo", "SHA256", "--detach-sign"], data)
+    literal = packet(11, b"b\x00\x00\x00\x00\x00" + data)
+    msg = sig * int(n) + literal
+    armored = gpg(home, ["--trust-model", "always", "--armor", "--no-literal", "--compress-algo", "zlib",
+                         "--encrypt", "--recipient", to], msg)
+    wr(out, multipart_encrypted(default_outer(a[6:]), armored))
 
 
 def cmd_to_inline(a):
@@ -397,6 +479,7 @@ CMDS = {
     "sign-mime": cmd_sign_mime, "with-keys": cmd_with_keys, "wrap-mixed": cmd_wrap_mixed,
     "forward": cmd_forward, "reheader": cmd_reheader, "tamper": cmd_tamper,
     "encrypt-mime": cmd_encrypt_mime, "to-inline": cmd_to_inline,
+    "encrypt-bomb": cmd_encrypt_bomb, "encrypt-flood": cmd_encrypt_flood,
     "rearmor": cmd_rearmor, "double-clearsign": cmd_double_clearsign,
     "split-signed": cmd_split_signed, "sig-sha256": cmd_sig_sha256, "decrypt": cmd_decrypt,
     "text": cmd_text, "keys": cmd_keys,
