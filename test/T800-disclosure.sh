@@ -156,7 +156,7 @@ mkdir -p "$S"
 # The one list: NAME AUDIENCE, and how each is collected below.
 SURFACES="show:public show-json:public list:public list-json:public lookup:public lookup-headline:public
 subscription:public announce:public feed:public prove:public osv:public mbox:public html:public
-quarantine:public vendor-mail:vendor show-private:operator"
+atom:public verify-page:public quarantine:public vendor-mail:vendor show-private:operator"
 
 collect() {
 	local name=$1 f
@@ -179,6 +179,13 @@ for m in mailbox.mbox(sys.argv[1]):
     print(m.get_payload(decode=True).decode())' "$TMP/mbox" ;;
 	html) V export html "$TMP/html" >/dev/null && find "$TMP/html" -type f -exec cat {} + &&
 		for f in "$TMP"/html/mail/*.eml; do dump_mail "$f"; done ;;
+	atom) V export html "$TMP/html-atom" >/dev/null && cat "$TMP/html-atom/feed.atom" &&
+		$PYTHON -c 'import feedparser, sys
+f = feedparser.parse(sys.argv[1])
+assert not f.bozo and f.entries
+for e in f.entries:
+    print(e.id, e.title, e.link, e.summary)' "$TMP/html-atom/feed.atom" ;;
+	verify-page) V export html "$TMP/html-verify" >/dev/null && cat "$TMP/html-verify/verify.html" ;;
 	quarantine) V quarantine list && V quarantine list --json ;;
 	vendor-mail) for f in $(mails_to psirt@widget.example); do dump_mail "$f"; done ;;
 	show-private) for e in $A $B $C $D; do V show "$e" --private; V show "$e" --private --json; done ;;

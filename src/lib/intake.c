@@ -430,7 +430,15 @@ assign_warnings(const intake_ctx *c, const assign_state *a)
 		g_string_append(w, "The details of embargoed entries are not repeated here: this mail is\n"
 			       "not encrypted (sign your request with a key that can encrypt to get\n"
 			       "an encrypted acknowledgement).\n\n");
-	return w->len > 0 ? g_string_free(g_steal_pointer(&w), FALSE) : NULL;
+	if (!a->sealed_mail && c->m->decrypted)
+		g_string_append(w, "Your request came encrypted but has no \"Embargo:\" line, so its entry\n"
+			       "is public at once: it is announced, exported and sent to the vendor in\n"
+			       "clear like any other, and this mail is not encrypted either. To keep a\n"
+			       "request sealed, add a line \"Embargo: YYYY-MM-DD\" (or \"Embargo: yes\",\n"
+			       "until you release it).\n\n");
+	if (w->len == 0)
+		return NULL;
+	return text_wrap(w->str, 78);
 }
 
 /* The ack: every identifier, encrypted when the request was embargoed and
@@ -461,8 +469,11 @@ assign_ack(intake_ctx *c, assign_state *a, GError **err)
 		g_string_append(a->notes, "The vendor will be told and the entry announced once you confirm that\n"
 				"this mailbox works: send a mail with the line \"Token: ...\" (the token\n"
 				"above) to the entry's address.\n");
-	if (a->notes->len > 0)
-		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", a->notes->str));
+	if (a->notes->len > 0) {
+		g_autofree char *notes = text_wrap(a->notes->str, 78);
+
+		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", notes));
+	}
 	if (warnings != NULL)
 		g_hash_table_insert(vars, "warnings", g_steal_pointer(&warnings));
 	if (c->res->ids->len == 1)
@@ -674,6 +685,10 @@ auth_json(const message *m, const char *from_verified, const char **signer)
 			canonjson_member_str(s, &first, "reason", m->sig->reason);
 		else if (m->partial_signature)
 			canonjson_member_str(s, &first, "reason", "a signature covers only part of the mail");
+		else if (m->unopened_clearsigned)
+			canonjson_member_str(s, &first, "reason",
+					     "clearsigned text in one part of the mail; only a signature of the "
+					     "whole mail is checked");
 		else if (m->encrypted)
 			canonjson_member_str(s, &first, "reason",
 					     "an encrypted part inside the mail was not decrypted");
@@ -1118,6 +1133,8 @@ intake_classify(intake_ctx *c, intake_plan *p, const char **disposition, GError 
 		p->r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
 		if (c->m->text_cut_from > 0)
 			request_note_text_cut(p->r, c->m->text_kept, c->m->text_cut_from, c->m->text_kept_as);
+		if (c->m->subject_chars > 998)
+			request_note_subject_cut(p->r, c->m->subject_chars);
 		*disposition = p->r->is_help ? "help" : p->r->is_key ? "key"
 			     : p->r->errors->len > 0 ? "rejected" : "request";
 	}

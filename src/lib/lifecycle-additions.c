@@ -163,9 +163,11 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 	/* A reply that only quotes (a subscription confirmed by replying,
 	 * commands above the quoted mail) adds no text. */
 	if (!l->mt->quote_only) {
-		if (kept->len > 0 && *l->mt->text != '\0')
+		g_autofree char *own = text_unautolink(l->mt->text);
+
+		if (kept->len > 0 && *own != '\0')
 			g_string_append_c(kept, '\n');
-		g_string_append(kept, l->mt->text);
+		g_string_append(kept, own);
 	}
 	while (kept->len > 0 && g_ascii_isspace(kept->str[kept->len - 1]))
 		g_string_truncate(kept, kept->len - 1);
@@ -187,6 +189,9 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 			       : "an addition", strcmp(ri->role, "third-party") == 0 ? "third party" : ri->role,
 			       entry_how_phrase(entry_how_from_str(ri->how)),
 			       sealed ? ", sealed until the embargo ends" : "");
+	if (l->mt->quotes_left_out)
+		g_string_append(notes, "  The mail your text quotes was left out of the record (your mail is\n"
+				       "  archived as it came).\n");
 	if (af.nfields > 0 && !entry_how_verified(entry_how_from_str(ri->how)))
 		g_string_append(notes, "  The fields are kept as proposals: the entry's title, vendor, product,\n"
 				       "  type, versions and references change only by the creator's or the\n"

@@ -463,6 +463,10 @@ cmd_subscribe(lc_mail *l, const command *cmd, entry *e, const role_info *ri G_GN
 	s = tokens_issue(c->st, e->id, sub ? "subscribe" : "unsubscribe", to, &token, err);
 	if (s != VULNID_OK)
 		return s;
+	if (l->pending == NULL)
+		l->pending = g_strdup(e->id);
+	else if (strcmp(l->pending, e->id) != 0)
+		l->pending_many = TRUE;
 	lc_out_result(l, cmd->line,
 		   "to confirm, reply to this mail (or write to %s) with\n"
 		   "  this line at the top:\n\n"

@@ -47,6 +47,11 @@ typedef struct {
 	char *subject;		/* the mail's (its tokens taken out on the way in) */
 	GPtrArray *attachments;	/* entry_attachment*, stored once, or NULL */
 	guint lookups;
+	/* The entry of the confirmations this mail asks for (subscribe,
+	 * unsubscribe), when there is one: the reply is tied to it, so that
+	 * a reply to the reply reaches it; pending_many: several. */
+	char *pending;
+	gboolean pending_many;
 } lc_mail;
 
 

@@ -50,7 +50,19 @@ lc_out_result(lc_mail *l, const char *line, const char *fmt, ...)
 	va_end(ap);
 	if (line != NULL)
 		g_string_append_printf(l->out, "> %s\n", line);
-	g_string_append_printf(l->out, "  %s\n\n", msg);
+	{
+		/* the robot's sentences wrapped at 78; what is indented more
+		 * (an entry looked up) is as its maker wrote it */
+		g_autofree char *all = g_strdup_printf("  %s", msg);
+		g_auto(GStrv) lines = g_strsplit(all, "\n", -1);
+
+		for (char **p = lines; *p != NULL; p++) {
+			g_autofree char *w = strspn(*p, " ") >= 4 ? g_strdup(*p) : text_wrap(*p, 78);
+
+			g_string_append_printf(l->out, "%s\n", w);
+		}
+		g_string_append_c(l->out, '\n');
+	}
 }
 
 vulnid_status

@@ -15,6 +15,7 @@
 #include "mailctx.h"
 #include "notify.h"
 #include "random.h"
+#include "text.h"
 #include "tokens.h"
 
 /* The sentence about authentication in replies. */
@@ -33,6 +34,18 @@ auth_sentence(const message *m)
 		return g_strdup("A signature in your mail covers only part of it (a signed part inside\n"
 				"another part, or a forwarded message), so it is recorded as\n"
 				"unauthenticated. Sign the whole mail.\n\n");
+	if (m->unopened_clearsigned)
+		return g_strdup("Your text is clearsigned (gpg --clearsign, sq sign --cleartext-signature),\n"
+				"but it is one part of the mail beside attachments: only a signature of\n"
+				"the whole mail is checked, so the signature was not checked and the mail\n"
+				"is recorded as unauthenticated. Its fields were read from the signed\n"
+				"text. To sign a mail with attachments, sign the whole mail (PGP/MIME:\n"
+				"your mail program's OpenPGP signing); a clearsigned text counts when it\n"
+				"is all the mail holds.\n\n");
+	if (m->pgp_keys != NULL)
+		return g_strdup("Your mail carries an OpenPGP key but is not signed, so the key was\n"
+				"ignored: the robot takes a key only from a mail signed with it. Sign\n"
+				"the mail with that key (PGP/MIME) and attach the key again.\n\n");
 	return g_strdup("");
 }
 
@@ -80,6 +93,20 @@ mail_template_vars(const mail_ctx *c)
 	g_hash_table_insert(v, "message_id", g_strdup(c->m->message_id != NULL ? c->m->message_id : "(none)"));
 	g_hash_table_insert(v, "auth", auth_sentence(c->m));
 	g_hash_table_insert(v, "robot_fpr", crypto_robot_label());
+	if (c->cfg->export_base_url != NULL && *c->cfg->export_base_url != '\0') {
+		/* where the feed is, when the operator says where the archive is */
+		const char *b = c->cfg->export_base_url;
+		const char *sep = g_str_has_suffix(b, "/") ? "" : "/";
+		g_autofree char *feed = g_strdup_printf("%s%sfeed/", b, sep);
+		g_autofree char *where = g_strdup_printf(
+			"The feed is published at %s (FEED-DIR is a copy of it, for example "
+			"made with wget --mirror --no-parent %s); %s%sverify.html says how to "
+			"check it and this robot's key.", feed, feed, b, sep);
+		g_autofree char *w = text_wrap(where, 78);
+
+		g_hash_table_insert(v, "feed_url", g_strdup(feed));
+		g_hash_table_insert(v, "feed_where", g_strdup_printf("%s\n\n", w));
+	}
 	return v;
 }
 

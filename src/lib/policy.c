@@ -294,21 +294,43 @@ budget_left(store *st, const vulnid_config *cfg, const policy_mail *pm, gint64 *
 
 /* ---- the gate ------------------------------------------------------------------------ */
 
+/* *braked when the address had loop_answers answers to suspect mail in
+ * loop_hours; *last when this answer is the last one before that. */
 static vulnid_status
 loop_brake(store *st, const vulnid_config *cfg, const policy_mail *pm, const char *to,
-	   gboolean *braked, GError **err)
+	   gboolean *braked, gboolean *last, GError **err)
 {
 	g_autofree char *period = since(config_key_int(cfg, "policy", "loop_hours"));
 	gint64 limit = config_key_int(cfg, "policy", "loop_answers");
 	gint64 n = 0;
 	vulnid_status s;
 
-	*braked = FALSE;
+	*braked = *last = FALSE;
 	if (pm == NULL || !pm->suspect || pm->signed_mail)
 		return VULNID_OK;
 	s = store_policy_suspect_answers(st, to, period, limit, &n, err);
 	*braked = s == VULNID_OK && n >= limit;
+	*last = s == VULNID_OK && n + 1 == limit;
 	return s;
+}
+
+/* The last answer before the loop brake says so, above its signature:
+ * the silence that follows is announced, not a mystery. */
+static char *
+last_answer_body(const vulnid_config *cfg, const char *body)
+{
+	const char *sig = strstr(body, "\n-- \n");
+	gsize at = sig != NULL ? (gsize) (sig - body) + 1 : strlen(body);
+	gint64 hours = config_key_int(cfg, "policy", "loop_hours");
+	g_autofree char *note = g_strdup_printf(
+		"This is the last answer to your address for %" G_GINT64_FORMAT " hour%s: your mail looks "
+		"automatic or repeats itself (it answers or quotes the robot's own mail, or was sent "
+		"before). Until then such mail from you is recorded but not answered; write a new mail "
+		"(not a reply) if you need an answer.", hours, hours == 1 ? "" : "s");
+	g_autofree char *wrapped = text_wrap(note, 78);
+
+	return g_strdup_printf("%.*s%s%s\n\n%s", (int) at, body,
+			       at > 0 && body[at - 1] != '\n' ? "\n" : "", wrapped, body + at);
 }
 
 /* Queue, measure, and take back what is over the mail's byte budget
@@ -481,16 +503,21 @@ queue_answer(store *st, const vulnid_config *cfg, gint64 cause, const policy_mai
 {
 	g_autoptr(GPtrArray) to = g_ptr_array_new_with_free_func(g_free);
 	const char *why = NULL;
-	gboolean braked = FALSE, third, over = FALSE;
+	gboolean braked = FALSE, last = FALSE, third, over = FALSE;
+	g_autofree char *body = NULL;
 	vulnid_status s;
 
-	s = loop_brake(st, cfg, pm, mail->to_addr, &braked, err);
+	s = loop_brake(st, cfg, pm, mail->to_addr, &braked, &last, err);
 	if (s != VULNID_OK)
 		return s;
 	if (braked) {
 		*id = 0;
 		return audit_policy(st, "loop-brake", mail->entry, mail->kind, mail->to_addr,
 				    pm->suspect_why, err);
+	}
+	if (last && mail->body != NULL) {
+		body = last_answer_body(cfg, mail->body);
+		mail->body = body;
 	}
 	third = pm != NULL && third_party(pm, mail->to_addr);
 	if (third)

@@ -437,12 +437,18 @@ render_list_json(const entry_view *v)
 
 /* ---- mail ------------------------------------------------------------------ */
 
+/* Lines of an entry looked up by mail: indented 4 in the answer, so at
+ * most 74 characters here (a digest after its label may be longer). */
+#define MAIL_WIDTH 74
+
 static void
 mail_line(GString *out, const char *label, const char *value)
 {
-	g_string_append_printf(out, "  %-15s ", label);
-	append_safe(out, value);
-	g_string_append_c(out, '\n');
+	g_autofree char *safe = text_mask_controls(value != NULL ? value : "");
+	g_autofree char *l = g_strdup_printf("  %-13s %s", label, safe);
+	g_autofree char *w = text_wrap(l, MAIL_WIDTH);
+
+	g_string_append_printf(out, "%s\n", w);
 }
 
 static void
@@ -465,36 +471,50 @@ mail_body(GString *out, const char *body, const char *indent)
 	}
 }
 
-char *
-render_record_text(const entry_view *v, const view_record *vr, gboolean with_body)
+/* A line of the robot's own, wrapped at width, the lines after a break
+ * indented by hang. */
+static void
+wrapped(GString *out, const char *line, gsize width, gsize hang)
+{
+	g_autofree char *w = text_wrap_hanging(line, width, hang);
+
+	g_string_append_printf(out, "%s\n", w);
+}
+
+/* One record as text, its own lines at most width characters (the body
+ * as written). */
+static char *
+record_text(const view_record *vr, gboolean with_body, gsize width)
 {
 	const entry_record *r = vr->r;
 	GString *out = g_string_new(NULL);
+	g_autoptr(GString) head = g_string_new(NULL);
 
-	(void) v;
-	g_string_append_printf(out, "record %" G_GINT64_FORMAT ", %s: %s by the %s", r->seq, r->created, r->kind_name,
-			       r->role == ENTRY_ROLE_THIRD_PARTY ? "third party" : entry_role_str(r->role));
+	g_string_append_printf(head, "record %" G_GINT64_FORMAT ", %s: %s by the %s", r->seq, r->created,
+			       r->kind_name, r->role == ENTRY_ROLE_THIRD_PARTY ? "third party" : entry_role_str(r->role));
 	if (r->how != ENTRY_HOW_REQUEST)
-		g_string_append_printf(out, " (%s)", entry_how_phrase(r->how));
+		g_string_append_printf(head, " (%s)", entry_how_phrase(r->how));
 	if (vr->author_withheld)
-		g_string_append(out, ", anonymous");
+		g_string_append(head, ", anonymous");
 	else if (vr->author != NULL) {
-		g_string_append(out, ", ");
-		append_safe(out, vr->author);
+		g_string_append(head, ", ");
+		append_safe(head, vr->author);
 	}
-	g_string_append_c(out, '\n');
+	wrapped(out, head->str, width, 2);
 	if (vr->sealed) {
-		g_string_append_printf(out, "  (sealed until the embargo ends; commitment %s)\n", r->sha256);
+		g_autofree char *l = g_strdup_printf("  (sealed until the embargo ends; commitment %s)", r->sha256);
+
+		wrapped(out, l, width, 3);
 		return g_string_free(out, FALSE);
 	}
 	for (guint j = 0; j < r->fields->len; j++) {
 		const entry_kv *kv = g_ptr_array_index(r->fields, j);
+		g_autoptr(GString) l = g_string_new("  ");
 
-		g_string_append(out, "  ");
-		append_safe(out, kv->key);
-		g_string_append(out, ": ");
-		append_safe(out, kv->value);
-		g_string_append_c(out, '\n');
+		append_safe(l, kv->key);
+		g_string_append(l, ": ");
+		append_safe(l, kv->value);
+		wrapped(out, l->str, width, 4);
 	}
 	if (with_body && r->body != NULL && *r->body != '\0') {
 		g_string_append_c(out, '\n');
@@ -503,17 +523,28 @@ render_record_text(const entry_view *v, const view_record *vr, gboolean with_bod
 	for (guint j = 0; j < vr->attachments->len; j++) {
 		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
 		const entry_attachment *at = va->a;
+		g_autoptr(GString) l = g_string_new("  attachment: ");
 
 		if (va->withheld) {
-			g_string_append_printf(out, "  attachment: %s\n", entry_view_attachment_label(va));
+			g_string_append(l, entry_view_attachment_label(va));
+			wrapped(out, l->str, width, 4);
 			continue;
 		}
-		g_string_append_printf(out, "  attachment: %s, %" G_GINT64_FORMAT " bytes, sha256 %s, ",
-				       at->content_type, at->size, at->sha256);
-		append_safe(out, at->filename != NULL ? at->filename : "(no name)");
-		g_string_append(out, va->private_only ? " (withheld from the public)\n" : "\n");
+		append_safe(l, at->filename != NULL ? at->filename : "(no name)");
+		g_string_append_printf(l, ", %s, %" G_GINT64_FORMAT " bytes", at->content_type, at->size);
+		if (va->private_only)
+			g_string_append(l, " (withheld from the public)");
+		wrapped(out, l->str, width, 4);
+		g_string_append_printf(out, "    sha256 %s\n", at->sha256);
 	}
 	return g_string_free(out, FALSE);
+}
+
+char *
+render_record_text(const entry_view *v, const view_record *vr, gboolean with_body)
+{
+	(void) v;
+	return record_text(vr, with_body, 78);
 }
 
 static void
@@ -607,9 +638,15 @@ mail_top(GString *out, const entry_view *v)
 				     "  the SHA-256 of a sealed record, checkable once it is released.\n");
 		return FALSE;
 	}
-	g_string_append(out, ": ");
-	append_safe(out, entry_view_title(v));
-	g_string_append_c(out, '\n');
+	{
+		g_autoptr(GString) head = g_string_new(NULL);
+
+		g_string_append(head, out->str);
+		g_string_append(head, ": ");
+		append_safe(head, entry_view_title(v));
+		g_string_truncate(out, 0);
+		wrapped(out, head->str, MAIL_WIDTH, 2);
+	}
 	if (f->withdrawn != NULL) {
 		g_autofree char *w = g_strdup_printf("WITHDRAWN (rejected): %s", f->withdrawn->value);
 
@@ -660,7 +697,7 @@ render_mail_text(const entry_view *v)
 			g_string_append_printf(out, "  [... %u more records]\n", v->records->len - i);
 			break;
 		}
-		t = render_record_text(v, g_ptr_array_index(v->records, i), TRUE);
+		t = record_text(g_ptr_array_index(v->records, i), TRUE, MAIL_WIDTH - 2);
 		if (i > 0)
 			g_string_append_c(out, '\n');
 		lines = g_strsplit(t, "\n", -1);
@@ -672,14 +709,33 @@ render_mail_text(const entry_view *v)
 
 /* ---- the acknowledgement ---------------------------------------------------- */
 
+/* "    label:    value", the value at column 14 (a digest ends at 78) */
+static void
+ack_line(GString *out, const char *label, const char *value)
+{
+	g_autofree char *l = g_strdup_printf("    %-9s %s", label, value);
+	g_autofree char *w = NULL;
+
+	if (strchr(value, '\n') != NULL || !g_utf8_validate(l, -1, NULL)) {
+		g_string_append_printf(out, "%s\n", l);
+		return;
+	}
+	w = text_wrap(l, 78);
+	g_string_append_printf(out, "%s\n", w);
+}
+
 static void
 ack_tail(GString *out, const vulnid_config *cfg, const entry_view *v, const char *token)
 {
-	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, v->e->id, cfg->domain);
+	g_autofree char *addr = g_strdup_printf("%s+%s@%s", cfg->request_local, v->e->id, cfg->domain);
+
+	ack_line(out, "address:", addr);
+	/* the token on lines of its own: the one to copy is a whole line */
 	if (token != NULL)
-		g_string_append_printf(out, "    token:       %s\n"
-				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
-				       "                 to the entry proves that you created it)\n", token, token);
+		g_string_append_printf(out, "    token:    %s\n"
+				       "              Keep it secret. A mail to the entry with this\n"
+				       "              line at its top proves that you created it:\n\n"
+				       "              Token: %s\n", token, token);
 	g_string_append_c(out, '\n');
 }
 
@@ -692,38 +748,43 @@ render_ack_entry(GString *out, const vulnid_config *cfg, const entry_view *v, gb
 
 	g_string_append_printf(out, "  %s\n", v->e->id);
 	if (stub || v->stub || r == NULL || !first->content) {
-		g_string_append_printf(out, "    commitment:  %s\n", v->e->digest);
-		g_string_append_printf(out, "    embargo:     %s\n", v->facts->embargo == NULL ||
-				       g_ascii_strcasecmp(v->facts->embargo, "yes") == 0
-				       ? "until you release it" : v->facts->embargo);
+		ack_line(out, "commitment:", v->e->digest);
+		ack_line(out, "embargo:", v->facts->embargo == NULL || g_ascii_strcasecmp(v->facts->embargo, "yes") == 0
+			 ? "until you release it" : v->facts->embargo);
 		ack_tail(out, cfg, v, token);
 		return;
 	}
-	g_string_append_printf(out, "    digest:      %s\n", v->e->digest);
-	g_string_append(out, "    title:       ");
-	append_safe(out, *title != '\0' ? title : "(none)");
-	g_string_append_c(out, '\n');
+	ack_line(out, "digest:", v->e->digest);
+	{
+		g_autofree char *t = text_mask_controls(*title != '\0' ? title : "(none)");
+
+		ack_line(out, "title:", t);
+	}
 	for (guint i = 0; i < r->fields->len; i++) {
 		const entry_kv *kv = g_ptr_array_index(r->fields, i);
 		g_autofree char *label = g_strdup_printf("%s:", kv->key);
 		g_autofree char *lower = g_ascii_strdown(label, -1);
+		g_autofree char *val = text_mask_controls(kv->value);
 
 		if (g_ascii_strcasecmp(kv->key, "Title") == 0)
 			continue;
-		g_string_append_printf(out, "    %-12s ", lower);
-		append_safe(out, kv->value);
-		g_string_append_c(out, '\n');
+		ack_line(out, lower, val);
 	}
 	if (r->body != NULL && *r->body != '\0') {
 		guint lines = 1;
+		g_autofree char *l = NULL;
 
 		for (const char *p = r->body; *p; p++)
 			lines += *p == '\n';
-		g_string_append_printf(out, "    description: %u line%s\n", lines, lines == 1 ? "" : "s");
+		l = g_strdup_printf("%u line%s", lines, lines == 1 ? "" : "s");
+		ack_line(out, "description:", l);
 	} else if (r->fields->len == 0)
 		g_string_append(out, "    (reserved: nothing said yet; add details at any time)\n");
-	if (r->attachments->len > 0)
-		g_string_append_printf(out, "    attachments: %u (archived, listed on the entry)\n", r->attachments->len);
+	if (r->attachments->len > 0) {
+		g_autofree char *l = g_strdup_printf("%u (archived, listed on the entry)", r->attachments->len);
+
+		ack_line(out, "attachments:", l);
+	}
 	ack_tail(out, cfg, v, token);
 }
 
