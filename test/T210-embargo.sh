@@ -195,7 +195,7 @@ test_expect_success 'the vendor (no key in the directory) gets a stub without de
 	expect_match "Identifier: +$id" "$TMP/n.txt" &&
 	expect_match "Embargo: +until $EMB" "$TMP/n.txt" &&
 	expect_match "under embargo until $EMB$" "$TMP/n.txt" &&
-	expect_match "Your response token is [0-9a-f]{32}" "$TMP/n.txt" &&
+	expect_match "^  Token: vulnid_[a-z2-7]{32}$" "$TMP/n.txt" &&
 	expect_no_match "SECRET|Router|Host header|until yes" "$TMP/n.txt" &&
 	test -z "$(new_mails | while read -r f; do mail_header "$f" To; done | grep -i announce)"
 '

@@ -25,13 +25,13 @@ test_expect_success 'Vendor-Contact: the vendor is notified, with how to respond
 	expect_eq "request+TEST-$Y-0001@example.org" "$(mail_header "$n" Reply-To)" &&
 	expect_eq auto-generated "$(mail_header "$n" Auto-Submitted)" &&
 	mail_body "$n" >"$TMP/nb" &&
-	expect_match "Reported by: alice@example.net" "$TMP/nb" &&
+	expect_match "Reporter: +alice@example.net" "$TMP/nb" &&
 	expect_match "The search box is injectable." "$TMP/nb" &&
 	expect_match "https://example.net/w" "$TMP/nb" &&
 	expect_match "Status: confirmed" "$TMP/nb" &&
 	mail_body "$(sent_to alice@example.net)" >"$TMP/ack" &&
 	expect_match "Token: accepted: TEST-$Y-0001 is confirmed" "$TMP/ack" &&
-	expect_match "notified: psirt@widget.example" "$TMP/ack" &&
+	tr "\n" " " <"$TMP/ack" | grep -Eq "notified at +psirt@widget.example" &&
 	expect_match "from your Vendor-Contact line" "$TMP/ack" &&
 	expect_match "\"event\":\"notified\"" "$INST/audit.log"
 '

@@ -90,7 +90,7 @@ test_expect_success 'setup: an anonymous request, its vendor notified' '
 	id=$(entry_of anon@example.net) &&
 	expect_eq delivered "$(sql "SELECT status FROM outbox WHERE id = $(item_of "$id" vendor-notify)")" &&
 	ack=$(srv_mails_to alice@example.net | xargs grep -l "^Subject: \[$id\] Bug anon") &&
-	mail_body "$ack" | grep -Eo "Token: [0-9a-f]{32}" | head -n 1 | cut -d" " -f2 >"$TMP/tok" &&
+	mail_body "$ack" | grep -Eo "Token: vulnid_[a-z2-7]{32}" | head -n 1 | cut -d" " -f2 >"$TMP/tok" &&
 	test -s "$TMP/tok"
 '
 

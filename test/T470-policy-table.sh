@@ -45,8 +45,11 @@ case_reply-to-other-domain() {
 		ids="$ids $id"
 	done
 	for id in $ids; do printf "lookup %s\n" "$id"; done >"$TMP/t"
+	# lookups of unverified mail are headlines now: a smaller floor
+	set_conf policy amplification_floor 1024 &&
 	write_mail "$TMP/l.eml" "From: <m@r3b.net>" "Reply-To: <victim@other3.net>" <"$TMP/t" &&
 	deliver_ok "$TMP/l.eml" -f m@r3b.net &&
+	set_conf policy amplification_floor 4096 &&
 	if [ "$(mails_to victim@other3.net)" -gt 0 ]; then echo sent
 	elif [ "$(mails_to m@r3b.net)" -gt 0 ] && audited policy-redirected victim@other3.net; then echo redirected
 	else echo nothing; fi
@@ -119,12 +122,24 @@ case_loop() {
 	if [ "$(mails_to bot@r12.net)" = 2 ] && audited loop-brake bot@r12.net; then echo braked
 	else echo "answers $(mails_to bot@r12.net)"; fi
 }
+case_unverified-budget() {
+	local i
+	set_conf policy unverified_answer_bytes 6000 &&
+	for i in 1 2 3 4 5 6; do
+		printf "help\n" | write_mail "$TMP/h.eml" "From: <forged@r14.net>" "Subject: help $i" &&
+		deliver_ok "$TMP/h.eml" -f forged@r14.net || return 1
+	done &&
+	set_conf policy unverified_answer_bytes 49152 &&
+	if [ "$(mails_to forged@r14.net)" -lt 6 ] && audited policy-held forged@r14.net &&
+	   audited answers-paused forged@r14.net; then echo held
+	else echo "answers $(mails_to forged@r14.net)"; fi
+}
 case_subscription() {
 	local id tok
 	printf "Product: Sub\n" >"$TMP/t" && id=$(request a@r13.net "$TMP/t") &&
 	printf "subscribe %s\n" "$id" | write_mail "$TMP/s1.eml" "From: <sub@r13b.net>" &&
 	deliver_ok "$TMP/s1.eml" -f sub@r13b.net &&
-	tok=$(mail_body "$(sent_to sub@r13b.net)" | sed -n "s/^ *Token: \([0-9a-f]*\)$/\1/p" | head -n 1) &&
+	tok=$(mail_body "$(sent_to sub@r13b.net)" | sed -n "s/^ *Token: \(vulnid_[a-z2-7]*\)$/\1/p" | head -n 1) &&
 	printf "Token: %s\n" "$tok" | write_mail "$TMP/s2.eml" "From: <sub@r13b.net>" "To: request+$id@example.org" &&
 	deliver_ok "$TMP/s2.eml" -f sub@r13b.net -r "request+$id@example.org" &&
 	printf "Version: 1.1\n" | write_mail "$TMP/s3.eml" "From: <other@r13c.net>" "To: request+$id@example.org" &&

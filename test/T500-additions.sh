@@ -9,7 +9,7 @@ Y=$(date -u +%Y)
 ID="TEST-$Y-0001"
 
 # token_in MAIL: the token an ack or a reply gives
-token_in() { mail_body "$1" | sed -n 's/^ *token: *\([0-9a-f]\{32\}\)$/\1/p; s/^ *Token: \([0-9a-f]\{32\}\)$/\1/p' | head -n 1; }
+token_in() { mail_body "$1" | sed -n 's/^ *token: *\(vulnid_[a-z2-7]\{32\}\)$/\1/p; s/^ *Token: \(vulnid_[a-z2-7]\{32\}\)$/\1/p' | head -n 1; }
 # newest MAIL to ADDRESS whose Subject matches PATTERN
 mail_to_subject() {
 	local f
@@ -35,9 +35,9 @@ test_expect_success 'setup: a request, its ack with a creator token' '
 	ack=$(sent_to alice@example.net) &&
 	tok=$(token_in "$ack") &&
 	echo "$ack" >"$TMP/ack.path" &&
-	echo "$tok" | grep -Eq "^[0-9a-f]{32}$" &&
+	echo "$tok" | grep -Eq "^vulnid_[a-z2-7]{32}$" &&
 	expect_eq 1 "$(sql "SELECT count(*) FROM tokens WHERE entry = '\''$ID'\'' AND role = '\''creator'\''")" &&
-	expect_eq "$(printf %s "$tok" | sha256sum | cut -d" " -f1)" \
+	expect_eq "t:$(printf %s "$tok" | sha256sum | cut -d" " -f1)" \
 		"$(sql "SELECT sha256 FROM tokens WHERE role = '\''creator'\''")" &&
 	sql "SELECT * FROM records" >"$TMP/rec1.before"
 '

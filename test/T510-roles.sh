@@ -19,12 +19,12 @@ new_key() {
 	G "$h" --armor --export "$fpr" >"$TMP/$1.asc"
 	echo "$fpr"
 }
-token_in() { mail_body "$1" | grep -Eo 'Token: [0-9a-f]{32}' | head -n 1 | cut -d" " -f2; }
+token_in() { mail_body "$1" | grep -Eo 'Token: vulnid_[a-z2-7]{32}' | head -n 1 | cut -d" " -f2; }
 PGPMAIL="$PYTHON $CORPORA/openpgp/pgpmail.py"
 # vendor_token MAIL: the token in a notification encrypted to Vera's key
 vendor_token() {
 	$PGPMAIL decrypt "$1" "$TMP/gnupg-vera" "$TMP/.dec" >/dev/null 2>&1 || return 1
-	$PGPMAIL text "$TMP/.dec" | grep -Eo 'Token: [0-9a-f]{32}' | head -n 1 | cut -d" " -f2
+	$PGPMAIL text "$TMP/.dec" | grep -Eo 'Token: vulnid_[a-z2-7]{32}' | head -n 1 | cut -d" " -f2
 }
 # the newest mail to ADDRESS whose Subject matches PATTERN
 mail_to_subject() {
@@ -117,7 +117,7 @@ test_expect_success 'a vendor response by token is recorded beside the claim and
 	expect_eq "vendor-response|vendor|token" \
 		"$(sql "SELECT kind || '\''|'\'' || role || '\''|'\'' || json_extract(auth, '\''$.how'\'') FROM records WHERE entry = '\''$E1'\'' AND seq = 2")" &&
 	expect_eq 1 "$(sql "SELECT count(*) FROM records WHERE entry = '\''$E1'\'' AND seq = 2 AND sealed IS NOT NULL AND body = '\'''\''")" "sealed while embargoed" &&
-	r=$(mail_to_subject alice@example.net "^\[$E1\] Response from the vendor: confirmed$") &&
+	r=$(mail_to_subject alice@example.net "^\[$E1\] Response from the vendor \(verified\): confirmed$") &&
 	mail_body "$r" >"$TMP/vr" &&
 	expect_match "From: +psirt@widget.example" "$TMP/vr" &&
 	expect_match "verified by token" "$TMP/vr" &&
@@ -151,10 +151,10 @@ test_expect_success 'release by the creator'\''s token: the entry is public, the
 	reply_to alice@example.net | grep -q "done: the embargo on $E1 was lifted" &&
 	expect_eq public "$(state "$E1")" &&
 	expect_eq 3 "$(sql "SELECT count(*) FROM records WHERE entry = '\''$E1'\'' AND kind = '\''release'\''")" "every sealed record disclosed" &&
-	printf "lookup %s\n" "$E1" | write_mail "$TMP/l1.eml" "Message-ID: <l1@example.net>" "From: zed@example.org" &&
+	clearsigned_mail "$TMP/l1.eml" mallory "$MFPR" "lookup $E1" "Message-ID: <l1@example.net>" "From: mallory@example.com" &&
 	deliver_ok "$TMP/l1.eml" -r request@example.org &&
-	reply_to zed@example.org >"$TMP/l" &&
-	expect_match "vendor says: +confirmed \(record 2, vendor psirt@widget.example, verified by token\)" "$TMP/l" &&
+	reply_to mallory@example.com >"$TMP/l" &&
+	expect_match_text "vendor says: +confirmed \(record 2, vendor psirt@widget.example, verified by token\)" "$TMP/l" &&
 	expect_match "A heap overflow in the parser." "$TMP/l" &&
 	expect_match "We confirm the overflow" "$TMP/l"
 '
@@ -205,10 +205,10 @@ Fixed in Widget 3.4 ($E3)." "Message-ID: <v3@example.net>" "From: vera@widget.ex
 	deliver_ok "$TMP/v3.eml" -r request@example.org &&
 	expect_eq "vendor-response|vendor|key|$VFPR" \
 		"$(sql "SELECT kind || '\''|'\'' || role || '\''|'\'' || json_extract(auth, '\''$.how'\'') || '\''|'\'' || json_extract(auth, '\''$.fingerprint'\'') FROM records WHERE entry = '\''$E3'\'' AND seq = 2")" &&
-	mail_to_subject alice@example.net "^\[$E3\] Response from the vendor: fixed$" >/dev/null &&
+	mail_to_subject alice@example.net "^\[$E3\] Response from the vendor \(verified\): fixed$" >/dev/null &&
 	printf "lookup %s\n" "$E3" | write_mail "$TMP/l3.eml" "Message-ID: <l3@example.net>" "From: zed@example.org" &&
 	deliver_ok "$TMP/l3.eml" -r request@example.org &&
-	reply_to zed@example.org | grep -q "vendor says: *fixed (record 2, vendor vera@widget.example, verified by OpenPGP signature)"
+	reply_to zed@example.org | flat | grep -q "vendor says: *fixed (record 2, vendor vera@widget.example, verified by OpenPGP signature)"
 '
 
 test_expect_success 'mail from the vendor'\''s domain is a vendor response, shown as unverified' '
@@ -217,12 +217,12 @@ test_expect_success 'mail from the vendor'\''s domain is a vendor response, show
 	deliver_ok "$TMP/v4.eml" -r request@example.org &&
 	expect_eq "vendor-response|vendor|domain" \
 		"$(sql "SELECT kind || '\''|'\'' || role || '\''|'\'' || json_extract(auth, '\''$.how'\'') FROM records WHERE entry = '\''$E3'\'' AND seq = 3")" &&
-	reply_to intern@widget.example | grep -q "unverified: sent from the vendor.s domain" &&
+	reply_to intern@widget.example | flat | grep -q "unverified: sent from the vendor.s domain" &&
 	printf "lookup %s\n" "$E3" | write_mail "$TMP/l4.eml" "Message-ID: <l4@example.net>" "From: zed@example.org" &&
 	deliver_ok "$TMP/l4.eml" -r request@example.org &&
 	reply_to zed@example.org >"$TMP/l4.txt" &&
-	grep -q "vendor says: *fixed (record 2, vendor vera@widget.example, verified by OpenPGP signature; 2 statements in all)" "$TMP/l4.txt" &&
-	grep -q "proposed: *Status: disputed (record 3, vendor intern@widget.example, unverified: sent from the vendor.s domain)" "$TMP/l4.txt"
+	flat "$TMP/l4.txt" | grep -q "vendor says: *fixed (record 2, vendor vera@widget.example, verified by OpenPGP signature; 2 statements in all)" &&
+	flat "$TMP/l4.txt" | grep -q "proposed: *Status: disputed (record 3, vendor intern@widget.example, unverified: sent from the vendor.s domain)"
 '
 
 test_expect_success 'withdraw by the creator: the entry stays, marked withdrawn with the reason' '
@@ -231,10 +231,10 @@ test_expect_success 'withdraw by the creator: the entry stays, marked withdrawn 
 		write_mail "$TMP/w1.eml" "Message-ID: <w1@example.net>" &&
 	deliver_ok "$TMP/w1.eml" -r "request+$E3@example.org" &&
 	reply_to alice@example.net | grep -q "done: $E3 is withdrawn" &&
-	printf "lookup %s\n" "$E3" | write_mail "$TMP/l5.eml" "Message-ID: <l5@example.net>" "From: zed@example.org" &&
+	clearsigned_mail "$TMP/l5.eml" mallory "$MFPR" "lookup $E3" "Message-ID: <l5@example.net>" "From: mallory@example.com" &&
 	deliver_ok "$TMP/l5.eml" -r request@example.org &&
-	reply_to zed@example.org >"$TMP/l5" &&
-	expect_match "state: +WITHDRAWN \(rejected\): duplicate of my earlier report" "$TMP/l5" &&
+	reply_to mallory@example.com >"$TMP/l5" &&
+	expect_match_text "state: +WITHDRAWN \(rejected\): duplicate of my earlier report" "$TMP/l5" &&
 	expect_match "A public bug." "$TMP/l5" &&
 	printf "withdraw because\n" | write_mail "$TMP/w2.eml" "Message-ID: <w2@example.net>" "From: bob@example.com" &&
 	deliver_ok "$TMP/w2.eml" -r "request+$E3@example.org" &&

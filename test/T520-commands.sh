@@ -58,13 +58,20 @@ lookup TEST-$Y-0999" &&
 	expect_eq 0 "$(sql "SELECT count(*) FROM messages WHERE message_id LIKE '\''cmd$n.%'\'' AND disposition <> '\''commands'\''")"
 '
 
-test_expect_success 'lookup of a public entry shows its public view' '
+test_expect_success 'lookup of a public entry: its headline to an unverified sender, its public view to a signed mail' '
 	cmd zed@example.org request@example.org "lookup $E1
 subscribe $E1" &&
 	expect_match "^> lookup $E1$" "$TMP/reply" &&
 	expect_match "$E1: Foo bug" "$TMP/reply" &&
-	expect_match "Public details of the Foo bug." "$TMP/reply" &&
-	expect_match "^    +product: +Foo$" "$TMP/reply"
+	expect_match "^    +product: +Foo$" "$TMP/reply" &&
+	expect_match "^    +address: +request\+$E1@example.org$" "$TMP/reply" &&
+	expect_no_match "Public details of the Foo bug." "$TMP/reply" &&
+	clearsigned_mail "$TMP/ls.eml" mod "$MODFPR" "lookup $E1" "From: mod@example.org" "Message-ID: <ls@example.net>" &&
+	deliver_ok "$TMP/ls.eml" -r request@example.org &&
+	mail_body "$(sent_to mod@example.org)" >"$TMP/ls" &&
+	expect_match "$E1: Foo bug" "$TMP/ls" &&
+	expect_match "Public details of the Foo bug." "$TMP/ls" &&
+	expect_match "^    +product: +Foo$" "$TMP/ls"
 '
 
 test_expect_success 'lookup of an embargoed entry shows only the stub' '
@@ -118,21 +125,21 @@ test_expect_success 'alias: recorded with its author, once' '
 lookup CVE-$Y-12345" &&
 	expect_match "GHSA-abcd-efgh-ijkl is recorded as an alias of $E1" "$TMP/reply" &&
 	expect_match "unverified: it is shown as a proposal" "$TMP/reply" &&
-	expect_match "proposed: +Alias: CVE-$Y-12345 \(record [0-9]+, third party bob@example.com" "$TMP/reply"
+	expect_match_text "proposed: +Alias: CVE-$Y-12345 \(record [0-9]+, third party bob@example.com" "$TMP/reply"
 '
 
 test_expect_success 'rate: recorded; unsigned ratings are unverified, signed count once per key' '
 	cmd bob@example.com "request+$E1@example.org" "rate 7 serious but needs login" &&
-	expect_match "your rating 7 of $E1 is recorded as unverified" "$TMP/reply" &&
+	expect_match_text "your rating 7 of $E1 is recorded as unverified" "$TMP/reply" &&
 	expect_eq "[[\"Rating\",\"7\"],[\"Rating-Reason\",\"serious but needs login\"]]" \
 		"$(sql "SELECT fields FROM records WHERE entry = '\''$E1'\'' ORDER BY seq DESC LIMIT 1")" &&
 	clearsigned_mail "$TMP/rate1.eml" mod "$MODFPR" "rate $E1 4" "Message-ID: <rate1@example.net>" "From: mod@example.org" &&
 	deliver_ok "$TMP/rate1.eml" -r request@example.org &&
 	clearsigned_mail "$TMP/rate2.eml" mod "$MODFPR" "rate $E1 6" "Message-ID: <rate2@example.net>" "From: mod@example.org" &&
 	deliver_ok "$TMP/rate2.eml" -r request@example.org &&
-	mail_body "$(sent_to mod@example.org)" | grep -q "counts once for your key" &&
+	mail_body "$(sent_to mod@example.org)" | flat | grep -q "counts once for your key" &&
 	cmd zed@example.org request@example.org "lookup $E1" &&
-	expect_match "rating: +6.0 from 1 signed key; unverified: 7.0 from 1 address" "$TMP/reply"
+	expect_match_text "rating: +6.0 from 1 signed key; unverified: 7.0 from 1 address" "$TMP/reply"
 '
 
 test_expect_success 'duplicate-of by others is refused' '
@@ -155,7 +162,7 @@ test_expect_success 'duplicate-of by a moderator (signed, naming both)' '
 	deliver_ok "$TMP/d2.eml" -r request@example.org &&
 	mail_body "$(sent_to mod@example.org)" | grep -q "refused: that would make a circle" &&
 	cmd zed@example.org request@example.org "lookup $E3" &&
-	expect_match "duplicate of: +$E1 \(record [0-9]+, moderator" "$TMP/reply"
+	expect_match_text "duplicate of: +$E1 \(record [0-9]+, moderator" "$TMP/reply"
 '
 
 test_expect_success 'link and spam by a moderator; refused for others' '
@@ -178,7 +185,7 @@ spam $E4" "Message-ID: <m1@example.net>" "From: mod@example.org" &&
 test_expect_success 'subscribe needs confirmation: nothing before, every later public record after' '
 	cmd sub@example.net "request+$E1@example.org" "subscribe" &&
 	expect_match "to confirm, reply to this mail" "$TMP/reply" &&
-	tok=$(grep -Eo "Token: [0-9a-f]{32}" "$TMP/reply" | cut -d" " -f2) &&
+	tok=$(grep -Eo "Token: vulnid_[a-z2-7]{32}" "$TMP/reply" | cut -d" " -f2) &&
 	test -n "$tok" &&
 	before=$(sent_count) &&
 	cmd bob@example.com "request+$E1@example.org" "Reference: https://example.org/before" &&
@@ -195,7 +202,7 @@ test_expect_success 'subscribe needs confirmation: nothing before, every later p
 
 test_expect_success 'a confirmation may come as a reply that quotes the request for it' '
 	cmd sub3@example.net request@example.org "subscribe $E1" &&
-	tok=$(grep -Eo "Token: [0-9a-f]{32}" "$TMP/reply" | cut -d" " -f2) &&
+	tok=$(grep -Eo "Token: vulnid_[a-z2-7]{32}" "$TMP/reply" | cut -d" " -f2) &&
 	r=$(sent_to sub3@example.net) &&
 	mid=$(mail_header "$r" Message-ID | tr -d "<>") &&
 	before=$(records "$E1") &&
@@ -204,7 +211,8 @@ test_expect_success 'a confirmation may come as a reply that quotes the request 
 	deliver_ok "$TMP/q.eml" -r request@example.org &&
 	mail_body "$(sent_to sub3@example.net)" | grep -q "sub3@example.net is subscribed to $E1" &&
 	expect_eq "$before" "$(records "$E1")" "the quote is no addition" &&
-	expect_eq commands "$(sql "SELECT disposition FROM messages WHERE message_id = '\''q@example.net'\''")"
+	# the answer that asked for the confirmation is tied to the entry
+	expect_eq entry "$(sql "SELECT disposition FROM messages WHERE message_id = '\''q@example.net'\''")"
 '
 
 test_expect_success 'nobody can subscribe someone else: the token goes to the address subscribed' '
@@ -217,7 +225,7 @@ test_expect_success 'nobody can subscribe someone else: the token goes to the ad
 
 test_expect_success 'a subscriber of an embargoed entry gets nothing while it is embargoed' '
 	cmd sub2@example.net request@example.org "subscribe $E2" &&
-	tok=$(grep -Eo "Token: [0-9a-f]{32}" "$TMP/reply" | cut -d" " -f2) &&
+	tok=$(grep -Eo "Token: vulnid_[a-z2-7]{32}" "$TMP/reply" | cut -d" " -f2) &&
 	cmd sub2@example.net request@example.org "Token: $tok" &&
 	expect_match "subscribed to $E2" "$TMP/reply" &&
 	before=$(sent_count) &&
@@ -227,7 +235,7 @@ test_expect_success 'a subscriber of an embargoed entry gets nothing while it is
 
 test_expect_success 'unsubscribe, confirmed, stops the mails' '
 	cmd sub@example.net request@example.org "unsubscribe $E1" &&
-	tok=$(grep -Eo "Token: [0-9a-f]{32}" "$TMP/reply" | cut -d" " -f2) &&
+	tok=$(grep -Eo "Token: vulnid_[a-z2-7]{32}" "$TMP/reply" | cut -d" " -f2) &&
 	cmd sub@example.net "request+$E1@example.org" "Token: $tok" &&
 	expect_match "unsubscribed from $E1" "$TMP/reply" &&
 	last=$(sent_to sub@example.net) &&

@@ -10,7 +10,7 @@ Y=$(date -u +%Y)
 ID="TEST-$Y-0001"
 SECRET="alice.secret@example.net"
 
-token_in() { mail_body "$1" | grep -Eo 'Token: [0-9a-f]{32}' | head -n 1 | cut -d" " -f2; }
+token_in() { mail_body "$1" | grep -Eo 'Token: vulnid_[a-z2-7]{32}' | head -n 1 | cut -d" " -f2; }
 mail_to_subject() {
 	local f
 	for f in $(sent_files | tac); do
@@ -55,7 +55,7 @@ test_expect_success 'the vendor'\''s reply reaches the researcher through the ro
 		write_mail "$TMP/v1.eml" "Message-ID: <anon-v1@example.net>" "From: Widget PSIRT <psirt@widget.example>" \
 			"In-Reply-To: <$mid>" "Subject: Re: [$ID] Vulnerability report" &&
 	deliver_ok "$TMP/v1.eml" -f psirt@widget.example -r request@example.org &&
-	r=$(mail_to_subject "$SECRET" "^\[$ID\] Response from the vendor: confirmed$") &&
+	r=$(mail_to_subject "$SECRET" "^\[$ID\] Response from the vendor \(verified\): confirmed$") &&
 	expect_eq "vulnid <request@example.org>" "$(mail_header "$r" From)" &&
 	expect_eq "request+$ID@example.org" "$(mail_header "$r" Reply-To)" &&
 	mail_body "$r" >"$TMP/vr" &&
@@ -70,8 +70,8 @@ test_expect_success 'the vendor'\''s reply reaches the researcher through the ro
 test_expect_success 'the researcher'\''s answer reaches the vendor from the robot, without her address' '
 	r=$(mail_to_subject "$SECRET" "Response from the vendor") &&
 	mid=$(mail_header "$r" Message-ID | tr -d "<>") &&
-	{ printf "Token: %s\n\nVersion 2.3.1, on Debian.\n\nOn Thu, Alice Secret <%s> wrote:\n> the first report\n\n-- \nAlice Secret, %s\n" \
-		"$(cat "$TMP/ctok")" "$SECRET" "$SECRET"; } |
+	{ printf "Token: %s\n\nVersion 2.3.1, on Debian.\nAsk Alice Secret <%s> for the logs.\n\nOn Thu, Alice Secret <%s> wrote:\n> the first report\n\n-- \nAlice Secret, %s\n" \
+		"$(cat "$TMP/ctok")" "$SECRET" "$SECRET" "$SECRET"; } |
 		write_mail "$TMP/a1.eml" "Message-ID: <anon-a1@example.net>" "From: Alice Secret <$SECRET>" \
 			"In-Reply-To: <$mid>" "Subject: Re: [$ID] Response from the vendor: confirmed" &&
 	deliver_ok "$TMP/a1.eml" -f "$SECRET" -r request@example.org &&
@@ -80,7 +80,7 @@ test_expect_success 'the researcher'\''s answer reaches the vendor from the robo
 	expect_eq "request+$ID@example.org" "$(mail_header "$v" Reply-To)" &&
 	mail_body "$v" >"$TMP/rv" &&
 	expect_match "Version 2.3.1, on Debian." "$TMP/rv" &&
-	expect_match "the creator \(verified by token\), anonymous" "$TMP/rv" &&
+	tr "\n" " " <"$TMP/rv" | grep -Eq "the creator \(verified by token\), +anonymous" &&
 	expect_match "\[the researcher\]" "$TMP/rv" &&
 	mail_body "$(mail_to_subject "$SECRET" "^Re: \[$ID\]")" | grep -q "relayed to the vendor (1 address), without your" &&
 	nobody_else_knows
@@ -93,14 +93,14 @@ test_expect_success 'the vendor answers the relayed mail: back to the researcher
 		write_mail "$TMP/v2.eml" "Message-ID: <anon-v2@example.net>" "From: psirt@widget.example" \
 			"In-Reply-To: <$mid>" "Subject: Re: [$ID] Message from the researcher" &&
 	deliver_ok "$TMP/v2.eml" -f psirt@widget.example -r request@example.org &&
-	r=$(mail_to_subject "$SECRET" "Response from the vendor: fixed") &&
+	r=$(mail_to_subject "$SECRET" "said to be the vendor.s: fixed") &&
 	mail_body "$r" | grep -q "Fixed in 2.3.2." &&
 	mail_body "$r" | grep -q "unverified: sent from the vendor.s notified address" &&
 	nobody_else_knows
 '
 
 test_expect_success 'without her token she is still relayed, marked as unverified' '
-	r=$(mail_to_subject "$SECRET" "Response from the vendor: fixed") &&
+	r=$(mail_to_subject "$SECRET" "said to be the vendor.s: fixed") &&
 	mid=$(mail_header "$r" Message-ID | tr -d "<>") &&
 	printf "Thanks, confirmed fixed.\n" |
 		write_mail "$TMP/a2.eml" "Message-ID: <anon-a2@example.net>" "From: $SECRET" "In-Reply-To: <$mid>" &&
@@ -119,9 +119,9 @@ test_expect_success 'the public view, lookups and subscribers never show her add
 	printf "lookup %s\nsubscribe %s\n" "$ID" "$ID" | write_mail "$TMP/l.eml" "Message-ID: <anon-l@example.net>" "From: zed@example.org" &&
 	deliver_ok "$TMP/l.eml" -r request@example.org &&
 	mail_body "$(sent_to zed@example.org)" >"$TMP/l" &&
-	expect_match "Remote code execution in the upload handler." "$TMP/l" &&
-	expect_match "request by the creator, anonymous" "$TMP/l" &&
-	tok=$(grep -Eo "Token: [0-9a-f]{32}" "$TMP/l" | cut -d" " -f2) &&
+	expect_match "$ID: RCE in Widget" "$TMP/l" &&
+	expect_no_match "alice.secret|Alice Secret" "$TMP/l" &&
+	tok=$(grep -Eo "Token: vulnid_[a-z2-7]{32}" "$TMP/l" | cut -d" " -f2) &&
 	printf "Token: %s\n" "$tok" | write_mail "$TMP/l2.eml" "Message-ID: <anon-l2@example.net>" "From: zed@example.org" &&
 	deliver_ok "$TMP/l2.eml" -r "request+$ID@example.org" &&
 	printf "Token: %s\n\nOne more detail from me, %s.\n" "$(cat "$TMP/ctok")" "$SECRET" |

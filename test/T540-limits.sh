@@ -113,7 +113,7 @@ if deliver "$TMP/cu.eml" && sent_to psirt@widget.example >/dev/null; then
 		printf "Version: 1.0\n" | write_mail "$TMP/cu1.eml" "Message-ID: <cu1@example.net>" &&
 		deliver_ok "$TMP/cu1.eml" -r "request+$id@example.org" &&
 		! sent_to psirt@widget.example >/dev/null &&
-		tok=$(for f in $(sent_files); do mail_body "$f"; done | grep -Eo "Token: [0-9a-f]{32}" | head -n 1 | cut -d" " -f2) &&
+		tok=$(for f in $(sent_files); do mail_body "$f"; done | grep -Eo "Token: vulnid_[a-z2-7]{32}" | head -n 1 | cut -d" " -f2) &&
 		printf "Token: %s\n" "$tok" | write_mail "$TMP/cu2.eml" "Message-ID: <cu2@example.net>" &&
 		deliver_ok "$TMP/cu2.eml" -r "request+$id@example.org" &&
 		sent_to psirt@widget.example >/dev/null &&
@@ -128,7 +128,7 @@ if deliver "$TMP/cu.eml" && sent_to psirt@widget.example >/dev/null; then
 else
 	test_expect_success 'confirm_unsigned: the vendor is told only after the token comes back' '
 		! sent_to psirt@widget.example >/dev/null &&
-		tok=$(mail_body "$(sent_to alice@example.net)" | grep -Eo "Token: [0-9a-f]{32}" | head -n 1 | cut -d" " -f2) &&
+		tok=$(mail_body "$(sent_to alice@example.net)" | grep -Eo "Token: vulnid_[a-z2-7]{32}" | head -n 1 | cut -d" " -f2) &&
 		id=$(sql "SELECT id FROM entries") &&
 		printf "Token: %s\n" "$tok" | write_mail "$TMP/cu2.eml" "Message-ID: <cu2@example.net>" &&
 		deliver_ok "$TMP/cu2.eml" -r "request+$id@example.org" &&

@@ -1,11 +1,11 @@
 #!/bin/bash
 # T651-restore: vulnid backup --all carries everything an instance needs
-# (the database, the keyring, log.key, vulnid.conf, the witness state, the
+# (the database, the keyring, log2.key, vulnid.conf, the witness state, the
 # operator's templates); the instance wiped, vulnid restore rebuilds it:
 # the audit chain verifies, the robot key is the same, the embargo opens
 # with it, and the next export into the published feed continues the
 # same log (verify-feed passes, extending the HEAD and checkpoint seen
-# before).  An instance without its log.key writes nothing into the
+# before).  An instance without its log2.key writes nothing into the
 # published feed; audit verify without audit.log names audit flush.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/T6-lib.sh"
@@ -23,17 +23,17 @@ echo "custom ack of this operator {{id}}" >"$INST/templates/ack.txt"
 robot_key "$TMP/robot.asc"
 FPR=$("$VULNID" -c "$CONF" key export --fingerprint)
 cp "$PUB/HEAD.json" "$TMP/HEAD.before"
-cp "$PUB/checkpoint" "$TMP/checkpoint.before"
+cp "$PUB/log/checkpoint" "$TMP/checkpoint.before"
 
 # feed_sums: every published file, with its hash
 feed_sums() { (cd "$PUB" && find . -type f | sort | xargs sha256sum); }
 
-test_expect_success 'backup --all carries the keyring, log.key, vulnid.conf, the witness state and templates' '
+test_expect_success 'backup --all carries the keyring, log2.key, vulnid.conf, the witness state and templates' '
 	"$VULNID" -c "$CONF" backup --all "$TMP/full.backup" >"$TMP/out" &&
 	expect_match "full.backup: [0-9]+ bytes, a copy of $INST/vulnid.db and of the files of the instance$" "$TMP/out" &&
 	expect_eq 600 "$(stat -c %a "$TMP/full.backup")" &&
 	sqlite3 "$TMP/full.backup" "SELECT name FROM vulnid_backup_files ORDER BY name" >"$TMP/names" &&
-	for n in vulnid.conf log.key gnupg/pubring.kbx gnupg/trustdb.gpg templates/ack.txt; do
+	for n in vulnid.conf log2.key gnupg/pubring.kbx gnupg/trustdb.gpg templates/ack.txt; do
 		grep -qx "$n" "$TMP/names" || fail "$n is not in the backup: $(cat "$TMP/names")"
 	done &&
 	expect_match "^gnupg/private-keys-v1.d/[0-9A-F]+\.key$" "$TMP/names" &&
@@ -52,7 +52,7 @@ test_expect_success 'the instance wiped, restore rebuilds it: the same chain, ke
 	expect_match "^backup: made [0-9T:-]+Z by vulnid [0-9.]+ of $INST, schema $(schema_version), [0-9]+ files of the instance$" "$TMP/out" &&
 	expect_match "^entries: 3, the last TEST-[0-9]+-0003$" "$TMP/out" &&
 	expect_match "^robot key: $FPR$" "$TMP/out" &&
-	expect_match "^log key: $INST/log.key$" "$TMP/out" &&
+	expect_match "^log key: $INST/log2.key$" "$TMP/out" &&
 	expect_match "set \[ids\] blocks_YYYY past them" "$TMP/err" &&
 	"$VULNID" -c "$CONF" audit verify >"$TMP/v" &&
 	expect_match "chain intact" "$TMP/v" &&
@@ -82,30 +82,30 @@ test_expect_success 'the embargo opens with the restored robot key' '
 	expect_match "The secret of the sealed product" "$TMP/e3"
 '
 
-test_expect_success 'without its log.key an instance writes nothing into the published feed' '
+test_expect_success 'without its log2.key an instance writes nothing into the published feed' '
 	feed_sums >"$TMP/sums.before" &&
 	"$VULNID" -c "$CONF" backup "$TMP/db-only.db" >/dev/null &&
 	mkdir -m 700 "$TMP/nokey" && cp -p "$CONF" "$TMP/nokey/" && cp -rp "$INST/gnupg" "$TMP/nokey/" &&
 	rm -f "$TMP/nokey/gnupg/S."* &&
 	"$VULNID" restore "$TMP/db-only.db" "$TMP/nokey" >"$TMP/out" 2>/dev/null &&
 	expect_match "^backup: of the database alone, schema" "$TMP/out" &&
-	expect_match "^log key: none \(copy the old log.key" "$TMP/out" &&
+	expect_match "^log key: none \(copy the old log2.key" "$TMP/out" &&
 	rc=0; "$VULNID" -c "$TMP/nokey/vulnid.conf" export feed "$PUB" >/dev/null 2>"$TMP/err" || rc=$?
 	expect_eq 65 "$rc" &&
-	expect_match "log.key. is missing: restore the log.key that made it .*nothing was written" "$TMP/err" &&
-	test ! -e "$TMP/nokey/log.key" &&
+	expect_match "log2.key. is missing: restore the log key that made it .*nothing was written" "$TMP/err" &&
+	test ! -e "$TMP/nokey/log2.key" &&
 	feed_sums >"$TMP/sums.after" &&
 	expect_eq "$(cat "$TMP/sums.before")" "$(cat "$TMP/sums.after")"
 '
 
 test_expect_success 'with another log key, export refuses before it replaces log.vkey or anything else' '
 	"$VULNID" init --prefix TEST --domain example.org "$TMP/other" >/dev/null &&
-	cp -p "$TMP/other/log.key" "$TMP/nokey/log.key" &&
+	cp -p "$TMP/other/log2.key" "$TMP/nokey/log2.key" &&
 	gpgconf --homedir "$TMP/other/gnupg" --kill all &&
 	request "$TMP/r5.eml" erin@example.net "One more" <<<"Product: More" &&
 	rc=0; "$VULNID" -c "$TMP/nokey/vulnid.conf" export feed "$PUB" >/dev/null 2>"$TMP/err" || rc=$?
 	expect_eq 65 "$rc" &&
-	expect_match "log.vkey. is the key of another log than this instance.s log.key .*nothing was written" "$TMP/err" &&
+	expect_match "log/log.vkey. is the key of another log than this instance.s log2.key .*nothing was written" "$TMP/err" &&
 	feed_sums >"$TMP/sums.after" &&
 	expect_eq "$(cat "$TMP/sums.before")" "$(cat "$TMP/sums.after")" &&
 	gpgconf --homedir "$TMP/nokey/gnupg" --kill all

@@ -107,8 +107,8 @@ test_expect_success 'a proof of the old log still verifies, with its key' '
 test_expect_success 'an origin for the log that names the old one is refused' '
 	mv "$INST/log2.key" "$INST/log2.key.kept" &&
 	set_conf export log_origin "$(sed -n 1p "$TMP/v1.cp")" &&
-	rc=0; "$VULNID" -c "$CONF" export feed "$TMP/feed" >/dev/null 2>"$TMP/err" || rc=$? &&
-	test "$rc" -ne 0 && expect_match "needs another origin" "$TMP/err" && test ! -e "$INST/log2.key" &&
+	rc=0; "$VULNID" -c "$CONF" export feed "$TMP/feed.new" >/dev/null 2>"$TMP/err" || rc=$? &&
+	test "$rc" -ne 0 && expect_match "needs another origin" "$TMP/err" && test ! -e "$INST/log2.key" && test ! -e "$TMP/feed.new/log" &&
 	mv "$INST/log2.key.kept" "$INST/log2.key" && set_conf export log_origin ""
 '
 

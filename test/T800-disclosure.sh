@@ -1,7 +1,9 @@
 #!/bin/bash
 # T800-disclosure: the disclosure matrix.  Distinct secrets are planted
 # (tokens of each kind; an anonymous researcher's name, addresses, Reply-To
-# and key; embargoed text in a request, an addition, an attachment and a
+# and key; another one's key attached as Thunderbird attaches it, a file
+# named after her, her signed mail from another address that does not name
+# the entry; embargoed text in a request, an addition, an attachment and a
 # Subject), with every kind of record (additions, vendor responses,
 # commands of every kind: endorsements and an endorsed contributor's
 # addition, approvals, reviews, access requests and grants, and the
@@ -21,6 +23,7 @@ set_conf announce to list@lists.example
 set_conf crypto sign none
 Y=$(date -u +%Y)
 V() { "$VULNID" -c "$CONF" "$@"; }
+PGPMAIL="$PYTHON $CORPORA/openpgp/pgpmail.py"
 
 # Every text of a mail, decoded: headers (RFC 2047), and each part.
 dump_mail() {
@@ -38,7 +41,7 @@ for p in m.walk():
     print(b.decode("utf-8", "replace"))
 PY
 }
-token_in() { dump_mail "$1" | grep -Eo '[Tt]oken:? +(is +)?[0-9a-f]{32}' | head -n 1 | grep -Eo '[0-9a-f]{32}'; }
+token_in() { dump_mail "$1" | grep -Eo '[Tt]oken:? +(is +)?vulnid_[a-z2-7]{32}' | head -n 1 | grep -Eo 'vulnid_[a-z2-7]{32}'; }
 mails_to() {
 	local f
 	for f in $(sent_files); do
@@ -81,6 +84,30 @@ Remote code execution in the upload handler. Reach me at $ZADDR,
 or ask $ZNAME." "From: $ZNAME <$ZADDR>" "Reply-To: $ZREPLY" "Subject: RCE in Widget, found by $ZNAME"
 deliver_ok "$TMP/a.eml" -f "$ZADDR" -r request@example.org
 A=$(newest_id)
+
+# D: public and anonymous, PGP/MIME signed by a key the robot does not know
+# yet, which comes attached as Thunderbird attaches it (OpenPGP_0xKEYID.asc,
+# the bytes of gpg --armor --export), with a proof of concept named after
+# her; then her signed mail from another address whose text does not name
+# the entry (its signature grants nothing there)
+YADDR=yves.hidden@researcher.example
+YOTHER=yw.elsewhere@other.example
+YNAME="Yves Wexler"
+YFPR=$(new_signing_key yves "$YNAME <$YADDR>")
+YKEYID=${YFPR: -16}
+YKEYSHA=$(sha256sum <"$TMP/yves.asc" | cut -d" " -f1)
+cp "$TMP/yves.asc" "$TMP/OpenPGP_0x$YKEYID.asc"
+printf 'print("a proof of concept")\n' >"$TMP/poc-yves.hidden.py"
+printf 'Vendor: Widget Co\nProduct: Widget Cloud\nAnonymous: yes\n\nSSRF in the importer.\n' >"$TMP/d.txt"
+$PGPMAIL with-keys "$TMP/gnupg-yves" "$YFPR" "$TMP/d.txt" "$TMP/d.eml" \
+	"application/pgp-keys=$TMP/OpenPGP_0x$YKEYID.asc" "text/x-python=$TMP/poc-yves.hidden.py" -- \
+	"From: $YNAME <$YADDR>" "To: request@example.org" "Subject: SSRF in Widget Cloud" \
+	"Message-ID: <d1@researcher.example>" "Date: $(date -R)"
+deliver_ok "$TMP/d.eml" -f "$YADDR" -r request@example.org
+D=$(newest_id)
+clearsigned_mail "$TMP/d2.eml" yves "$YFPR" "One more detail: the importer follows redirects." \
+	"From: $YOTHER" "Subject: Re: [$D] SSRF"
+deliver_ok "$TMP/d2.eml" -f "$YOTHER" -r "request+$D@example.org"
 
 # C: public, Alice's; her creator token goes into an addition in every form
 printf 'Vendor: Widget Co\nProduct: Widget Admin\n\nXSS in the admin panel.\n' |
@@ -160,7 +187,7 @@ deliver_ok "$TMP/e9.eml" -f alice@example.net -r "request+$B@example.org"
 # a subscriber, and what it gets; lookups by a stranger
 printf 'subscribe %s\nsubscribe %s\n' "$A" "$C" | write_mail "$TMP/s1.eml" "From: bob@example.com"
 deliver_ok "$TMP/s1.eml" -f bob@example.com -r request@example.org
-for t in $(dump_mail "$(mails_to bob@example.com | tail -n 1)" | grep -Eo 'Token: [0-9a-f]{32}' | cut -d" " -f2); do
+for t in $(dump_mail "$(mails_to bob@example.com | tail -n 1)" | grep -Eo 'Token: vulnid_[a-z2-7]{32}' | cut -d" " -f2); do
 	printf 'Token: %s\n' "$t" | write_mail "$TMP/s2.eml" "From: bob@example.com"
 	deliver_ok "$TMP/s2.eml" -f bob@example.com -r request@example.org
 done
@@ -169,8 +196,15 @@ clearsigned_mail "$TMP/a2.eml" zelda "$ZFPR" "$A: one more detail from $ZNAME, $
 deliver_ok "$TMP/a2.eml" -f "$ZADDR" -r "request+$A@example.org"
 printf 'Status: fixed\n\nFixed.\n' | write_mail "$TMP/v2.eml" "From: psirt@widget.example" "Subject: Re: [$A] RCE"
 deliver_ok "$TMP/v2.eml" -f psirt@widget.example -r "request+$A@example.org"
-printf 'lookup %s\nlookup %s\nlookup %s\n' "$A" "$B" "$C" | write_mail "$TMP/l.eml" "From: mallory@example.com"
+# (signed: unverified mail gets headlines only, and the whole public view
+# is what the matrix must see)
+MFPR=$(new_signing_key mallory "Mallory <mallory@example.com>")
+V keys import "$TMP/mallory.asc" >/dev/null
+clearsigned_mail "$TMP/l.eml" mallory "$MFPR" "$(printf 'lookup %s\nlookup %s\nlookup %s\nlookup %s' "$A" "$B" "$C" "$D")" \
+	"From: mallory@example.com"
 deliver_ok "$TMP/l.eml" -f mallory@example.com -r request@example.org
+printf 'lookup %s\nlookup %s\nlookup %s\nlookup %s\n' "$A" "$B" "$C" "$D" | write_mail "$TMP/l2.eml" "From: eve@example.com"
+deliver_ok "$TMP/l2.eml" -f eve@example.com -r request@example.org
 
 # --- the surfaces ----------------------------------------------------------------
 
@@ -178,23 +212,25 @@ S="$TMP/surfaces"
 mkdir -p "$S"
 # The one list: NAME AUDIENCE, and how each is collected below.
 SURFACES="show:public show-json:public show-references:public list:public list-json:public lookup:public
-subscription:public announce:public feed:public prove:public osv:public mbox:public html:public
-quarantine:public vendor-mail:vendor reader-mail:reader show-private:operator"
+lookup-headline:public subscription:public announce:public feed:public prove:public osv:public mbox:public
+html:public atom:public verify-page:public quarantine:public vendor-mail:vendor reader-mail:reader
+show-private:operator"
 
 collect() {
 	local name=$1 f
 	case "$name" in
-	show) for e in $A $B $C; do V show "$e"; done ;;
-	show-json) for e in $A $B $C; do V show "$e" --json; done ;;
-	show-references) for e in $A $B $C; do V show "$e" --references; done ;;
+	show) for e in $A $B $C $D; do V show "$e"; done ;;
+	show-json) for e in $A $B $C $D; do V show "$e" --json; done ;;
+	show-references) for e in $A $B $C $D; do V show "$e" --references; done ;;
 	list) V list ;;
 	list-json) V list --json ;;
 	lookup) for f in $(mails_to mallory@example.com); do dump_mail "$f"; done ;;
+	lookup-headline) for f in $(mails_to eve@example.com); do dump_mail "$f"; done ;;
 	subscription) for f in $(mails_to bob@example.com); do
 			mail_header "$f" Subject | grep -q "^\[" && dump_mail "$f"; done; true ;;
 	announce) for f in $(mails_to list@lists.example); do dump_mail "$f"; done ;;
 	feed) V export feed "$TMP/feed" >/dev/null && find "$TMP/feed" -type f -exec cat {} + ;;
-	prove) for e in $A $B $C; do "$VULNID" prove "$TMP/feed" "$e" || true; done ;;
+	prove) for e in $A $B $C $D; do "$VULNID" prove "$TMP/feed" "$e" || true; done ;;
 	osv) V export osv "$TMP/osv" >/dev/null && cat "$TMP"/osv/* ;;
 	mbox) V export mbox "$TMP/mbox" >/dev/null && cat "$TMP/mbox" &&
 		$PYTHON -c 'import mailbox, sys
@@ -202,28 +238,38 @@ for m in mailbox.mbox(sys.argv[1]):
     print(m.get_payload(decode=True).decode())' "$TMP/mbox" ;;
 	html) V export html "$TMP/html" >/dev/null && find "$TMP/html" -type f -exec cat {} + &&
 		for f in "$TMP"/html/mail/*.eml; do dump_mail "$f"; done ;;
+	atom) V export html "$TMP/html-atom" >/dev/null && cat "$TMP/html-atom/feed.atom" &&
+		$PYTHON -c 'import feedparser, sys
+f = feedparser.parse(sys.argv[1])
+assert not f.bozo and f.entries
+for e in f.entries:
+    print(e.id, e.title, e.link, e.summary)' "$TMP/html-atom/feed.atom" ;;
+	verify-page) V export html "$TMP/html-verify" >/dev/null && cat "$TMP/html-verify/verify.html" ;;
 	quarantine) V quarantine list && V quarantine list --json ;;
 	vendor-mail) for f in $(mails_to psirt@widget.example); do dump_mail "$f"; done ;;
 	reader-mail) for f in $(mails_to rita@cert.example); do dump_mail "$f"; decrypted "$f"; done ;;
-	show-private) for e in $A $B $C; do V show "$e" --private; V show "$e" --private --json; done ;;
+	show-private) for e in $A $B $C $D; do V show "$e" --private; V show "$e" --private --json; done ;;
 	*) return 1 ;;
 	esac
 }
 
 test_expect_success 'setup: every surface is collected' '
-	test -n "$A" && test -n "$B" && test -n "$C" && test -n "$TC" && test -n "$TV" && test -n "$TB" &&
+	test -n "$A" && test -n "$B" && test -n "$C" && test -n "$D" && test "$D" != "$C" &&
+	test -n "$TC" && test -n "$TV" && test -n "$TB" &&
+	expect_eq "$YFPR" "$(gpg --homedir "$INST/gnupg" --with-colons --list-keys "$YFPR" | awk -F: "/^fpr/ { print \$10; exit }")" &&
 	expect_eq embargoed "$(V show "$B" --json | json_get "j[\"state\"]")" &&
 	expect_eq 2 "$(sql "SELECT count(*) FROM tokens WHERE role = '\''subscriber'\''")" &&
 	for s in $SURFACES; do
 		collect "${s%%:*}" >"$S/${s%%:*}" 2>&1 || fail "cannot collect ${s%%:*}"
 	done &&
 	test -s "$S/subscription" && test -s "$S/announce" && test -s "$S/lookup" && test -s "$S/vendor-mail" &&
-	test -s "$S/reader-mail" && test -s "$S/show-references"
+	test -s "$S/reader-mail" && test -s "$S/show-references" &&
+	grep -q "address: *request+$A@example.org" "$S/lookup-headline"
 '
 
 # CLASS:SECRET...; a class names who may see it.
 TOKENS="$TC $TB $TV"
-ANON="$ZADDR $ZREPLY $ZNAME $ZFPR ${ZFPR: -16}"
+ANON="$ZADDR $ZREPLY $ZNAME $ZFPR ${ZFPR: -16} $YADDR $YOTHER $YNAME $YFPR $YKEYID $YKEYSHA OpenPGP_0x yves.hidden"
 EMB="EMBSUBJ-SECRET EMBBODY-SECRET EMBATT-SECRET EMBNAME-SECRET EMBADD-SECRET EMBADDSUBJ-SECRET EMBLATE-SECRET"
 
 # absent SURFACE SECRETS...
@@ -260,7 +306,8 @@ for s in $SURFACES; do
 	operator)
 		test_expect_success "$name: everything but tokens, which are never kept" "
 			absent $name \$TOKENS &&
-			for x in $ZADDR $ZFPR EMBSUBJ-SECRET EMBBODY-SECRET EMBADD-SECRET EMBNAME-SECRET EMBLATE-SECRET; do
+			for x in $ZADDR $ZFPR EMBSUBJ-SECRET EMBBODY-SECRET EMBADD-SECRET EMBNAME-SECRET EMBLATE-SECRET \
+				$YADDR $YOTHER $YFPR $YKEYSHA OpenPGP_0x$YKEYID; do
 				grep -qF -- \"\$x\" \"$S/$name\" || fail \"$name does not show \$x\"
 			done
 		" ;;
@@ -273,6 +320,11 @@ test_expect_success 'what must be shown is shown: the researcher gets her ack, t
 	grep -q "signed by the researcher.s key (withheld)" "$S/show" &&
 	grep -q "XSS in the admin panel" "$S/mbox" &&
 	grep -q "\[token removed\]" "$S/show" &&
+	for s in show mbox html lookup; do
+		grep -q "a key (withheld)" "$S/$s" || fail "$s does not say the key is withheld"
+	done &&
+	grep -q "poc-\[the researcher\]\.py" "$S/show" &&
+	grep -q "SSRF in the importer" "$S/feed" &&
 	grep -q "$(sql "SELECT sha256 FROM records WHERE entry = '\''$B'\'' AND seq = 2")" "$S/feed"
 '
 
@@ -292,7 +344,7 @@ test_expect_success 'every new kind of record shows where it must: contributor, 
 # Mail templates and who reads them: public surfaces are collected above;
 # the rest go to one person about their own mail or entry.
 TEMPLATES="ack:creator announce:announce announce-digest:announce entry-reply:sender
-error:sender help:sender key:sender notify-failed:creator rate-limited:sender
+error:sender help:sender key:sender notify-failed:creator rate-limited:sender answers-paused:sender
 relay-to-vendor:vendor-mail subscription:subscription vendor-notify:vendor-mail
 vendor-notify-embargoed:vendor-mail vendor-response:creator access-request:creator
 access-delivery:reader-mail"

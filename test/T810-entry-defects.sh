@@ -11,7 +11,7 @@ set_conf announce to list@lists.example
 Y=$(date -u +%Y)
 V() { "$VULNID" -c "$CONF" "$@"; }
 newest_id() { sql "SELECT id FROM entries ORDER BY number DESC LIMIT 1"; }
-token_in() { mail_body "$1" | grep -Eo '[Tt]oken:? +(is +)?[0-9a-f]{32}' | head -n 1 | grep -Eo '[0-9a-f]{32}'; }
+token_in() { mail_body "$1" | grep -Eo '[Tt]oken:? +(is +)?vulnid_[a-z2-7]{32}' | head -n 1 | grep -Eo 'vulnid_[a-z2-7]{32}'; }
 reply_to_addr() {
 	local f
 	for f in $(sent_files | tac); do
@@ -40,12 +40,8 @@ test_expect_success 'defect 1: no token in the public archive, so none can be ta
 	V export mbox "$TMP/m.mbox" >/dev/null && V export html "$TMP/site" >/dev/null &&
 	V export feed "$TMP/feed" >/dev/null &&
 	! grep -rqiF -e "$T" -e "$VT" "$TMP/m.mbox" "$TMP/site" "$TMP/feed" &&
-	# and no 32-digit run anywhere in them is a token of the robot
-	grep -rhoiE "[0-9a-f]{32}" "$TMP/m.mbox" "$TMP/site" "$TMP/feed" | sort -u >"$TMP/hex" &&
-	while read -r h; do
-		s=$(printf "%s" "$h" | tr A-F a-f | sha256sum | cut -c1-64)
-		expect_eq 0 "$(sql "SELECT count(*) FROM tokens WHERE sha256 = '\''$s'\''")" "a token in the archive"
-	done <"$TMP/hex"
+	# and nothing token-shaped is anywhere in them
+	! grep -rqiE "vulnid_[a-z2-7]{16}" "$TMP/m.mbox" "$TMP/site" "$TMP/feed"
 '
 
 test_expect_success 'defect 2: an anonymous researcher: no name, address, Reply-To or key in any public view' '

@@ -75,7 +75,7 @@ expect_quarantined() {
 		mail_header "$new" Subject >"$TMP/.subject"
 		expect_match '\[not processed\]' "$TMP/.subject" || return 1
 		mail_body "$new" >"$TMP/.body"
-		expect_match 'could not be read as a request' "$TMP/.body" || return 1
+		expect_match_text 'could not be read as a request' "$TMP/.body" || return 1
 		expect_match "$pattern" "$TMP/.body" || return 1
 	fi
 

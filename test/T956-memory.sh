@@ -365,6 +365,7 @@ test_expect_success 'a schema 1 database is upgraded in place and keeps its blob
 		ALTER TABLE messages DROP COLUMN client_address; ALTER TABLE messages DROP COLUMN client_net;
 		ALTER TABLE messages DROP COLUMN sender_domain; ALTER TABLE messages DROP COLUMN from_verified;
 		DROP TRIGGER outbox_recipients_forward;
+		DROP TABLE withheld_attachments; DROP TABLE answer_bytes;
 		ALTER TABLE outbox DROP COLUMN claim; ALTER TABLE outbox DROP COLUMN claim_until;
 		ALTER TABLE outbox DROP COLUMN shown;
 		DROP TABLE endorsements; DROP TABLE hashcash_spent;

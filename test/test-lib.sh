@@ -88,6 +88,14 @@ expect_eq() {
 expect_match() {
 	grep -Eq -- "$1" "$2" || fail "'$1' not found in $2: $(head -c 2000 "$2")"
 }
+# expect_match_text PATTERN FILE: the same on FILE as prose, each line end
+# and the indentation after it read as one space (the robot wraps its
+# mail at 78 columns).
+expect_match_text() {
+	flat "$2" | grep -Eq -- "$1" || fail "'$1' not found in $2 (as text): $(head -c 2000 "$2")"
+}
+# flat [FILE]: the text as prose (see expect_match_text)
+flat() { sed -z 's/\n */ /g' "$@"; }
 expect_no_match() {
 	! grep -Eq -- "$1" "$2" || fail "'$1' unexpectedly found in $2"
 }
@@ -110,7 +118,7 @@ make_instance() {
 confirm_entry() {
 	local f t
 	for f in $(sent_files | tac); do
-		t=$(mail_body "$f" 2>/dev/null | sed -n "/^  $1\$/,/^\$/s/^ *token: *\([0-9a-f]*\)\$/\1/p" | head -n 1)
+		t=$(mail_body "$f" 2>/dev/null | sed -n "/^  $1\$/,/^\$/s/^ *token: *\(vulnid_[a-z2-7]*\)\$/\1/p" | head -n 1)
 		[ -n "$t" ] && break
 	done
 	[ -n "$t" ] || fail "no token for $1 in sent/"

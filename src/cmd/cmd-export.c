@@ -180,10 +180,25 @@ cmd_export(cli_ctx *ctx, int argc, char **argv)
 	} else {
 		g_autofree char *conf_title = conf_export(cfg->export_title);
 		g_autofree char *def_title = g_strdup_printf("%s vulnerability identifiers", cfg->prefix);
+		g_autofree char *origin = conf_export(cfg->export_log_origin);
+		g_autofree char *fpr = NULL;
+		g_autofree char *vkey = NULL;
+		g_autoptr(note_key) log_key = NULL;
 		html_opts o = { title != NULL ? title : conf_title != NULL ? conf_title : def_title,
-				cfg->domain, { id_prefix, base_url } };
+				cfg->domain, { id_prefix, base_url }, cfg->request_address, NULL, NULL };
 		html_result res;
 
+		/* the page on verifying the archive names both keys */
+		s = crypto_set_home(cfg->gnupg_home, &err);
+		if (s == VULNID_OK)
+			s = crypto_robot_fingerprint(&fpr, &err);
+		if (s == VULNID_OK)
+			s = feedlog_key_open(cfg->dir, origin, cfg->domain, cfg->prefix, fpr, &log_key, NULL, &err);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
+		vkey = note_key_vkey(log_key);
+		o.robot_fpr = fpr;
+		o.log_vkey = vkey;
 		s = html_export(st, target, &o, &res, &err);
 		if (s != VULNID_OK)
 			return cli_fail(s, err);

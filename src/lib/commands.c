@@ -9,6 +9,7 @@
 #include "ids.h"
 #include "request.h"
 #include "text.h"
+#include "tokens.h"
 
 typedef struct {
 	const char *word;
@@ -441,18 +442,17 @@ parse_command(const char *line, const command_word *cw, const char *prefix)
 	return c;
 }
 
+/* The token of a Token line, or NULL.  A token the intake took out of
+ * the text (tokens.h) left its mark: the line is a token line all the
+ * same, and the mark stands for its token. */
 static char *
 token_value(const char *line, gsize keylen)
 {
 	g_autofree char *v = g_strstrip(g_strdup(line + keylen + 1));
-	gsize n = strlen(v);
 
-	if (n < 24 || n > 128)
-		return NULL;
-	for (gsize i = 0; i < n; i++)
-		if (!g_ascii_isxdigit(v[i]))
-			return NULL;
-	return g_ascii_strdown(v, -1);
+	if (strcmp(v, TOKENS_REMOVED) == 0)
+		return g_steal_pointer(&v);
+	return tokens_line_value(v);
 }
 
 /* Strip CR line ends; the number of lines before the signature (after
@@ -521,7 +521,11 @@ mail_text *
 commands_split(const char *text, const char *prefix, guint max_fields)
 {
 	mail_text *t = g_new0(mail_text, 1);
-	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
+	gboolean quoted = FALSE;
+	/* Quotes of other mail first: commands under a quote (bottom-posted)
+	 * are at the top then, and no quoted line is read as one. */
+	g_autofree char *own = text_strip_quotes(text, &quoted);
+	g_auto(GStrv) lines = g_strsplit(own, "\n", -1);
 	GString *field = NULL;	/* the field being read, for continuation lines */
 	gboolean fields_closed = FALSE;
 	guint n, i, seen = 0;
@@ -555,8 +559,12 @@ commands_split(const char *text, const char *prefix, guint max_fields)
 			continue;
 		}
 		if (klen > 0) {
-			if (fields_closed)
-				break;	/* "Note: ..." after a blank line is text */
+			g_autofree char *name = g_strndup(line, klen);
+
+			/* "Note: ..." after a blank line is text; a known field
+			 * is not (Outlook double-spaces them) */
+			if (fields_closed && !request_field_known(name) && g_ascii_strcasecmp(name, "Status") != 0)
+				break;
 			if (t->fields->len >= max_fields)
 				break;
 			g_ptr_array_add(t->fields, g_string_new(line));
@@ -585,44 +593,25 @@ commands_split(const char *text, const char *prefix, guint max_fields)
 		t->fields->pdata[k] = g_string_free(g, FALSE);
 	}
 	t->text = rest_text(lines + i, n - i);
-	t->quote_only = *t->text != '\0' && commands_quote_only(t->text);
+	t->quotes_left_out = quoted;
+	t->quote_only = quoted && *t->text == '\0';
 	return t;
 }
 
 gboolean
 commands_quote_only(const char *text)
 {
-	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
 	gboolean quoted = FALSE;
+	g_autofree char *own = text_strip_quotes(text, &quoted);
 
-	for (guint i = 0; lines[i] != NULL; i++) {
-		const char *l = lines[i];
-		gsize n = strlen(l);
-
-		if (is_blank(l))
-			continue;
-		if (*l == '>') {
-			quoted = TRUE;
-			continue;
-		}
-		/* "On ..., Alice wrote:" right above the quote */
-		if (n > 0 && l[n - 1] == ':') {
-			guint j = i + 1;
-
-			while (lines[j] != NULL && is_blank(lines[j]))
-				j++;
-			if (lines[j] != NULL && lines[j][0] == '>')
-				continue;
-		}
-		return FALSE;
-	}
-	return quoted;
+	g_strstrip(own);
+	return quoted && *own == '\0';
 }
 
 gboolean
 commands_only(const mail_text *t)
 {
-	if (t->fields->len > 0 || (*t->text != '\0' && !t->quote_only) || t->bad_tokens > 0)
+	if (t->fields->len > 0 || *t->text != '\0' || t->bad_tokens > 0)
 		return FALSE;
 	if (t->commands->len == 0)
 		return t->tokens->len > 0;

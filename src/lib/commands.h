@@ -1,7 +1,8 @@
 /* commands.h - the text of a mail about an entry: command lines, Token
  * lines and fields at the top, then the text
  *
- * The top of the body is read line by line.  A line whose first word is
+ * Quotes of other mail (text_strip_quotes()) are removed first; then the
+ * top of the body is read line by line.  A line whose first word is
  * a command word (help, lookup, key, release, embargo, withdraw, alias,
  * rate, duplicate-of, spam, link, subscribe, unsubscribe, endorse,
  * unendorse, approve, access, grant, reviewed) is a command:
@@ -76,8 +77,11 @@ typedef struct {
 	GPtrArray *tokens;	/* char*: Token values, lower case, at most COMMANDS_MAX_TOKENS */
 	guint bad_tokens;	/* Token lines that are no token at all, or over the limit */
 	GPtrArray *fields;	/* char*: one field each, "Key: value" with its continuation lines */
-	char *text;		/* the rest: signature removed, trailing white space trimmed */
-	gboolean quote_only;	/* the text only quotes another mail ("> ...") */
+	char *text;		/* the rest: signature and quotes of other mail
+				 * (text_strip_quotes()) removed, trailing white
+				 * space trimmed */
+	gboolean quotes_left_out;	/* quotes of other mail were removed */
+	gboolean quote_only;	/* ... and nothing else was left as text */
 } mail_text;
 
 /* Split the text of a mail (UTF-8, \n line ends) for an instance whose
@@ -93,9 +97,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(mail_text, mail_text_free)
  * a request. */
 gboolean commands_only(const mail_text *t);
 
-/* Whether text is nothing but a quote of another mail: lines starting
- * with '>' and the "On ..., X wrote:" line above them.  A reply that only
- * quotes says nothing new. */
+/* Whether text is nothing but a quote of another mail (text_strip_quotes()
+ * leaves nothing): a reply that only quotes says nothing new. */
 gboolean commands_quote_only(const char *text);
 
 /* Whether word (any case) is this instance's identifier; *id is then its

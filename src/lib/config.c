@@ -327,6 +327,15 @@ static const config_key config_keys[] = {
 	  "tokens or texts, or was sent before); more are recorded, not answered."),
 	INT("policy", "loop_hours", loop_hours, 1, 24 * 365, "24",
 	  "The period of loop_answers."),
+	INT("policy", "unverified_answer_bytes", unverified_answer_bytes, 0, 100000000, "49152",
+	  "Bytes of answers (acknowledgements, errors, help, lookups, replies) the\n"
+	  "robot mails to one address in unverified_answer_hours for mail it cannot\n"
+	  "tell came from there (not signed by a known key, no token sent to that\n"
+	  "address, no DMARC pass of From): a forged From must not make it flood\n"
+	  "someone.  Then it stops answering that address and says so once.\n"
+	  "0: no limit."),
+	INT("policy", "unverified_answer_hours", unverified_answer_hours, 1, 168, "24",
+	  "The period of unverified_answer_bytes, in hours."),
 	STRING("policy", "allow_reserved_domains", allow_reserved_domains, "", NULL,
 	  "Reserved or local domains (example.com, .test, ...) that Vendor-Contact\n"
 	  "and security@ addresses may name all the same, comma-separated; for\n"

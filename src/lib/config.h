@@ -99,6 +99,8 @@ typedef struct {
 	gint64 per_domain_per_day;
 	gint64 loop_answers;
 	gint64 loop_hours;
+	gint64 unverified_answer_bytes;
+	gint64 unverified_answer_hours;
 	char *allow_reserved_domains;
 	char *authserv_id;
 	gint64 trusted_received;

@@ -34,9 +34,49 @@ may_see_researcher(audience a)
 }
 
 static void
+view_attachment_free(gpointer p)
+{
+	view_attachment *va = p;
+
+	g_free(va->commitment);
+	g_free(va);
+}
+
+static void
+view_record_free(gpointer p)
+{
+	view_record *vr = p;
+
+	g_ptr_array_unref(vr->attachments);
+	g_free(vr);
+}
+
+/* The attachments of a record whose content the audience may see; what
+ * the record withholds (an anonymous researcher's key) only as that. */
+static void
+view_attachments_fill(view_record *vr, const entry_view *v)
+{
+	for (guint i = 0; vr->content && i < vr->r->attachments->len; i++) {
+		const entry_attachment *a = g_ptr_array_index(vr->r->attachments, i);
+		view_attachment *va = g_new0(view_attachment, 1);
+
+		va->a = a;
+		if (a->salt != NULL) {
+			va->withheld = !may_see_researcher(v->aud);
+			va->private_only = !va->withheld;
+			va->commitment = entry_attachment_commitment(a);
+		}
+		g_ptr_array_add(vr->attachments, va);
+	}
+}
+
+static void
 view_record_fill(view_record *vr, const entry_view *v, const entry_record *r, gboolean anonymous)
 {
-	gboolean hide_id = anonymous && r->role == ENTRY_ROLE_CREATOR && !may_see_researcher(v->aud);
+	/* Her records: the creator's, and those her withheld key signed (a
+	 * signed mail of hers that grants no role, from another address). */
+	gboolean hers = r->role == ENTRY_ROLE_CREATOR || (r->signed_by_key && r->signer_withheld);
+	gboolean hide_id = anonymous && hers && !may_see_researcher(v->aud);
 
 	vr->r = r;
 	vr->sealed = entry_record_sealed_at(r, v->as_of) && !(may_see_sealed(v->aud) && r->unsealed);
@@ -50,6 +90,8 @@ view_record_fill(view_record *vr, const entry_view *v, const entry_record *r, gb
 				      (r->signer_withheld && !may_see_researcher(v->aud));
 		vr->signer = vr->signer_withheld ? NULL : r->signer;
 	}
+	vr->attachments = g_ptr_array_new_with_free_func(view_attachment_free);
+	view_attachments_fill(vr, v);
 }
 
 entry_view *
@@ -61,7 +103,7 @@ entry_view_new(const entry *e, audience a, gint64 as_of, GDateTime *now)
 	v->e = e;
 	v->aud = a;
 	v->as_of = as_of;
-	v->records = g_ptr_array_new_with_free_func(g_free);
+	v->records = g_ptr_array_new_with_free_func(view_record_free);
 	v->commitments = g_ptr_array_new();
 	v->facts = entry_facts_derive(e, as_of, may_see_sealed(a), now);
 	/* Embargoed content is only ever shown unsealed; an audience that
@@ -172,6 +214,13 @@ entry_view_record_how(const view_record *vr)
 	return g_string_free(s, FALSE);
 }
 
+const char *
+entry_view_attachment_label(const view_attachment *va)
+{
+	return g_strcmp0(va->a->content_type, "application/pgp-keys") == 0 ? "a key (withheld)"
+									 : "an attachment (withheld)";
+}
+
 /* ---- the researcher's identity ------------------------------------------- */
 
 researcher_identity *
@@ -237,10 +286,56 @@ researcher_identity_add_name(researcher_identity *id, const char *name)
 	add_needle(id, name);
 }
 
+void
+researcher_identity_add_key(researcher_identity *id, const char *fingerprint)
+{
+	g_autofree char *f = NULL;
+	g_autoptr(GString) spaced = g_string_new(NULL);
+	gsize n;
+
+	if (fingerprint == NULL)
+		return;
+	f = g_ascii_strup(fingerprint, -1);
+	n = strlen(f);
+	if (n < 16)
+		return;
+	add_needle(id, f);
+	add_needle(id, f + n - 16);	/* the long key ID */
+	/* "ABCD EF01 ... 89AB  CDEF ...": gpg's way, with two spaces in the middle */
+	for (gsize i = 0; n == 40 && i < n; i += 4) {
+		if (i > 0)
+			g_string_append(spaced, i == 20 ? "  " : " ");
+		g_string_append_len(spaced, f + i, 4);
+	}
+	if (spaced->len > 0)
+		add_needle(id, spaced->str);
+}
+
+/* Every armored public key block of text replaced: a key identifies its
+ * holder as well as her name does. */
+static char *
+redact_key_blocks(const char *text)
+{
+	static const char begin[] = "-----BEGIN PGP PUBLIC KEY BLOCK-----";
+	static const char end[] = "-----END PGP PUBLIC KEY BLOCK-----";
+	GString *out = g_string_new(NULL);
+	const char *p = text, *b;
+
+	while ((b = strstr(p, begin)) != NULL) {
+		const char *e = strstr(b, end);
+
+		g_string_append_len(out, p, b - p);
+		g_string_append(out, "[a key (withheld)]");
+		p = e != NULL ? e + sizeof end - 1 : b + strlen(b);
+	}
+	g_string_append(out, p);
+	return g_string_free(out, FALSE);
+}
+
 char *
 researcher_identity_redact(const researcher_identity *id, const char *text)
 {
-	char *r = g_strdup(text != NULL ? text : "");
+	char *r = id != NULL ? redact_key_blocks(text != NULL ? text : "") : g_strdup(text != NULL ? text : "");
 
 	for (guint i = 0; id != NULL && i < id->needles->len; i++) {
 		const char *needle = g_ptr_array_index(id->needles, i);

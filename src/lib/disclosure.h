@@ -13,7 +13,9 @@
  *     entry is a stub with its commitments, and with the keys given
  *     access and when.
  *   - An anonymous researcher's address, name and key are shown to the
- *     creator and the operator only.
+ *     creator and the operator only: in her records (those of the creator,
+ *     and those her key signed), the key that signed them, the keys she
+ *     attached (everyone else sees "a key (withheld)").
  *   - An entry a moderator marked as spam is withheld from the public.
  *   - Tokens are never part of a record (intake removes them), so no view
  *     carries one. */
@@ -35,6 +37,17 @@ typedef enum {
 
 const char *audience_str(audience a);
 
+/* One attachment of a record as the audience may see it. */
+typedef struct {
+	const entry_attachment *a;	/* borrowed; read only what this view allows */
+	/* The anonymous researcher's key, for an audience that may not know
+	 * her: only that it is a key, and the commitment the record's hash
+	 * covers, may be shown (entry_view_attachment_label()). */
+	gboolean withheld;
+	gboolean private_only;	/* shown to this audience, withheld from the public */
+	char *commitment;	/* withheld: what the canonical bytes say instead */
+} view_attachment;
+
 /* One record as the audience may see it. */
 typedef struct {
 	const entry_record *r;	/* borrowed; read only the members this view allows */
@@ -45,6 +58,7 @@ typedef struct {
 	gboolean author_withheld;	/* an anonymous researcher */
 	const char *signer;	/* the signing key, when it may be shown */
 	gboolean signer_withheld;	/* signed, by a key that is not shown */
+	GPtrArray *attachments;	/* view_attachment*; empty unless content */
 } view_record;
 
 typedef struct {
@@ -77,6 +91,9 @@ const char *entry_view_embargo_text(const entry_view *v);
  * "creator, verified by token", "vendor, unverified: sent from the
  * vendor's domain", "creator, signed by the researcher's key (withheld)". */
 char *entry_view_record_how(const view_record *vr);
+/* What a withheld attachment is shown as: "a key (withheld)" or "an
+ * attachment (withheld)". */
+const char *entry_view_attachment_label(const view_attachment *va);
 /* An endorsed contributor's record: "endorsed by the creator
  * (certification) for Version Reference", "endorsed by the moderator
  * FPR"; NULL for other records. */
@@ -96,8 +113,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(researcher_identity, researcher_identity_free)
 /* Add an address (and its local part when distinctive) or a display name. */
 void researcher_identity_add_address(researcher_identity *id, const char *address);
 void researcher_identity_add_name(researcher_identity *id, const char *name);
+/* Add her key: its fingerprint (also as gpg prints it, in groups of four)
+ * and its long key ID. */
+void researcher_identity_add_key(researcher_identity *id, const char *fingerprint);
 /* text with every mention of the identity replaced by "[the researcher]"
- * (ASCII case-insensitive); linear in the text for each needle. */
+ * (ASCII case-insensitive), and every armored public key block by "[a key
+ * (withheld)]"; linear in the text for each needle. */
 char *researcher_identity_redact(const researcher_identity *id, const char *text);
 
 #endif

@@ -168,12 +168,8 @@ embargo_release(store *st, const vulnid_config *cfg, const char *entry_id, gint6
 		rec.sha256 = sha;
 		rec.opens = r->seq;
 		s = store_record_insert(st, &rec, &row, err);
-		for (guint k = 0; s == VULNID_OK && k < r->attachments->len; k++) {
-			entry_attachment *a = g_ptr_array_index(r->attachments, k);
-
-			s = store_attachment_insert(st, row, (int) k, a->filename, a->content_type, a->size,
-						    a->sha256, err);
-		}
+		for (guint k = 0; s == VULNID_OK && k < r->attachments->len; k++)
+			s = entry_attachment_store(st, row, (int) k, g_ptr_array_index(r->attachments, k), err);
 		if (s == VULNID_OK) {
 			/* a release is a record like any other: audited */
 			g_autoptr(audit_event) ev = audit_event_new("recorded", entry_id, NULL);

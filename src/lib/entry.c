@@ -38,24 +38,55 @@ entry_record_canonical(const char *entry_id, gint64 seq, const char *created,
 	return g_string_free(s, FALSE);
 }
 
+static void
+attachment_object(GString *s, const char *sha256, gint64 size, const char *content_type, const char *filename)
+{
+	gboolean first = TRUE;
+
+	g_string_append_c(s, '{');
+	canonjson_member_str(s, &first, "sha256", sha256);
+	canonjson_member_int(s, &first, "size", size);
+	canonjson_member_str(s, &first, "content_type", content_type);
+	canonjson_member_str(s, &first, "filename", filename);
+	g_string_append_c(s, '}');
+}
+
+char *
+entry_attachment_commitment(const entry_attachment *a)
+{
+	g_autoptr(GString) s = g_string_new("vulnid-attachment-commitment:");
+
+	g_string_append_printf(s, "%s:", a->salt != NULL ? a->salt : "");
+	attachment_object(s, a->sha256, a->size, a->content_type, a->filename);
+	return g_compute_checksum_for_string(G_CHECKSUM_SHA256, s->str, (gssize) s->len);
+}
+
 void
 entry_attachments_canonical(GString *s, const GPtrArray *attachments)
 {
 	g_string_append_c(s, '[');
 	for (guint i = 0; attachments != NULL && i < attachments->len; i++) {
 		const entry_attachment *a = g_ptr_array_index(attachments, i);
-		gboolean first = TRUE;
 
 		if (i > 0)
 			g_string_append_c(s, ',');
-		g_string_append_c(s, '{');
-		canonjson_member_str(s, &first, "sha256", a->sha256);
-		canonjson_member_int(s, &first, "size", a->size);
-		canonjson_member_str(s, &first, "content_type", a->content_type);
-		canonjson_member_str(s, &first, "filename", a->filename);
-		g_string_append_c(s, '}');
+		if (a->salt != NULL) {
+			g_autofree char *c = entry_attachment_commitment(a);
+
+			attachment_object(s, c, 0, a->content_type, ENTRY_ATTACHMENT_WITHHELD);
+		} else
+			attachment_object(s, a->sha256, a->size, a->content_type, a->filename);
 	}
 	g_string_append_c(s, ']');
+}
+
+vulnid_status
+entry_attachment_store(store *st, gint64 row, int idx, const entry_attachment *a, GError **err)
+{
+	if (a->salt != NULL)
+		return store_withheld_attachment_insert(st, row, idx, a->filename, a->content_type, a->size,
+							a->sha256, a->salt, err);
+	return store_attachment_insert(st, row, idx, a->filename, a->content_type, a->size, a->sha256, err);
 }
 
 char *
@@ -189,6 +220,7 @@ entry_attachment_free(gpointer p)
 	g_free(a->sha256);
 	g_free(a->filename);
 	g_free(a->content_type);
+	g_free(a->salt);
 	g_free(a);
 }
 
@@ -201,6 +233,8 @@ entry_attachment_copy(const entry_attachment *a)
 	c->filename = g_strdup(a->filename);
 	c->content_type = g_strdup(a->content_type);
 	c->size = a->size;
+	c->salt = g_strdup(a->salt);
+	c->key = a->key;
 	return c;
 }
 
@@ -520,6 +554,7 @@ add_attachment_row(const store_entry_attachment_row *row, gpointer data)
 	a->filename = g_strdup(row->filename);
 	a->content_type = g_strdup(row->content_type);
 	a->size = row->size;
+	a->salt = g_strdup(row->salt);
 	g_ptr_array_add(r->attachments, a);
 }
 
@@ -614,6 +649,26 @@ entry_ids_by_alias(store *st, const char *alias, guint max, GPtrArray **ids, GEr
 
 /* ---- unsealing ------------------------------------------------------------- */
 
+/* A withheld attachment in canonical bytes (its commitment) becomes what
+ * the robot keeps of it, when the record has it (loaded from
+ * withheld_attachments): the commitment names it. */
+static entry_attachment *
+withheld_known(const entry_record *r, entry_attachment *placeholder)
+{
+	if (g_strcmp0(placeholder->filename, ENTRY_ATTACHMENT_WITHHELD) != 0 || placeholder->size != 0)
+		return placeholder;
+	for (guint i = 0; i < r->attachments->len; i++) {
+		const entry_attachment *a = g_ptr_array_index(r->attachments, i);
+		g_autofree char *c = a->salt != NULL ? entry_attachment_commitment(a) : NULL;
+
+		if (c != NULL && g_strcmp0(c, placeholder->sha256) == 0) {
+			entry_attachment_free(placeholder);
+			return entry_attachment_copy(a);
+		}
+	}
+	return placeholder;
+}
+
 vulnid_status
 entry_record_from_canonical(entry_record *r, const char *canonical, GError **err)
 {
@@ -660,7 +715,7 @@ entry_record_from_canonical(entry_record *r, const char *canonical, GError **err
 		a->size = json_object_get_int_member_with_default(ao, "size", 0);
 		a->content_type = member_str(ao, "content_type");
 		a->filename = member_str(ao, "filename");
-		g_ptr_array_add(atts, a);
+		g_ptr_array_add(atts, withheld_known(r, a));
 	}
 	record_set_content(r, subject, fields, body, atts);
 	return VULNID_OK;

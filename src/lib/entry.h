@@ -64,7 +64,17 @@ typedef struct {
 	char *filename;		/* may be NULL */
 	char *content_type;
 	gint64 size;
+	/* Withheld (an anonymous researcher's key): the record's canonical
+	 * bytes, and so the feed, hold only a commitment to it, salted with
+	 * this secret that the robot keeps with it (withheld_attachments;
+	 * vulnid-json(7)).  NULL for every other attachment. */
+	char *salt;
+	gboolean key;		/* an OpenPGP key, by its type or its first bytes (known
+				 * when the mail is read, not stored) */
 } entry_attachment;
+
+/* The file name and size of a withheld attachment in canonical bytes. */
+#define ENTRY_ATTACHMENT_WITHHELD "withheld"
 
 typedef struct {
 	gint64 rowid;		/* place in the database, and in the feed */
@@ -125,8 +135,17 @@ char *entry_record_canonical(const char *entry, gint64 seq, const char *created,
 			     const char *kind, const char *auth_json, const char *subject,
 			     const char *fields_json, const char *body,
 			     const GPtrArray *attachments /* entry_attachment* */);
-/* A record's attachment list as canonical JSON, appended to s. */
+/* A record's attachment list as canonical JSON, appended to s.  A withheld
+ * attachment (salt set) is {"sha256": its commitment, "size": 0,
+ * "content_type": its type, "filename": "withheld"}. */
 void entry_attachments_canonical(GString *s, const GPtrArray *attachments);
+/* The commitment to a withheld attachment: the SHA-256 of
+ * "vulnid-attachment-commitment:SALT:" and its canonical object as it
+ * would be if it were not withheld (hex). */
+char *entry_attachment_commitment(const entry_attachment *a);
+/* Store attachment a as attachment idx of record row: a withheld one only
+ * in the robot's private table. */
+vulnid_status entry_attachment_store(store *st, gint64 row, int idx, const entry_attachment *a, GError **err);
 /* Fields as canonical JSON ([[k,v],...]) from entry_kv*. */
 char *entry_fields_canonical(const GPtrArray *fields);
 

@@ -12,6 +12,10 @@
 #include "osv.h"
 #include "pubmail.h"
 
+#define HTML_ATOM "feed.atom"
+#define HTML_LATEST 20		/* entries on the front page */
+#define ATOM_ENTRIES 100	/* entries of the Atom feed */
+
 /* Plain and readable; inline, so that the pages need nothing but
  * themselves and the Content-Security-Policy can forbid everything else. */
 static const char css[] =
@@ -83,11 +87,19 @@ page_begin(GString *out, const html_opts *o, const char *rel, const char *title)
 			"style-src 'unsafe-inline'; img-src 'self'\">\n"
 			"<meta name=\"referrer\" content=\"no-referrer\">\n<title>");
 	t(out, title);
-	g_string_append(out, "</title>\n<style>");
+	g_string_append(out, "</title>\n");
+	/* feed readers find the Atom feed from any page */
+	g_string_append_printf(out, "<link rel=\"alternate\" type=\"application/atom+xml\" href=\"%s%s\" title=\"",
+			       rel, HTML_ATOM);
+	t(out, o->title);
+	g_string_append(out, " (Atom)\">\n<style>");
 	g_string_append(out, css);
 	g_string_append_printf(out, "</style>\n</head>\n<body>\n<nav><a href=\"%sindex.html\">", rel);
 	t(out, o->title);
-	g_string_append_printf(out, "</a> &middot; <a href=\"%svendors.html\">Vendors</a></nav>\n<main>\n", rel);
+	g_string_append_printf(out, "</a> &middot; <a href=\"%svendors.html\">Vendors</a>"
+			       " &middot; <a href=\"%s%s\">Atom feed</a>"
+			       " &middot; <a href=\"%sverify.html\">How to verify</a></nav>\n<main>\n",
+			       rel, rel, HTML_ATOM, rel);
 }
 
 static void
@@ -389,14 +401,21 @@ entry_page_stub(GString *out, const entry_view *v)
 }
 
 static void
-attachments_list(GString *out, const entry_record *r)
+attachments_list(GString *out, const view_record *vr)
 {
-	if (r->attachments->len == 0)
+	if (vr->attachments->len == 0)
 		return;
 	g_string_append(out, "<ul class=\"attachments\">\n");
-	for (guint j = 0; j < r->attachments->len; j++) {
-		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *a = va->a;
 
+		if (va->withheld) {
+			g_string_append(out, "<li>");
+			t(out, entry_view_attachment_label(va));
+			g_string_append(out, "</li>\n");
+			continue;
+		}
 		g_string_append(out, "<li>");
 		t(out, a->filename != NULL ? a->filename : "(no name)");
 		g_string_append(out, " (");
@@ -447,7 +466,7 @@ record_item(GString *out, const entry_view *v, const view_record *vr, GHashTable
 			html_append_text(out, r->body, TRUE);
 			g_string_append(out, "</div>\n");
 		}
-		attachments_list(out, r);
+		attachments_list(out, vr);
 	}
 	g_string_append(out, "<p class=\"meta\">SHA-256 <code>");
 	t(out, r->sha256);
@@ -894,7 +913,21 @@ write_index_page(const char *dir, const html_opts *o, const export_set *set, con
 	g_string_append(page, "<h1>");
 	t(page, o->title);
 	g_string_append_printf(page, "</h1>\n<p>%u entries. Every entry page shows all records in "
-			       "order, with their hashes.</p>\n<h2>By year</h2>\n<ul>\n", entries);
+			       "order, with their hashes. New entries and vendor positions are also in "
+			       "the <a href=\"%s\">Atom feed</a>; <a href=\"verify.html\">how to verify</a> "
+			       "this archive.</p>\n", entries, HTML_ATOM);
+	/* the latest first: what a reader comes for */
+	g_string_append(page, "<h2>Latest entries</h2>\n");
+	g_string_append(page, list_head);
+	for (guint i = set->views->len, n = 0; i > 0 && n < HTML_LATEST; i--) {
+		const entry_view *v = g_ptr_array_index(set->views, i - 1);
+
+		if (!export_listed(v))
+			continue;
+		list_row(page, v, "");
+		n++;
+	}
+	g_string_append(page, "</table>\n<h2>By year</h2>\n<ul>\n");
 	for (guint y = years->len; y > 0; y--) {
 		int year = g_array_index(years, int, y - 1);
 		guint n = 0;
@@ -947,6 +980,225 @@ write_vendor_page(const char *dir, const html_opts *o, const export_set *set, GP
 	return write_page(dir, "vendors.html", page, err);
 }
 
+/* ---- the Atom feed (RFC 4287) ---------------------------------------------------- */
+
+typedef struct {
+	const char *when;		/* RFC 3339 */
+	const entry_view *v;
+	const entry_claim *status;	/* a vendor position, or NULL: the new entry */
+} atom_item;
+
+static gint
+atom_cmp(gconstpointer a, gconstpointer b)
+{
+	const atom_item *x = *(atom_item *const *) a, *y = *(atom_item *const *) b;
+	int c = strcmp(y->when, x->when);
+
+	if (c == 0)
+		c = strcmp(y->v->e->id, x->v->e->id);
+	if (c == 0)
+		c = (x->status != NULL ? (int) x->status->record->seq : 0) <
+		    (y->status != NULL ? (int) y->status->record->seq : 0) ? 1 : -1;
+	return c;
+}
+
+/* Where a page is: absolute under the base URL when there is one. */
+static void
+site_url(GString *out, const html_opts *o, const char *path)
+{
+	const char *b = o->osv.base_url;
+
+	if (b != NULL && url_ok(b)) {
+		t(out, b);
+		g_string_append(out, g_str_has_suffix(b, "/") ? "" : "/");
+	}
+	t(out, path);
+}
+
+static void
+atom_entry(GString *out, const html_opts *o, const atom_item *it)
+{
+	const entry_view *v = it->v;
+	const entry_facts *f = v->facts;
+	g_autofree char *page = g_strdup_printf("entries/%s.html", v->e->id);
+	g_autofree char *year = g_strndup(v->e->created, 4);
+
+	g_string_append(out, "<entry>\n<id>tag:");
+	t(out, o->robot_domain);
+	g_string_append_printf(out, ",%s:%s", year, v->e->id);
+	if (it->status != NULL)
+		g_string_append_printf(out, "/%" G_GINT64_FORMAT, it->status->record->seq);
+	g_string_append(out, "</id>\n<title>");
+	t(out, v->e->id);
+	if (it->status != NULL) {
+		g_string_append(out, ": the vendor says ");
+		t(out, it->status->value);
+	} else if (v->stub) {
+		g_string_append(out, " (under embargo)");
+	} else {
+		g_string_append(out, ": ");
+		t(out, *entry_view_title(v) != '\0' ? entry_view_title(v) : "(no title)");
+	}
+	g_string_append(out, "</title>\n<updated>");
+	t(out, it->when);
+	g_string_append(out, "</updated>\n<link rel=\"alternate\" type=\"text/html\" href=\"");
+	site_url(out, o, page);
+	g_string_append(out, "\"/>\n<summary type=\"text\">");
+	if (it->status != NULL) {
+		g_string_append(out, "Vendor position: ");
+		t(out, it->status->value);
+		g_string_append_printf(out, " (record %" G_GINT64_FORMAT ", ", it->status->record->seq);
+		t(out, entry_how_phrase(it->status->record->how));
+		g_string_append(out, ")");
+	} else if (v->stub) {
+		g_string_append(out, "Under embargo until ");
+		t(out, entry_view_embargo_text(v));
+		g_string_append(out, "; commitment ");
+		t(out, v->e->digest);
+	} else {
+		if (f->vendor != NULL) {
+			g_string_append(out, "Vendor: ");
+			t(out, f->vendor->value);
+			g_string_append(out, "; ");
+		}
+		if (f->product != NULL) {
+			g_string_append(out, "Product: ");
+			t(out, f->product->value);
+			g_string_append(out, "; ");
+		}
+		g_string_append(out, "digest ");
+		t(out, v->e->digest);
+	}
+	g_string_append(out, "</summary>\n</entry>\n");
+}
+
+/* The latest new entries and vendor positions, newest first. */
+static vulnid_status
+write_atom(const char *dir, const html_opts *o, const export_set *set, GError **err)
+{
+	g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GString) out = g_string_new(NULL);
+	const char *first = NULL;
+
+	for (guint i = 0; i < set->views->len; i++) {
+		const entry_view *v = g_ptr_array_index(set->views, i);
+		atom_item *it;
+
+		if (!export_listed(v))
+			continue;
+		if (first == NULL || strcmp(v->e->created, first) < 0)
+			first = v->e->created;
+		it = g_new0(atom_item, 1);
+		it->when = v->e->created;
+		it->v = v;
+		g_ptr_array_add(items, it);
+		for (guint k = 0; !v->stub && k < v->facts->statuses->len; k++) {
+			const entry_claim *c = g_ptr_array_index(v->facts->statuses, k);
+
+			if (!entry_how_verified(c->record->how))
+				continue;	/* unverified: a proposal, not a position */
+			it = g_new0(atom_item, 1);
+			it->when = c->record->created;
+			it->v = v;
+			it->status = c;
+			g_ptr_array_add(items, it);
+		}
+	}
+	g_ptr_array_sort(items, atom_cmp);
+	g_string_append(out, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+			"<feed xmlns=\"http://www.w3.org/2005/Atom\">\n<id>");
+	if (o->osv.base_url != NULL && url_ok(o->osv.base_url))
+		site_url(out, o, HTML_ATOM);
+	else {
+		/* a tag URI (RFC 4151) dated by the first entry: it never changes */
+		g_autofree char *date = first != NULL ? g_strndup(first, 10) : g_strdup("2000-01-01");
+
+		g_string_append(out, "tag:");
+		t(out, o->robot_domain);
+		g_string_append_printf(out, ",%s:vulnid", date);
+	}
+	g_string_append(out, "</id>\n<title>");
+	t(out, o->title);
+	g_string_append(out, "</title>\n<updated>");
+	t(out, items->len > 0 ? ((atom_item *) g_ptr_array_index(items, 0))->when : "2000-01-01T00:00:00Z");
+	g_string_append(out, "</updated>\n<author><name>vulnid at ");
+	t(out, o->robot_domain);
+	g_string_append(out, "</name></author>\n<link rel=\"alternate\" type=\"text/html\" href=\"");
+	site_url(out, o, "index.html");
+	g_string_append(out, "\"/>\n");
+	if (o->osv.base_url != NULL && url_ok(o->osv.base_url)) {
+		g_string_append(out, "<link rel=\"self\" type=\"application/atom+xml\" href=\"");
+		site_url(out, o, HTML_ATOM);
+		g_string_append(out, "\"/>\n");
+	}
+	g_string_append(out, "<generator>vulnid</generator>\n");
+	for (guint i = 0; i < items->len && i < ATOM_ENTRIES; i++)
+		atom_entry(out, o, g_ptr_array_index(items, i));
+	g_string_append(out, "</feed>\n");
+	return write_page(dir, HTML_ATOM, out, err);
+}
+
+/* ---- how to verify ---------------------------------------------------------------- */
+
+static vulnid_status
+write_verify_page(const char *dir, const html_opts *o, GError **err)
+{
+	g_autoptr(GString) p = g_string_new(NULL);
+
+	page_begin(p, o, "", "How to verify this archive");
+	g_string_append(p, "<h1>How to verify this archive</h1>\n"
+			"<p>Every page here is made from the robot's public feed: JSON lines in "
+			"SHA-256 chains, signed by the robot's OpenPGP key, and a transparency log "
+			"over them (vulnid-feed(5)). Nothing in the feed is ever changed or removed; "
+			"anyone can check a copy of it without trusting this site.</p>\n"
+			"<h2>The robot's key</h2>\n<p>OpenPGP fingerprint: <code class=\"hash\">");
+	t(p, o->robot_fpr != NULL ? o->robot_fpr : "(not known to this export)");
+	g_string_append(p, "</code></p>\n<p>Compare it with the fingerprint published elsewhere by the "
+			"robot's operator");
+	if (o->request_address != NULL) {
+		g_string_append(p, ", and with the key the robot mails back when you send the word "
+				"<code>key</code> to <code>");
+		t(p, o->request_address);
+		g_string_append(p, "</code>");
+	}
+	g_string_append(p, ". Every mail the robot sends is signed with it.</p>\n"
+			"<h2>The feed</h2>\n<p>The feed is at ");
+	if (o->osv.base_url != NULL && url_ok(o->osv.base_url)) {
+		g_string_append(p, "<a href=\"");
+		site_url(p, o, "feed/");
+		g_string_append(p, "\">");
+		site_url(p, o, "feed/");
+		g_string_append(p, "</a>");
+	} else
+		g_string_append(p, "<code>feed/</code> beside these pages");
+	g_string_append(p, ". With a copy of it in FEED-DIR (for example <code>wget --mirror "
+			"--no-parent</code> of that address) and the robot's key in robot.asc:</p>\n"
+			"<pre>vulnid verify-feed FEED-DIR --key robot.asc</pre>\n"
+			"<p>checks every line, every chain, the signed <code>HEAD.json</code>, the "
+			"commitments of embargoed records and their releases, and that the log's tiles "
+			"and checkpoint hold exactly these lines.</p>\n"
+			"<h2>The transparency log</h2>\n<p>The log's key (its checkpoints are signed "
+			"with it; FEED-DIR/log.vkey, itself signed by the robot's key in "
+			"FEED-DIR/log.vkey.asc):</p>\n<pre class=\"hash\">");
+	t(p, o->log_vkey != NULL ? o->log_vkey : "(not known to this export)");
+	g_string_append(p, "</pre>\n<p>That an entry's records are in the log, with the log key "
+			"alone:</p>\n<pre>vulnid prove FEED-DIR ID &gt; ID.tlog-proof\n"
+			"vulnid verify-feed --proof ID.tlog-proof --log-key FEED-DIR/log.vkey</pre>\n"
+			"<p>The log is a C2SP tlog-tiles log with a signed-note checkpoint, so "
+			"independent code checks it too: Go's <code>golang.org/x/mod/sumdb/tlog</code> "
+			"and <code>sumdb/note</code> (Debian: golang-golang-x-mod-dev) read its tiles "
+			"and verify its checkpoint with the log key. Witnesses that cosign the "
+			"checkpoint are checked with <code>vulnid verify-feed --witness-key</code>.</p>\n"
+			"<h2>An entry</h2>\n<p>An entry's digest is the SHA-256 of its first record in "
+			"canonical form (vulnid-json(7)); the researcher got it in the robot's "
+			"acknowledgement, signed, and it is the first line of the entry in the feed. "
+			"The <a href=\"");
+	g_string_append(p, HTML_ATOM);
+	g_string_append(p, "\">Atom feed</a> announces new entries and vendor positions.</p>\n");
+	page_end(p);
+	return write_page(dir, "verify.html", p, err);
+}
+
 vulnid_status
 html_export(store *st, const char *dir, const html_opts *o, html_result *res, GError **err)
 {
@@ -973,5 +1225,9 @@ html_export(store *st, const char *dir, const html_opts *o, html_result *res, GE
 		s = write_index_page(dir, o, set, years, res->entries, err);
 	if (s == VULNID_OK)
 		s = write_vendor_page(dir, o, set, vlist, err);
+	if (s == VULNID_OK)
+		s = write_atom(dir, o, set, err);
+	if (s == VULNID_OK)
+		s = write_verify_page(dir, o, err);
 	return s;
 }

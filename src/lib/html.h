@@ -13,7 +13,11 @@
 typedef struct {
 	const char *title;		/* site title */
 	const char *robot_domain;	/* replacement Message-IDs in anonymized mail */
-	osv_opts osv;			/* OSV ids of the JSON beside the pages */
+	osv_opts osv;			/* OSV ids of the JSON beside the pages; its
+					 * base_url is where the site is published */
+	const char *request_address;	/* where to ask the robot for its key, or NULL */
+	const char *robot_fpr;		/* the robot's OpenPGP fingerprint, or NULL */
+	const char *log_vkey;		/* the feed's log key (note vkey), or NULL */
 } html_opts;
 
 typedef struct {
@@ -22,10 +26,13 @@ typedef struct {
 	guint mails;		/* raw mails */
 } html_result;
 
-/* Write DIR/index.html, DIR/YYYY.html, DIR/vendors.html,
- * DIR/entries/ID.html, DIR/osv/<osv id>.json and DIR/mail/ID-SEQ.eml (each
- * public record as a mail, pubmail.h);
- * pages of entries no longer published (spam) are removed. */
+/* Write DIR/index.html (the latest entries, the years), DIR/YYYY.html,
+ * DIR/vendors.html, DIR/entries/ID.html, DIR/osv/<osv id>.json,
+ * DIR/mail/ID-SEQ.eml (each public record as a mail, pubmail.h),
+ * DIR/feed.atom (an RFC 4287 feed of the latest new entries and vendor
+ * positions, linked from every page) and DIR/verify.html (how to check
+ * the archive: the feed, its log key, the robot's key); pages of entries
+ * no longer published (spam) are removed. */
 vulnid_status html_export(store *st, const char *dir, const html_opts *o, html_result *res,
 			  GError **err);
 

@@ -163,41 +163,46 @@ ack_encryption_key(const intake_ctx *c)
 	return c->signer;
 }
 
-/* What a request's first record says: the block as written, with every
- * token the robot issued removed (quoted from another entry's mail, say),
- * and for an anonymous request the researcher's addresses and name
- * replaced, so that no view of the record can show them (the ack, to the
- * researcher, quotes the request as written). */
-static vulnid_status
-request_content(intake_ctx *c, const request_block *b, gboolean anonymous, guint *budget,
-		char **subject, char **fields, char **body, GError **err)
+/* What a request's first record says: the block as written (tokens were
+ * taken out of the whole mail on the way in, mail_redact()), and for an
+ * anonymous request the researcher's addresses and name replaced, so that
+ * no view of the record can show them (the ack, to the researcher, quotes
+ * the request as written). */
+static void
+request_content(intake_ctx *c, const request_block *b, const researcher_identity *id, char **subject,
+		char **fields, char **body)
 {
-	g_autoptr(researcher_identity) id = researcher_identity_new();
 	g_autoptr(GPtrArray) kv = g_ptr_array_new_with_free_func(entry_kv_free);
-	vulnid_status s;
 
-	if (anonymous) {
-		researcher_identity_add_address(id, c->m->from_addr);
-		researcher_identity_add_address(id, c->m->reply_addr);
-		researcher_identity_add_address(id, c->envelope_sender);
-		researcher_identity_add_name(id, c->m->from_name);
-	}
 	*subject = researcher_identity_redact(id, c->m->subject);
 	*body = researcher_identity_redact(id, b->description);
-	s = tokens_scrub(c->st, subject, budget, err);
-	if (s == VULNID_OK)
-		s = tokens_scrub(c->st, body, budget, err);
-	for (guint i = 0; s == VULNID_OK && i < b->fields->len; i++) {
+	for (guint i = 0; i < b->fields->len; i++) {
 		const request_field *f = g_ptr_array_index(b->fields, i);
 		entry_kv *x = g_new0(entry_kv, 1);
 
 		x->key = g_strdup(f->key);
 		x->value = researcher_identity_redact(id, f->value);
 		g_ptr_array_add(kv, x);
-		s = tokens_scrub(c->st, &x->value, budget, err);
 	}
 	*fields = entry_fields_canonical(kv);
-	return s;
+}
+
+/* Who the sender of an anonymous request must not be seen as: her
+ * addresses, her name, the key that signed; NULL when not anonymous. */
+static researcher_identity *
+request_researcher(const intake_ctx *c, gboolean anonymous)
+{
+	researcher_identity *id;
+
+	if (!anonymous)
+		return NULL;
+	id = researcher_identity_new();
+	researcher_identity_add_address(id, c->m->from_addr);
+	researcher_identity_add_address(id, c->m->reply_addr);
+	researcher_identity_add_address(id, c->envelope_sender);
+	researcher_identity_add_name(id, c->m->from_name);
+	researcher_identity_add_key(id, c->signer);
+	return id;
 }
 
 /* What the identifiers of one request share while they are assigned. */
@@ -210,7 +215,6 @@ typedef struct {
 	char *robot;		/* the robot's fingerprint, for sealing */
 	gboolean sealed_mail;	/* the request asks for an embargo */
 	gboolean confirm;	/* confirm_unsigned deferred a notification */
-	guint scrub_budget;
 	const char *encrypt_key;	/* the ack is encrypted to it, or NULL */
 	int year;
 } assign_state;
@@ -239,6 +243,8 @@ typedef struct {
 	char *body;
 	char *digest;
 	char *sealed;		/* the record sealed to the robot, or NULL */
+	researcher_identity *hide;	/* an anonymous request's sender, or NULL */
+	GPtrArray *attachments;	/* entry_attachment*, as this record carries them, or NULL */
 	store_record rec;
 	gint64 rec_row;
 } assign_block;
@@ -253,6 +259,8 @@ assign_block_clear(assign_block *k)
 	g_free(k->body);
 	g_free(k->digest);
 	g_free(k->sealed);
+	g_clear_pointer(&k->hide, researcher_identity_free);
+	g_clear_pointer(&k->attachments, g_ptr_array_unref);
 }
 
 /* Number, canonical record, entry row, record row and its attachments. */
@@ -267,11 +275,9 @@ assign_store(intake_ctx *c, assign_state *a, assign_block *k, GError **err)
 	if (s != VULNID_OK)
 		return s;
 	k->id = ids_format(c->cfg->prefix, a->year, number);
-	s = request_content(c, k->b, k->anonymous, &a->scrub_budget, &k->subject, &k->fields, &k->body, err);
-	if (s != VULNID_OK)
-		return s;
+	request_content(c, k->b, k->hide, &k->subject, &k->fields, &k->body);
 	canon = entry_record_canonical(k->id, 1, c->now, "request", k->auth, k->subject, k->fields, k->body,
-				       k->embargoed || !a->sealed_mail ? a->attachments : NULL);
+				       k->attachments);
 	/* For an embargoed entry the digest is the commitment: the hash
 	 * of the content that stays sealed until release. */
 	k->digest = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
@@ -305,11 +311,12 @@ assign_store(intake_ctx *c, assign_state *a, assign_block *k, GError **err)
 	s = store_record_insert(c->st, &k->rec, &k->rec_row, err);
 	if (s == VULNID_OK)
 		s = mail_record_signer(c, k->rec_row, k->auth, err);
-	for (guint i = 0; s == VULNID_OK && !a->sealed_mail && i < a->attachments->len; i++) {
-		const entry_attachment *x = g_ptr_array_index(a->attachments, i);
+	for (guint i = 0; s == VULNID_OK && k->attachments != NULL && i < k->attachments->len; i++) {
+		const entry_attachment *x = g_ptr_array_index(k->attachments, i);
 
-		s = store_attachment_insert(c->st, k->rec_row, (int) i, x->filename, x->content_type,
-					    x->size, x->sha256, err);
+		/* sealed: stored at the release, but what is withheld now */
+		if (!a->sealed_mail || x->salt != NULL)
+			s = entry_attachment_store(c->st, k->rec_row, (int) i, x, err);
 	}
 	return s;
 }
@@ -366,7 +373,7 @@ assign_ack_entry(intake_ctx *c, assign_state *a, const assign_block *k, GError *
 	made->digest = g_strdup(k->digest);
 	made->embargo = g_strdup(k->embargoed ? request_block_get(k->b, "Embargo") : NULL);
 	entry_add_record(made, &k->rec, k->rec_row, k->subject, k->fields, k->body,
-			 k->embargoed || !a->sealed_mail ? a->attachments : NULL, c->signer);
+			 k->attachments, c->signer);
 	view = entry_view_new(made, AUDIENCE_CREATOR, G_MAXINT64, c->now_dt);
 	render_ack_entry(a->entries, c->cfg, view, k->embargoed && a->encrypt_key == NULL, token);
 	return VULNID_OK;
@@ -384,6 +391,15 @@ assign_one(intake_ctx *c, assign_state *a, guint bi, GError **err)
 	anon = request_block_get(k.b, "Anonymous");
 	k.anonymous = anon != NULL && g_ascii_strcasecmp(anon, "yes") == 0;
 	k.auth = mail_record_auth(c, k.anonymous, NULL, NULL);
+	k.hide = request_researcher(c, k.anonymous);
+	/* An embargoed mail's attachments belong to its embargoed blocks. */
+	if (k.embargoed || !a->sealed_mail) {
+		k.attachments = mail_record_attachments(a->attachments, k.hide, k.anonymous, err);
+		if (k.attachments == NULL) {
+			assign_block_clear(&k);
+			return VULNID_ERR_TEMP;
+		}
+	}
 	s = assign_store(c, a, &k, err);
 	if (s == VULNID_OK)
 		s = assign_tell(c, a, &k, bi, err);
@@ -415,7 +431,15 @@ assign_warnings(const intake_ctx *c, const assign_state *a)
 		g_string_append(w, "The details of embargoed entries are not repeated here: this mail is\n"
 			       "not encrypted (sign your request with a key that can encrypt to get\n"
 			       "an encrypted acknowledgement).\n\n");
-	return w->len > 0 ? g_string_free(g_steal_pointer(&w), FALSE) : NULL;
+	if (!a->sealed_mail && c->m->decrypted)
+		g_string_append(w, "Your request came encrypted but has no \"Embargo:\" line, so its entry\n"
+			       "is public at once: it is announced, exported and sent to the vendor in\n"
+			       "clear like any other, and this mail is not encrypted either. To keep a\n"
+			       "request sealed, add a line \"Embargo: YYYY-MM-DD\" (or \"Embargo: yes\",\n"
+			       "until you release it).\n\n");
+	if (w->len == 0)
+		return NULL;
+	return text_wrap(w->str, 78);
 }
 
 /* The ack: every identifier, encrypted when the request was embargoed and
@@ -446,8 +470,11 @@ assign_ack(intake_ctx *c, assign_state *a, GError **err)
 		g_string_append(a->notes, "The vendor will be told and the entry announced once you confirm that\n"
 				"this mailbox works: send a mail with the line \"Token: ...\" (the token\n"
 				"above) to the entry's address.\n");
-	if (a->notes->len > 0)
-		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", a->notes->str));
+	if (a->notes->len > 0) {
+		g_autofree char *notes = text_wrap(a->notes->str, 78);
+
+		g_hash_table_insert(vars, "notification", g_strdup_printf("%s\n", notes));
+	}
 	if (warnings != NULL)
 		g_hash_table_insert(vars, "warnings", g_steal_pointer(&warnings));
 	if (c->res->ids->len == 1)
@@ -472,7 +499,6 @@ intake_assign(intake_ctx *c, const request *r, GError **err)
 	a.entries = g_string_new(NULL);
 	a.notes = g_string_new(NULL);
 	a.sealed_mail = intake_request_embargoed(r);
-	a.scrub_budget = 200;
 	a.encrypt_key = a.sealed_mail ? ack_encryption_key(c) : NULL;
 	a.year = g_date_time_get_year(c->now_dt);
 	blocks_spec = config_blocks_for_year(c->cfg, a.year);
@@ -561,6 +587,15 @@ intake_bounce(intake_ctx *c, const char *rcpt, GError **err)
 		return s;
 	}
 	dsn = c->m->mime != NULL ? dsn_parse(c->m->mime) : dsn_report_new();
+	/* What the remote server says may quote the mail it bounces (one
+	 * with a token); it is recorded and told to the researcher. */
+	for (guint i = 0; i < dsn->recipients->len; i++) {
+		dsn_recipient *d = g_ptr_array_index(dsn->recipients, i);
+
+		s = mail_redact_string(c, &d->diagnostic, err);
+		if (s != VULNID_OK)
+			return s;
+	}
 	if (dsn->recipients->len == 0) {
 		/* Not RFC 3464, but only a bounce is sent to a VERP address. */
 		dsn_recipient *d = g_new0(dsn_recipient, 1);
@@ -651,6 +686,10 @@ auth_json(const message *m, const char *from_verified, const char **signer)
 			canonjson_member_str(s, &first, "reason", m->sig->reason);
 		else if (m->partial_signature)
 			canonjson_member_str(s, &first, "reason", "a signature covers only part of the mail");
+		else if (m->unopened_clearsigned)
+			canonjson_member_str(s, &first, "reason",
+					     "clearsigned text in one part of the mail; only a signature of the "
+					     "whole mail is checked");
 		else if (m->encrypted)
 			canonjson_member_str(s, &first, "reason",
 					     "an encrypted part inside the mail was not decrypted");
@@ -791,15 +830,14 @@ audit_tofu(mail_ctx *c, GError **err)
  * which anyone can vary (an armor Comment line) without breaking the
  * signature.  Only valid signatures carry authority, so only they count. */
 static char *
-replay_key(const message *m)
+replay_key(const intake_ctx *c)
 {
-	g_autofree char *text_sha = NULL;
+	const message *m = c->m;
 	g_autofree char *key = NULL;
 
 	if (!m->sig->valid || m->sig->fpr == NULL)
 		return NULL;
-	text_sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, m->text != NULL ? m->text : "", -1);
-	key = g_strdup_printf("%s:%" G_GINT64_FORMAT ":%s", m->sig->fpr, m->sig->created, text_sha);
+	key = g_strdup_printf("%s:%" G_GINT64_FORMAT ":%s", m->sig->fpr, m->sig->created, c->text_sha256);
 	return g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
 }
 
@@ -1033,7 +1071,7 @@ static vulnid_status
 intake_classify(intake_ctx *c, intake_plan *p, const char **disposition, GError **err)
 {
 	const char *rcpt = c->env->recipient != NULL ? c->env->recipient : c->m->delivered_to;
-	g_autofree char *replay = replay_key(c->m);
+	g_autofree char *replay = replay_key(c);
 	vulnid_status s;
 
 	if (replay != NULL) {
@@ -1102,6 +1140,8 @@ intake_classify(intake_ctx *c, intake_plan *p, const char **disposition, GError 
 		p->r = request_parse(c->m->text, c->m->subject, &lim, c->now_dt);
 		if (c->m->text_cut_from > 0)
 			request_note_text_cut(p->r, c->m->text_kept, c->m->text_cut_from, c->m->text_kept_as);
+		if (c->m->subject_chars > 998)
+			request_note_subject_cut(p->r, c->m->subject_chars);
 		*disposition = p->r->is_help ? "help" : p->r->is_key ? "key"
 			     : p->r->errors->len > 0 ? "rejected" : "request";
 	}
@@ -1195,6 +1235,8 @@ record_policy(intake_ctx *c, const message_spool *sp, GError **err)
 	const char *loop_why = NULL;
 	vulnid_status s = loop_suspect(c, config_key_int(c->cfg, "policy", "loop_hours"), &loop_why, err);
 
+	if (s == VULNID_OK)
+		s = mail_check_verified(c, err);
 	if (s != VULNID_OK)
 		return s;
 	pm.cause = c->msg_row;
@@ -1204,6 +1246,7 @@ record_policy(intake_ctx *c, const message_spool *sp, GError **err)
 	pm.envelope_sender = c->envelope_sender;
 	pm.suspect = loop_why != NULL;
 	pm.suspect_why = loop_why;
+	pm.verified = c->verified;
 	policy_mail_begin(&pm);
 	return VULNID_OK;
 }
@@ -1252,7 +1295,7 @@ record_signature(intake_ctx *c, const intake_plan *p, GError **err)
 		if (s != VULNID_OK)
 			return s;
 	}
-	replay = replay_key(c->m);
+	replay = replay_key(c);
 	if (replay != NULL && !c->replay && c->unbound == NULL)
 		/* Remembered only where it acts: a copy sent to an entry its
 		 * text does not name acts nowhere, and must not make the
@@ -1276,7 +1319,9 @@ intake_record(intake_ctx *c, message_spool *sp, gboolean *duplicate, GError **er
 		return s;
 	if (seen > 0)
 		return record_duplicate(c, sp, seen, duplicate, err);
-	s = intake_classify(c, &p, &sm.disposition, err);
+	s = mail_redact(c, err);
+	if (s == VULNID_OK)
+		s = intake_classify(c, &p, &sm.disposition, err);
 	if (s == VULNID_OK)
 		s = intake_sealed(c, sp, &p, sm.disposition, &p.sealed, err);
 	if (s != VULNID_OK)
@@ -1322,6 +1367,7 @@ struct intake_mail {
 	char *client;		/* the client address in use (from -a or Received) */
 	char *client_net;
 	hashcash_stamp *stamp;
+	char *text_sha256;	/* of the text as it came */
 	intake_result *res;
 	intake_ctx c;
 	gboolean duplicate;
@@ -1343,6 +1389,8 @@ intake_mail_free(intake_mail *im)
 	g_free(im->client);
 	g_free(im->client_net);
 	hashcash_stamp_free(im->stamp);
+	g_free(im->text_sha256);
+	g_clear_pointer(&im->c.tokens, g_ptr_array_unref);
 	g_clear_pointer(&im->c.key_conflict, crypto_conflict_free);
 	intake_result_free(im->res);
 	g_free(im->sender);
@@ -1407,6 +1455,9 @@ intake_parse(const vulnid_config *cfg, int in_fd, gboolean spooled, const intake
 	c->now = im->now;
 	c->now_dt = im->now_dt;
 	c->res = im->res;
+	/* what a signature covered, before anything is taken out of it */
+	im->text_sha256 = g_compute_checksum_for_string(G_CHECKSUM_SHA256, im->m->text != NULL ? im->m->text : "", -1);
+	c->text_sha256 = im->text_sha256;
 	c->envelope_sender = im->env.sender != NULL ? im->env.sender : im->sp->mbox_sender;
 	im->client = intake_client_address(&im->env, im->sp);
 	im->client_net = ratelimit_client_net(im->client);

@@ -124,15 +124,14 @@ typedef struct {
 } addition_parts;
 
 /* Each "Key: value" chunk of the mail: a field the sender's role may set,
- * redacted for an anonymous researcher and with tokens scrubbed; else
- * kept in the text with a note why. */
-static vulnid_status
+ * redacted for an anonymous researcher (tokens were taken out of the mail
+ * on the way in); else kept in the text with a note why. */
+static void
 addition_fields(lc_mail *l, const role_info *ri, const entry_facts *facts, const researcher_identity *hide,
-		addition_parts *af, GError **err)
+		addition_parts *af)
 {
 	mail_ctx *c = l->c;
 	request_limits lim = { 1, 1, c->cfg->max_field_length };
-	vulnid_status s;
 
 	for (guint i = 0; i < l->mt->fields->len; i++) {
 		const char *chunk = g_ptr_array_index(l->mt->fields, i);
@@ -169,9 +168,6 @@ addition_fields(lc_mail *l, const role_info *ri, const entry_facts *facts, const
 			g_free(value);
 			value = x;
 		}
-		s = tokens_scrub(c->st, &value, &l->scrub_budget, err);
-		if (s != VULNID_OK)
-			return s;
 		if (af->nfields++ > 0)
 			g_string_append_c(af->fields, ',');
 		g_string_append_c(af->fields, '[');
@@ -182,7 +178,6 @@ addition_fields(lc_mail *l, const role_info *ri, const entry_facts *facts, const
 		af->vendor_fields |= g_ascii_strcasecmp(f->key, "Vendor") == 0 ||
 				 g_ascii_strcasecmp(f->key, "Vendor-Contact") == 0;
 	}
-	return VULNID_OK;
 }
 
 vulnid_status
@@ -203,25 +198,22 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 
 	hide = anonymous ? lc_researcher_of(l, e, ri) : NULL;
 	facts = entry_facts_now(e);
-	s = addition_fields(l, ri, facts, hide, &af, err);
-	if (s != VULNID_OK)
-		return s;
+	addition_fields(l, ri, facts, hide, &af);
 	g_string_append_c(fields, ']');
 	/* A reply that only quotes (a subscription confirmed by replying,
 	 * commands above the quoted mail) adds no text. */
 	if (!l->mt->quote_only) {
-		if (kept->len > 0 && *l->mt->text != '\0')
+		g_autofree char *own = text_unautolink(l->mt->text);
+
+		if (kept->len > 0 && *own != '\0')
 			g_string_append_c(kept, '\n');
-		g_string_append(kept, l->mt->text);
+		g_string_append(kept, own);
 	}
 	while (kept->len > 0 && g_ascii_isspace(kept->str[kept->len - 1]))
 		g_string_truncate(kept, kept->len - 1);
 	body = hide != NULL ? lc_redact(kept->str, hide) : g_strdup(kept->str);
-	s = tokens_scrub(c->st, &body, &l->scrub_budget, err);
-	if (s != VULNID_OK)
-		return s;
 	if (af.nfields == 0 && *body == '\0' && c->m->attachments->len == 0) {
-		if (l->mt->commands->len == 0 && l->mt->tokens->len == 0)
+		if (l->mt->commands->len == 0 && l->mt->tokens->len == 0 && l->c->tokens->len == 0)
 			g_string_append(l->out, "Nothing was recorded: the mail had no text, fields or attachments.\n\n");
 		return VULNID_OK;
 	}
@@ -237,6 +229,9 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 			       : "an addition", strcmp(ri->role, "third-party") == 0 ? "third party" : ri->role,
 			       entry_how_phrase(entry_how_from_str(ri->how)),
 			       sealed ? ", sealed until the embargo ends" : "");
+	if (l->mt->quotes_left_out)
+		g_string_append(notes, "  The mail your text quotes was left out of the record (your mail is\n"
+				       "  archived as it came).\n");
 	if (af.nfields > 0 && strcmp(ri->role, "contributor") == 0 && ri->endorsed_fields[0] != '\0')
 		g_string_append_printf(notes, "  Your key is endorsed for these fields: %s; the others are kept\n"
 				       "  as proposals.\n", ri->endorsed_fields);

@@ -166,7 +166,9 @@ cmd_lookup(lc_mail *l, const command *cmd, GError **err)
 		{
 			g_autoptr(entry_view) v = entry_view_new(e, AUDIENCE_PUBLIC, G_MAXINT64, c->now_dt);
 
-			t = render_mail_text(v);
+			/* The whole entry only to an address the mail proves:
+			 * a forged From must not get anyone tens of kilobytes. */
+			t = c->verified ? render_mail_text(v) : render_mail_headline(c->cfg, v);
 		}
 		g_string_append_printf(text, "%s%s", text->len > 0 ? "\n" : "", t);
 	}
@@ -179,7 +181,9 @@ cmd_lookup(lc_mail *l, const command *cmd, GError **err)
 		g_string_truncate(text, MAX_LOOKUP_TEXT);
 		g_string_append(text, "\n[... cut: the entry is longer than a mail should be]\n");
 	}
-	g_string_append_printf(l->out, "> %s\n  done:\n\n", cmd->line);
+	g_string_append_printf(l->out, "> %s\n  done%s:\n\n", cmd->line,
+			       c->verified ? "" : " (the headline: the whole entry is mailed in answer to mail signed\n"
+				  "  with a known key or sent with a token; it is also on the entry's page)");
 	{
 		g_auto(GStrv) lines = g_strsplit(text->str, "\n", -1);
 
@@ -484,6 +488,10 @@ cmd_subscribe(lc_mail *l, const command *cmd, entry *e, const role_info *ri G_GN
 	s = tokens_issue(c->st, e->id, sub ? "subscribe" : "unsubscribe", to, &token, err);
 	if (s != VULNID_OK)
 		return s;
+	if (l->pending == NULL)
+		l->pending = g_strdup(e->id);
+	else if (strcmp(l->pending, e->id) != 0)
+		l->pending_many = TRUE;
 	lc_out_result(l, cmd->line,
 		   "to confirm, reply to this mail (or write to %s) with\n"
 		   "  this line at the top:\n\n"

@@ -14,7 +14,6 @@
 #include "store-lifecycle.h"
 #include "tokens.h"
 
-#define MAX_SCRUB 200		/* token lookups per mail */
 #define MAX_VENDOR_ADDRESSES 10
 #define MAX_LOOKUP_TEXT (64 * 1024)
 #define MAX_LOOKUPS 5
@@ -53,10 +52,14 @@ typedef struct {
 	GBytes *key;		/* the robot's key, when asked for */
 	gboolean help;
 	const char *routed;	/* the entry the mail is about, or NULL */
-	char *subject;		/* tokens scrubbed */
-	guint scrub_budget;
+	char *subject;		/* the mail's (its tokens taken out on the way in) */
 	GPtrArray *attachments;	/* entry_attachment*, stored once, or NULL */
 	guint lookups;
+	/* The entry of the confirmations this mail asks for (subscribe,
+	 * unsubscribe), when there is one: the reply is tied to it, so that
+	 * a reply to the reply reaches it; pending_many: several. */
+	char *pending;
+	gboolean pending_many;
 	gboolean delivering;	/* sending sealed records to keys given access */
 } lc_mail;
 
@@ -94,6 +97,9 @@ vulnid_status lc_vendor_addresses(store *st, const entry *e, GPtrArray **out, GE
 vulnid_status lc_load_entry(store *st, const char *id, gboolean unseal, entry **out, GError **err);
 vulnid_status lc_role_for(lc_mail *l, const entry *e, role_info *ri, GError **err);
 gboolean lc_creator_verified(const role_info *ri);
+/* The mail is signed by the key of the entry's request, whether or not
+ * the signature grants the role here. */
+gboolean lc_signed_by_researcher(const role_info *ri);
 researcher_identity *lc_researcher_of(const lc_mail *l, const entry *e, const role_info *ri);
 
 /* lifecycle-relay.c */

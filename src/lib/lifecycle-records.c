@@ -50,7 +50,19 @@ lc_out_result(lc_mail *l, const char *line, const char *fmt, ...)
 	va_end(ap);
 	if (line != NULL)
 		g_string_append_printf(l->out, "> %s\n", line);
-	g_string_append_printf(l->out, "  %s\n\n", msg);
+	{
+		/* the robot's sentences wrapped at 78; what is indented more
+		 * (an entry looked up) is as its maker wrote it */
+		g_autofree char *all = g_strdup_printf("  %s", msg);
+		g_auto(GStrv) lines = g_strsplit(all, "\n", -1);
+
+		for (char **p = lines; *p != NULL; p++) {
+			g_autofree char *w = strspn(*p, " ") >= 4 ? g_strdup(*p) : text_wrap(*p, 78);
+
+			g_string_append_printf(l->out, "%s\n", w);
+		}
+		g_string_append_c(l->out, '\n');
+	}
 }
 
 vulnid_status
@@ -126,11 +138,15 @@ lc_append_record(lc_mail *l, entry *e, const char *kind, const role_info *ri,
 	const char *entry_id = e->id;
 	gboolean anonymous = lc_entry_is_anonymous(e);
 	gboolean by_robot = strcmp(ri->role, "robot") == 0;
-	g_autofree char *auth = record_auth(l, anonymous && strcmp(ri->role, "creator") == 0, ri);
+	/* Hers: the creator's, or signed by her key although it grants no
+	 * role here (another From, a text that does not name the entry). */
+	gboolean hers = anonymous && (strcmp(ri->role, "creator") == 0 || lc_signed_by_researcher(ri));
+	g_autofree char *auth = record_auth(l, hers, ri);
 	g_autoptr(researcher_identity) hide = anonymous ? lc_researcher_of(l, e, ri) : NULL;
 	g_autofree char *robot_addr = by_robot ? g_strdup(c->cfg->request_address) : NULL;
 	g_autofree char *subject = by_robot ? g_strdup("") : hide != NULL ? lc_redact(l->subject, hide)
 									   : g_strdup(l->subject);
+	g_autoptr(GPtrArray) atts = NULL;
 	g_autofree char *canon = NULL;
 	g_autofree char *sha = NULL;
 	g_autofree char *sealed = NULL;
@@ -139,10 +155,15 @@ lc_append_record(lc_mail *l, entry *e, const char *kind, const role_info *ri,
 	vulnid_status s;
 	gint64 seq, row;
 
+	if (attachments != NULL) {
+		atts = mail_record_attachments(attachments, hide, hers, err);
+		if (atts == NULL)
+			return VULNID_ERR_TEMP;
+	}
 	s = store_lifecycle_next_seq(c->st, entry_id, &seq, err);
 	if (s != VULNID_OK)
 		return s;
-	canon = entry_record_canonical(entry_id, seq, c->now, kind, auth, subject, fields, body, attachments);
+	canon = entry_record_canonical(entry_id, seq, c->now, kind, auth, subject, fields, body, atts);
 	sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon, -1);
 	if (seal) {
 		g_autofree char *robot = NULL;
@@ -176,12 +197,14 @@ lc_append_record(lc_mail *l, entry *e, const char *kind, const role_info *ri,
 	if (s != VULNID_OK)
 		return s;
 	/* the loaded entry gets it too, in clear, for the mail it causes */
-	entry_add_record(e, &rec, row, subject, fields, body, attachments, c->signer);
-	for (guint i = 0; !seal && attachments != NULL && i < attachments->len; i++) {
-		const entry_attachment *a = g_ptr_array_index(attachments, i);
+	entry_add_record(e, &rec, row, subject, fields, body, atts, c->signer);
+	for (guint i = 0; atts != NULL && i < atts->len; i++) {
+		const entry_attachment *a = g_ptr_array_index(atts, i);
 
-		s = store_attachment_insert(c->st, row, (int) i, a->filename, a->content_type, a->size,
-					    a->sha256, err);
+		/* A sealed record's attachments are stored at its release; what
+		 * it withholds is kept aside now, as its key is. */
+		if (!seal || a->salt != NULL)
+			s = entry_attachment_store(c->st, row, (int) i, a, err);
 		if (s != VULNID_OK)
 			return s;
 	}

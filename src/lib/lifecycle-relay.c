@@ -24,6 +24,7 @@
 #include "outbox.h"
 #include "random.h"
 #include "render.h"
+#include "store-notify.h"
 #include "policy.h"
 #include "ratelimit.h"
 #include "request.h"
@@ -108,6 +109,9 @@ lc_tell_researcher(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 	const entry_record *first = g_ptr_array_index(e->records, 0);
 	const char *encrypt_to[2] = { NULL, NULL };
 	const char *status;
+	g_autoptr(GPtrArray) thread = NULL;
+	g_autofree char *ack_id = NULL;
+	gboolean verified;
 	outbox_mail mail = { 0 };
 	vulnid_status s;
 	gint64 id;
@@ -126,11 +130,34 @@ lc_tell_researcher(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 		mail.encrypt_to = encrypt_to;
 	}
 	status = entry_record_get(vr->r, "Status");
+	verified = entry_how_verified(entry_how_from_str(ri->how));
 	vars = render_template_vars(c->cfg, v);
 	g_hash_table_insert(vars, "vendor_address", text_clean_line(lc_sender_of(c), 320));
 	g_hash_table_insert(vars, "vendor_how", g_strdup(entry_how_phrase(entry_how_from_str(ri->how))));
 	g_hash_table_insert(vars, "status", g_strdup(status != NULL ? status : "(none stated)"));
 	g_hash_table_insert(vars, "status_subject", status != NULL ? g_strdup_printf(": %s", status) : g_strdup(""));
+	/* Whether it is the vendor's, in the Subject and the first line:
+	 * an unverified response reads differently from the first word. */
+	g_hash_table_insert(vars, "response_subject",
+			    g_strdup_printf("%s%s%s", verified ? "Response from the vendor (verified)"
+						 : "Unverified response, said to be the vendor's",
+					    status != NULL ? ": " : "", status != NULL ? status : ""));
+	{
+		g_autofree char *first_line = verified
+			? g_strdup_printf("the vendor responded to %s, and the robot verified that the response is "
+					  "the vendor's (%s). It is recorded beside the report.", e->id,
+					  strcmp(ri->how, "key") == 0 ? "signed with the vendor's key"
+								       : "it came with the vendor's token")
+			: g_strdup_printf("someone responded to %s as the vendor, but the robot could not verify "
+					  "that the response is the vendor's: %s, without the vendor's token or key. "
+					  "It is recorded beside the report as unverified, and what it says does not "
+					  "change the entry until the vendor confirms it.", e->id,
+					  strcmp(ri->how, "contact") == 0 ? "it was sent from the address the robot "
+									    "notified"
+									  : "it was sent from the vendor's domain");
+
+		g_hash_table_insert(vars, "response_first", text_wrap(first_line, 78));
+	}
 	g_hash_table_insert(vars, "record", render_record_text(v, vr, TRUE));
 	g_hash_table_insert(vars, "answer_note", g_strdup(v->facts->anonymous
 		? "your answer is recorded on the entry and relayed to the vendor, without\nyour address."
@@ -140,6 +167,15 @@ lc_tell_researcher(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 	mail.to_addr = first->author;
 	mail.reply_to = addr;
 	mail.auto_submitted = "auto-generated";
+	/* in the researcher's thread: a reply to the ack of the request */
+	s = store_notify_thread(c->st, e->id, &thread, err);
+	if (s != VULNID_OK)
+		return s;
+	if (thread->len > 0) {
+		ack_id = g_ptr_array_steal_index(thread, thread->len - 1);
+		mail.in_reply_to = ack_id;
+		mail.references = thread;
+	}
 	s = notify_queue_template(c->st, c->cfg, c->msg_row, "vendor-response.txt", vars, &mail, &id, err);
 	if (s != VULNID_OK)
 		return s;
@@ -165,6 +201,8 @@ lc_relay_to_vendor(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 	g_autofree char *list = NULL;
 	g_autoptr(GPtrArray) vdomains = NULL;
 	const char *encrypt_to[2] = { NULL, NULL };
+	g_autoptr(GPtrArray) parts = NULL;
+	g_autofree char *listing = NULL;
 	outbox_mail mail = { 0 };
 	vulnid_status s;
 	guint count;
@@ -192,8 +230,14 @@ lc_relay_to_vendor(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 		encrypt_to[0] = enc;
 		mail.encrypt_to = encrypt_to;
 	}
+	/* the files of the message go with it (or their hashes) */
+	s = notify_attachments(c->st, vr, &parts, &listing, err);
+	if (s != VULNID_OK)
+		return s;
 	vars = render_template_vars(c->cfg, v);
 	g_hash_table_insert(vars, "record", render_record_text(v, vr, TRUE));
+	if (listing != NULL)
+		g_hash_table_insert(vars, "attachments", g_steal_pointer(&listing));
 	g_hash_table_insert(vars, "verified", g_strdup(lc_creator_verified(ri) ? ""
 		: "(The robot could not verify that this message comes from the researcher:\n"
 		  "it was sent from their address, without their token or key.)\n\n"));
@@ -205,7 +249,25 @@ lc_relay_to_vendor(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 	mail.to_list = (const char *const *) to->pdata;
 	mail.reply_to = addr;
 	mail.auto_submitted = "auto-generated";
-	s = notify_queue_template(c->st, c->cfg, c->msg_row, "relay-to-vendor.txt", vars, &mail, &id, err);
+	mail.attachments = parts;
+	s = store_savepoint(c->st, "relay", err);
+	if (s == VULNID_OK)
+		s = notify_queue_template(c->st, c->cfg, c->msg_row, "relay-to-vendor.txt", vars, &mail, &id, err);
+	if (s == VULNID_OK && id == 0 && parts->len > 0) {
+		/* too big for what this mail may cause: the hashes only */
+		g_autofree char *hashes = NULL;
+
+		s = store_rollback_to(c->st, "relay", err);
+		notify_attachment_hashes(vr, &hashes);
+		if (hashes != NULL)
+			g_hash_table_insert(vars, "attachments", g_steal_pointer(&hashes));
+		mail.attachments = NULL;
+		if (s == VULNID_OK)
+			s = notify_queue_template(c->st, c->cfg, c->msg_row, "relay-to-vendor.txt", vars, &mail, &id,
+						  err);
+	}
+	if (s == VULNID_OK)
+		s = store_release(c->st, "relay", err);
 	if (s != VULNID_OK)
 		return s;
 	g_string_append_printf(l->out, "Your message was relayed to the vendor (%u address%s)%s, without your\n"

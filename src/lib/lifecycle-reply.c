@@ -102,6 +102,10 @@ lc_send_reply(lc_mail *l, const char *entry_id, GError **err)
 	g_hash_table_insert(vars, "to_address", entry_id != NULL ? lc_entry_address(c->cfg, entry_id)
 								 : g_strdup(c->cfg->request_address));
 	g_hash_table_insert(vars, "results", g_strdup(l->out->str));
+	/* what a signature did is in the results (roles); the reply says
+	 * only why one did not count, or a key that was ignored */
+	if (c->m->sig->valid)
+		g_hash_table_insert(vars, "auth", g_strdup(""));
 	if (l->help)
 		g_hash_table_insert(vars, "help", help_text(c->cfg, vars));
 	mail.kind = "entry-reply";

@@ -256,8 +256,15 @@ lc_creator_verified(const role_info *ri)
 	return ri->creator_key || ri->creator_token;
 }
 
+gboolean
+lc_signed_by_researcher(const role_info *ri)
+{
+	return ri->creator_key || ri->creator_key_unbound;
+}
+
 /* Who an anonymous researcher must never be seen as: the request's sender
- * and, when she writes now, this mail's addresses and name. */
+ * and her key and, when she writes now (as the creator, or signed by her
+ * key from anywhere), this mail's addresses and name. */
 researcher_identity *
 lc_researcher_of(const lc_mail *l, const entry *e, const role_info *ri)
 {
@@ -267,8 +274,10 @@ lc_researcher_of(const lc_mail *l, const entry *e, const role_info *ri)
 	if (first != NULL) {
 		researcher_identity_add_address(id, first->author);
 		researcher_identity_add_name(id, first->author_name);
+		if (first->signed_by_key)
+			researcher_identity_add_key(id, first->signer);
 	}
-	if (ri != NULL && strcmp(ri->role, "creator") == 0) {
+	if (ri != NULL && (strcmp(ri->role, "creator") == 0 || lc_signed_by_researcher(ri))) {
 		researcher_identity_add_address(id, l->c->m->from_addr);
 		researcher_identity_add_address(id, l->c->m->reply_addr);
 		researcher_identity_add_address(id, l->c->envelope_sender);

@@ -60,9 +60,11 @@ plus_detail(const vulnid_config *cfg, const char *rcpt)
 	return g_strndup(plus + 1, (gsize) (at - plus - 1));
 }
 
-/* The entry of an outbox item with this Message-ID, if it is ours. */
+/* The entry of an outbox item with this Message-ID, if it is ours;
+ * *commands is set when it is the robot's answer to commands that names
+ * no one entry (confirmations of several). */
 static vulnid_status
-route_by_msgid(mail_ctx *c, const char *msgid, char **entry_id, GError **err)
+route_by_msgid(mail_ctx *c, const char *msgid, char **entry_id, gboolean *commands, GError **err)
 {
 	g_autoptr(outbox_ref) ref = NULL;
 	g_autoptr(GError) e = NULL;
@@ -81,6 +83,8 @@ route_by_msgid(mail_ctx *c, const char *msgid, char **entry_id, GError **err)
 		g_propagate_error(err, g_steal_pointer(&e));
 		return s;
 	}
+	if (ref->entry == NULL && ref->kind != NULL && strcmp(ref->kind, "entry-reply") == 0)
+		*commands = TRUE;
 	if (ref->entry != NULL) {
 		gboolean found = FALSE;
 
@@ -120,7 +124,7 @@ lifecycle_route_target(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id,
 {
 	g_autofree char *detail = plus_detail(c->cfg, c->recipient);
 	g_autofree char *id = NULL;
-	gboolean found = FALSE;
+	gboolean found = FALSE, to_commands = FALSE;
 	vulnid_status s;
 
 	*kind = ROUTE_NEW;
@@ -134,9 +138,9 @@ lifecycle_route_target(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id,
 		}
 	}
 	if (id == NULL) {
-		s = route_by_msgid(c, c->m->in_reply_to, &id, err);
+		s = route_by_msgid(c, c->m->in_reply_to, &id, &to_commands, err);
 		for (guint i = c->m->references->len; s == VULNID_OK && id == NULL && i > 0; i--)
-			s = route_by_msgid(c, g_ptr_array_index(c->m->references, i - 1), &id, err);
+			s = route_by_msgid(c, g_ptr_array_index(c->m->references, i - 1), &id, &to_commands, err);
 		if (s != VULNID_OK)
 			return s;
 	}
@@ -151,7 +155,9 @@ lifecycle_route_target(mail_ctx *c, lifecycle_route_kind *kind, char **entry_id,
 	} else if (c->m->text != NULL) {
 		g_autoptr(mail_text) mt = commands_split(c->m->text, c->cfg->prefix, (guint) c->cfg->max_fields);
 
-		if (commands_only(mt))
+		/* An answer to the robot's answer with a token in it confirms
+		 * what that asked for; it never starts an entry. */
+		if (commands_only(mt) || (to_commands && mt->tokens->len > 0))
 			*kind = ROUTE_COMMANDS;
 	}
 	return VULNID_OK;

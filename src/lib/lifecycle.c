@@ -128,11 +128,11 @@ handle_unknown(mail_ctx *c, const char *entry_id, GError **err)
 static vulnid_status
 read_tokens(lc_mail *l, GError **err)
 {
-	const mail_text *mt = l->mt;
+	const mail_ctx *c = l->c;
 
-	for (guint i = 0; i < mt->tokens->len; i++) {
+	for (guint i = 0; c->tokens != NULL && i < c->tokens->len; i++) {
 		token_row *t = NULL;
-		vulnid_status s = tokens_find(l->c->st, g_ptr_array_index(mt->tokens, i), &t, err);
+		vulnid_status s = tokens_find(l->c->st, g_ptr_array_index(c->tokens, i), &t, err);
 
 		if (s != VULNID_OK)
 			return s;
@@ -145,10 +145,10 @@ read_tokens(lc_mail *l, GError **err)
 					       t->entry);
 		g_ptr_array_add(l->tokens, t);
 	}
-	if (mt->bad_tokens > 0)
-		g_string_append_printf(l->out, "%u Token line%s not understood (a token is the hex string from\n"
-				       "the robot's mail); %s not recorded.\n\n", mt->bad_tokens,
-				       mt->bad_tokens == 1 ? " was" : "s were", mt->bad_tokens == 1 ? "it was" : "they were");
+	if (c->bad_tokens > 0)
+		g_string_append_printf(l->out, "%u Token line%s not understood (a token is the string starting\n"
+				       "with \"" TOKENS_PREFIX "\" in the robot's mail); %s not recorded.\n\n", c->bad_tokens,
+				       c->bad_tokens == 1 ? " was" : "s were", c->bad_tokens == 1 ? "it was" : "they were");
 	return VULNID_OK;
 }
 
@@ -179,6 +179,25 @@ act_on_tokens(lc_mail *l, GError **err)
 	return VULNID_OK;
 }
 
+/* A good signature that grants nothing on the entry: said, not silent. */
+static void
+key_without_role(lc_mail *l, const entry *e, const role_info *ri)
+{
+	const entry_record *first = e->records->len > 0 ? g_ptr_array_index(e->records, 0) : NULL;
+
+	if (l->c->signer == NULL || l->c->unbound != NULL || strcmp(ri->how, "key") == 0)
+		return;
+	g_string_append_printf(l->out, "Your mail is signed by the OpenPGP key %s, but that key has no\n"
+			       "role on %s: %s. The mail counts as\n"
+			       "written by the %s (%s).\n\n", l->c->signer, e->id,
+			       first != NULL && first->signer == NULL
+			       ? "the entry was requested without a signature, so no key is its\n"
+				 "creator's (the token from the acknowledgement is)"
+			       : "it is not the creator's, the vendor's or a moderator's key",
+			       strcmp(ri->role, "third-party") == 0 ? "third party" : ri->role,
+			       entry_how_phrase(entry_how_from_str(ri->how)));
+}
+
 vulnid_status
 lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, GError **err)
 {
@@ -205,12 +224,7 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 	l.tokens = tokens;
 	l.out = out;
 	l.routed = kind == ROUTE_ENTRY ? entry_id : NULL;
-	l.scrub_budget = MAX_SCRUB;
 	l.subject = g_strdup(c->m->subject != NULL ? c->m->subject : "");
-	s = tokens_scrub(c->st, &l.subject, &l.scrub_budget, err);
-	if (s != VULNID_OK)
-		goto out;
-
 	s = read_tokens(&l, err);
 	if (s != VULNID_OK)
 		goto out;
@@ -230,6 +244,8 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 		if (s == VULNID_OK)
 			s = lc_role_for(&l, e, &ri, err);
 		if (s == VULNID_OK)
+			key_without_role(&l, e, &ri);
+		if (s == VULNID_OK)
 			s = lc_handle_addition(&l, e, &ri, err);
 		if (s != VULNID_OK)
 			goto out;
@@ -245,9 +261,12 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 	if (mt->dropped > 0)
 		g_string_append_printf(out, "%u more command line%s not handled: at most %d are handled per mail.\n\n",
 				       mt->dropped, mt->dropped == 1 ? " was" : "s were", COMMANDS_MAX);
-	s = lc_send_reply(&l, l.routed, err);
+	/* A reply that asks for a confirmation belongs to its entry: the
+	 * answer, quoting it or not, goes there (lifecycle-route.c). */
+	s = lc_send_reply(&l, l.routed != NULL ? l.routed : l.pending_many ? NULL : l.pending, err);
 out:
 	g_free(l.subject);
+	g_free(l.pending);
 	if (l.attachments != NULL)
 		g_ptr_array_unref(l.attachments);
 	if (l.key != NULL)

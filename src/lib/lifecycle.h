@@ -25,7 +25,11 @@ typedef enum {
 /* Where a mail goes, in order: the envelope recipient's plus-detail
  * (request+ID@D), an In-Reply-To or References naming a Message-ID the
  * robot sent, a [ID] tag in the Subject; a body that consists of command
- * lines is ROUTE_COMMANDS; anything else is ROUTE_NEW.  A sender (or key)
+ * lines, or a token in an answer to the robot's answer to commands (the
+ * confirmations it asked for), is ROUTE_COMMANDS; anything else is
+ * ROUTE_NEW.  The robot's answer to commands is tied to the entry whose
+ * confirmation it asks for (its Message-ID, Reply-To and [ID] tag), when
+ * there is one.  A sender (or key)
  * over its rate limit gets ROUTE_LIMITED instead.  *entry_id is set for
  * ROUTE_ENTRY and ROUTE_UNKNOWN_ENTRY (and may be for ROUTE_LIMITED).
  * Reads only. */

@@ -266,11 +266,6 @@ lmtp_data_feed(lmtp_data *d, const char *in, gsize len, GByteArray *out, gboolea
 				d->state = D_DOT_CR;
 				continue;
 			}
-			if (ch == '\n') {	/* a bare LF after the dot ends it too */
-				*done = TRUE;
-				d->state = D_BOL;
-				return i + 1;
-			}
 			d->state = D_TEXT;	/* the stuffed dot is dropped */
 			break;
 		case D_DOT_CR:
@@ -279,6 +274,8 @@ lmtp_data_feed(lmtp_data *d, const char *in, gsize len, GByteArray *out, gboolea
 				d->state = D_BOL;
 				return i + 1;
 			}
+			/* ".<CR>x": a bare CR */
+			d->bare_newline = TRUE;
 			g_byte_array_append(out, (const guint8 *) "\r", 1);
 			d->state = D_TEXT;
 			break;
@@ -290,21 +287,27 @@ lmtp_data_feed(lmtp_data *d, const char *in, gsize len, GByteArray *out, gboolea
 			d->state = D_TEXT;
 			break;
 		case D_CR:
-			if (ch == '\n')
-				break;	/* CRLF -> LF, below */
+			if (ch == '\n') {
+				g_byte_array_append(out, &ch, 1);	/* CRLF -> LF */
+				d->state = D_BOL;
+				continue;
+			}
+			d->bare_newline = TRUE;
 			g_byte_array_append(out, (const guint8 *) "\r", 1);
 			d->state = D_TEXT;
 			break;
 		default:
 			break;
 		}
-		/* D_TEXT or D_CR followed by LF */
-		if (ch == '\r' && d->state != D_CR) {
+		/* in the text: CR may start a line end; LF alone is none */
+		if (ch == '\r') {
 			d->state = D_CR;
 			continue;
 		}
+		if (ch == '\n')
+			d->bare_newline = TRUE;
 		g_byte_array_append(out, &ch, 1);
-		d->state = ch == '\n' ? D_BOL : D_TEXT;
+		d->state = D_TEXT;
 	}
 	return i;
 }
@@ -597,6 +600,12 @@ data_end(lmtp_session *s)
 	if (s->too_big) {
 		for (guint i = 0; i < n; i++)
 			g_ptr_array_add(replies, g_strdup("552 5.3.4 message too big for the robot"));
+	} else if (s->data.bare_newline) {
+		/* As Postfix's smtpd_forbid_bare_newline: whatever the client
+		 * meant, the robot does not guess where its mail ends. */
+		for (guint i = 0; i < n; i++)
+			g_ptr_array_add(replies, g_strdup("550 5.5.2 bare <LF> or <CR> in the mail: every line must "
+							  "end with <CR><LF>"));
 	} else if (s->spool_failed || lseek(s->fd, 0, SEEK_SET) < 0) {
 		/* the cause, for the MTA's log and the operator reading it */
 		int e = s->spool_failed ? s->spool_errno : errno;

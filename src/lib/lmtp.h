@@ -41,9 +41,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(lmtp_command, lmtp_command_free)
 char *lmtp_xtext_decode(const char *s);
 
 /* The DATA decoder: dot-unstuffing and CRLF to LF line ends, up to the
- * line "." that ends the data. */
+ * line "." that ends the data.  Only CRLF ends a line (RFC 5321 2.3.8): a
+ * bare LF or CR is kept as it is, never a line end, so "<LF>.<LF>" never
+ * ends the data (SMTP smuggling: a second mail hidden in one DATA); the
+ * mail is then refused (bare_newline, lmtp_session). */
 typedef struct {
 	int state;
+	gboolean bare_newline;	/* a bare LF or CR was in the data */
 } lmtp_data;
 
 /* Feed len bytes; decoded bytes are appended to out.  Returns how many

@@ -109,7 +109,7 @@ typedef struct {
 	GCond engine_cond;	/* a job was parsed, or stop */
 	GCond done_cond;	/* jobs are done */
 	GQueue queue;		/* of job*: parsed, for the engine */
-	GThreadPool *parsers;	/* the parse workers, fed job* */
+	GThreadPool *parsers;	/* the parse workers, fed a mail's job*s */
 	gboolean stopping;
 	gboolean draining;
 	int drain_pipe[2];	/* readable once draining */
@@ -406,15 +406,12 @@ engine_group(server *srv, GPtrArray *group)
 	}
 }
 
-/* A parse worker: spool, parse, verify and decrypt one mail, beside the
- * engine and the other workers, so that a mail that keeps gpg busy
- * delays only itself; then it waits for the engine.  Outside any
- * transaction: gpg and GMime never hold the database's write lock. */
+/* Parse one recipient's job, then hand it to the engine (or drop it, if
+ * its session gave up).  Outside any transaction: gpg and GMime never
+ * hold the database's write lock. */
 static void
-parse_job(gpointer data, gpointer user_data)
+parse_one(job *j, server *srv)
 {
-	job *j = data;
-	server *srv = user_data;
 	intake_envelope env = { j->sender, j->recipient, j->client_address };
 
 	g_mutex_lock(&srv->lock);
@@ -443,6 +440,21 @@ parse_job(gpointer data, gpointer user_data)
 	g_queue_push_tail(&srv->queue, j);
 	g_cond_signal(&srv->engine_cond);
 	g_mutex_unlock(&srv->lock);
+}
+
+/* A parse worker: spool, parse, verify and decrypt one mail, beside the
+ * engine and the other workers, so that a mail that keeps gpg busy
+ * delays only itself.  Its recipients one after the other, in the order
+ * of RCPT: the engine applies them in that order, so that the second
+ * copy of a mail is the duplicate, whatever the workers' timing. */
+static void
+parse_mail(gpointer data, gpointer user_data)
+{
+	GPtrArray *jobs = data;
+
+	for (guint i = 0; i < jobs->len; i++)
+		parse_one(g_ptr_array_index(jobs, i), user_data);
+	g_ptr_array_unref(jobs);
 }
 
 static gpointer
@@ -796,6 +808,7 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 	server *srv = se->srv;
 	g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func((GDestroyNotify) job_unref);
 	gint64 deadline = g_get_monotonic_time() + se->conf->cfg->time_limit * G_USEC_PER_SEC;
+	GPtrArray *parse;
 	gboolean abandoned = FALSE;
 
 	/* the file may be longer, from an earlier mail of the session */
@@ -823,8 +836,12 @@ deliver(void *data, const lmtp_envelope *env, int fd, GPtrArray *replies)
 		j->deadline = deadline;
 		g_ptr_array_add(jobs, j);
 	}
+	/* the worker's array holds no references: each job's second one is
+	 * the worker's, then the engine's */
+	parse = g_ptr_array_sized_new(jobs->len);
 	for (guint i = 0; i < jobs->len; i++)
-		g_thread_pool_push(srv->parsers, g_ptr_array_index(jobs, i), NULL);
+		g_ptr_array_add(parse, g_ptr_array_index(jobs, i));
+	g_thread_pool_push(srv->parsers, parse, NULL);
 	g_mutex_lock(&srv->lock);
 	for (guint i = 0; i < jobs->len; i++) {
 		job *j = g_ptr_array_index(jobs, i);
@@ -1338,7 +1355,7 @@ lmtpd_run(const char *conf_path, const char *self, lmtpd_stats *stats, GError **
 	g_cond_init(&srv->sync_cond);
 	g_queue_init(&srv->unsynced);
 	srv->pool = g_thread_pool_new(session_run, srv, (gint) srv->conf->cfg->lmtpd_sessions, FALSE, NULL);
-	srv->parsers = g_thread_pool_new(parse_job, srv, parse_workers(srv->conf->cfg), FALSE, NULL);
+	srv->parsers = g_thread_pool_new(parse_mail, srv, parse_workers(srv->conf->cfg), FALSE, NULL);
 	if (!g_unix_open_pipe(srv->drain_pipe, FD_CLOEXEC, NULL)) {
 		s = vulnid_fail(err, VULNID_ERR_TEMP, "pipe: %s", g_strerror(errno));
 		goto out;

@@ -41,37 +41,6 @@ quotes_robot_address(const vulnid_config *cfg, const char *text)
 	return FALSE;
 }
 
-/* A token the robot issued, anywhere in text (quoted or not). */
-static vulnid_status
-quotes_token(store *st, const char *text, gboolean *found, GError **err)
-{
-	guint lookups = 0;
-	vulnid_status s = VULNID_OK;
-
-	*found = FALSE;
-	for (const char *p = text; *p && !*found && lookups < LOOP_MAX_LOOKUPS; ) {
-		gsize n = 0;
-
-		if (!g_ascii_isxdigit(*p) || (p > text && g_ascii_isalnum(p[-1]))) {
-			p++;
-			continue;
-		}
-		while (g_ascii_isxdigit(p[n]))
-			n++;
-		if (n == 32 && !g_ascii_isalnum(p[n])) {
-			g_autofree char *lower = g_ascii_strdown(p, 32);
-			g_autofree char *sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, lower, -1);
-
-			lookups++;
-			s = store_policy_token_known(st, sha, found, err);
-			if (s != VULNID_OK)
-				return s;
-		}
-		p += n;
-	}
-	return s;
-}
-
 /* The same sender sent the same body before, in the period. */
 static vulnid_status
 repeats(mail_ctx *c, gint64 hours, gboolean *found, GError **err)
@@ -119,10 +88,8 @@ loop_suspect(mail_ctx *c, gint64 hours, const char **why, GError **err)
 		*why = "it quotes a Message-ID or envelope address of the robot";
 		return VULNID_OK;
 	}
-	s = quotes_token(c->st, text, &found, err);
-	if (s != VULNID_OK)
-		return s;
-	if (found) {
+	/* counted when the tokens were taken out of the mail (mail_redact()) */
+	if (c->quoted_tokens > 0) {
 		*why = "it quotes a token the robot issued";
 		return VULNID_OK;
 	}

@@ -9,7 +9,8 @@
  * word for word, is "suspect": the outgoing-mail policy answers an address
  * at most [policy] loop_answers times per loop_hours for such mail
  * (policy.h), so two robots stop after a few mails.  Bounded: the text is
- * scanned once, with at most LOOP_MAX_LOOKUPS database lookups. */
+ * scanned once; the tokens it quotes were counted when they were taken
+ * out of the mail (mail_redact()). */
 #ifndef VULNID_LOOP_H
 #define VULNID_LOOP_H
 
@@ -17,8 +18,6 @@
 
 #include "mailctx.h"
 #include "status.h"
-
-#define LOOP_MAX_LOOKUPS 20
 
 /* *why is a static phrase, or NULL when the mail is not suspect. */
 vulnid_status loop_suspect(mail_ctx *c, gint64 body_repeats_since_hours, const char **why, GError **err);

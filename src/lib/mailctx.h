@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "crypto.h"
+#include "disclosure.h"
 #include "hashcash.h"
 #include "message.h"
 #include "outbox.h"
@@ -83,6 +84,17 @@ typedef struct {
 	char *client_net;	/* its /24 or /64, or NULL */
 	const char *from_verified;	/* "dmarc" or "dkim": the operator's MTA
 					 * authenticated From (authres.h), or NULL */
+	const char *text_sha256;	/* of the text as it came (replay keys) */
+	/* Set by mail_redact(): the values of the Token lines as written
+	 * (what a role is proven with; never recorded), the Token lines that
+	 * are no token or over the limit, and the tokens removed from the
+	 * mail's texts (or, by their checksum, that look real). */
+	GPtrArray *tokens;
+	guint bad_tokens;
+	guint quoted_tokens;
+	/* Set by mail_check_verified(): answers go to an address the mail
+	 * proves is its sender's (policy.h, policy_mail.verified). */
+	gboolean verified;
 	/* Proof of work (hashcash.h): a good stamp for the robot, or NULL;
 	 * paid once it was spent now (not before); lifted when it took the
 	 * mail past a rate limit. */
@@ -129,6 +141,32 @@ vulnid_status mail_record_signer(mail_ctx *c, gint64 row, const char *auth, GErr
  * only what the commitment covers is computed: the bytes stay inside the
  * archived mail until the release stores them. */
 vulnid_status mail_store_attachments(mail_ctx *c, gboolean store_blobs, GPtrArray *out, GError **err);
+
+/* The one redaction step on the way in: the Token lines of the text are
+ * read (c->tokens), then every token, of either shape (tokens.h), is
+ * removed from everything of the mail that a record, a relay, an answer
+ * or a quarantine row may carry: the Subject, the text, the sender's
+ * name, the Message-IDs it names, the attachments' file names, the
+ * problems found.  Whatever is
+ * made from the mail afterwards is made from what is left. */
+vulnid_status mail_redact(mail_ctx *c, GError **err);
+/* The same for one more string made from the mail (a DSN's diagnostic). */
+vulnid_status mail_redact_string(mail_ctx *c, char **s, GError **err);
+
+/* The attachments (entry_attachment*) as one record carries them: with
+ * hide (an anonymous entry) the file names lose the researcher's identity,
+ * and with withhold_keys (her own record) her keys are withheld: a salt
+ * each, the record then commits to them (entry_attachments_canonical()).
+ * A new array; NULL with err set when no salt can be made. */
+GPtrArray *mail_record_attachments(const GPtrArray *atts, const researcher_identity *hide,
+				   gboolean withhold_keys, GError **err);
+
+/* Whether the mail proves that its answers' address (mail_reply_address())
+ * is its sender's: signed by a key the robot knows, a Token line with a
+ * token the robot sent to that address, or From verified by the operator's
+ * MTA (DMARC, aligned DKIM) and the answers go to From.  Sets c->verified;
+ * after mail_redact(). */
+vulnid_status mail_check_verified(mail_ctx *c, GError **err);
 
 /* Set the mail aside with a reason (and audit it); no reply. */
 vulnid_status mail_quarantine(mail_ctx *c, const char *reason, const char *detail, GError **err);

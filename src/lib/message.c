@@ -151,6 +151,47 @@ header_first_token(GMimeObject *obj, const char *name)
 	return t;
 }
 
+/* The value of the first field name of o as it came (folded, encoded
+ * words and all), or NULL. */
+static const char *
+raw_header(GMimeObject *o, const char *name)
+{
+	GMimeHeaderList *hl = g_mime_object_get_header_list(o);
+	GMimeHeader *h = hl != NULL ? g_mime_header_list_get_header(hl, name) : NULL;
+
+	return h != NULL ? g_mime_header_get_raw_value(h) : NULL;
+}
+
+/* The display name of the first mailbox of a raw address field, decoded
+ * by text_decode_header() (GMime's own decoding of names loses encoded
+ * words after a padded one): the phrase before the first '<' outside
+ * quotes, unquoted; NULL when there is none. */
+static char *
+raw_display_name(const char *raw)
+{
+	g_autoptr(GString) phrase = g_string_new(NULL);
+	gboolean quoted = FALSE;
+	g_autofree char *d = NULL;
+
+	if (raw == NULL)
+		return NULL;
+	for (const char *p = raw; *p; p++) {
+		if (quoted && *p == '\\' && p[1] != '\0') {
+			g_string_append_c(phrase, *++p);
+			continue;
+		}
+		if (*p == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (!quoted && (*p == '<' || *p == ','))
+			break;
+		g_string_append_c(phrase, *p);
+	}
+	d = text_decode_header(phrase->str);
+	return text_clean_line(d, 200);
+}
+
 static char *
 first_mailbox(InternetAddressList *list, char **name)
 {
@@ -209,15 +250,71 @@ keep_pgp_keys(message *m, GMimeObject *o)
 		m->pgp_keys = g_bytes_new(b->data, b->len);
 }
 
+/* The value of parameter name (not its RFC 2231 form) in a raw
+ * Content-Disposition or Content-Type value, unquoted, or NULL. */
+static char *
+raw_param(const char *raw, const char *name)
+{
+	gsize n = strlen(name);
+
+	for (const char *p = raw != NULL ? strchr(raw, ';') : NULL; p != NULL; p = strchr(p + 1, ';')) {
+		const char *q = p + 1;
+		GString *v;
+
+		while (g_ascii_isspace(*q))
+			q++;
+		if (g_ascii_strncasecmp(q, name, n) != 0)
+			continue;
+		for (q += n; g_ascii_isspace(*q); q++)
+			;
+		if (*q != '=')
+			continue;
+		for (q++; g_ascii_isspace(*q); q++)
+			;
+		v = g_string_new(NULL);
+		if (*q == '"') {
+			for (q++; *q && *q != '"'; q++) {
+				if (*q == '\\' && q[1] != '\0')
+					q++;
+				g_string_append_c(v, *q);
+			}
+		} else
+			for (; *q && *q != ';' && !g_ascii_isspace(*q); q++)
+				g_string_append_c(v, *q);
+		return g_string_free(v, FALSE);
+	}
+	return NULL;
+}
+
+/* The file name of a part: GMime's (RFC 2231 included), but a name in
+ * RFC 2047 encoded words (Outlook, Gmail) decoded word by word. */
+static char *
+part_filename(GMimeObject *o)
+{
+	const char *fn = g_mime_part_get_filename(GMIME_PART(o));
+	const char *fields[][2] = { { "Content-Disposition", "filename" }, { "Content-Type", "name" } };
+
+	if (fn == NULL)
+		return NULL;
+	for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
+		g_autofree char *raw = raw_param(raw_header(o, fields[i][0]), fields[i][1]);
+
+		if (raw != NULL && strstr(raw, "=?") != NULL)
+			return text_decode_header(raw);
+		if (raw != NULL)
+			break;
+	}
+	return g_strdup(fn);
+}
+
 static void
 add_attachment(message *m, GMimeObject *o)
 {
 	message_attachment *a = g_new0(message_attachment, 1);
 	GMimeContentType *ct = g_mime_object_get_content_type(o);
-	const char *fn = NULL;
+	g_autofree char *name = GMIME_IS_PART(o) ? part_filename(o) : NULL;
+	const char *fn = name;
 
-	if (GMIME_IS_PART(o))
-		fn = g_mime_part_get_filename(GMIME_PART(o));
 	if (fn != NULL) {
 		/* A name, not a path: keep the last component only. */
 		const char *slash = strrchr(fn, '/');
@@ -525,11 +622,24 @@ collect_headers(message *m)
 
 	m->message_id = clean_msgid(g_mime_object_get_header(o, "Message-ID"));
 	m->from_addr = first_mailbox(g_mime_message_get_from(m->mime), &m->from_name);
+	v = raw_header(o, "From");
+	if (m->from_name != NULL && v != NULL && strstr(v, "=?") != NULL && strchr(v, '<') != NULL) {
+		char *name = raw_display_name(v);
+
+		g_free(m->from_name);
+		m->from_name = name;
+	}
 	m->reply_addr = first_mailbox(g_mime_message_get_reply_to(m->mime), NULL);
 	if (m->reply_addr == NULL && m->from_addr != NULL)
 		m->reply_addr = g_strdup(m->from_addr);
-	v = g_mime_message_get_subject(m->mime);
-	m->subject = text_clean_line(v, 998);
+	{
+		/* decoded word by word (text_decode_header()), never by GMime */
+		g_autofree char *subj = text_decode_header(raw_header(o, "Subject"));
+		g_autofree char *whole = text_clean_line(subj, 0);
+
+		m->subject = text_clean_line(whole, 998);
+		m->subject_chars = g_utf8_strlen(whole, -1);
+	}
 	m->in_reply_to = clean_msgid(g_mime_object_get_header(o, "In-Reply-To"));
 	v = g_mime_object_get_header(o, "References");
 	if (v != NULL) {
@@ -650,8 +760,18 @@ pick_text(message *m, const walk_state *ws)
 	gint64 cut_from = 0;
 
 	if (ws->plain != NULL) {
+		g_autofree char *clear = NULL;
+
 		m->text = part_text(m, ws->plain, &cut_from);
 		m->text_type = "text/plain";
+		/* Clearsigned text that the OpenPGP layer did not open (a part
+		 * of multipart/mixed, text around the block): read as the
+		 * signer wrote it, and counted as unsigned (mailctx.c says why). */
+		if (m->text != NULL && (clear = text_pgp_cleartext(m->text)) != NULL) {
+			g_free(m->text);
+			m->text = g_steal_pointer(&clear);
+			m->unopened_clearsigned = !m->sig->present;
+		}
 	} else if (ws->html != NULL) {
 		g_autofree char *html = part_text(m, ws->html, &cut_from);
 

@@ -76,7 +76,8 @@ typedef struct {
 	char *from_addr;
 	char *from_name;
 	char *reply_addr;	/* Reply-To, else From */
-	char *subject;		/* UTF-8, cleaned to one line */
+	char *subject;		/* UTF-8, cleaned to one line, at most 998 characters */
+	glong subject_chars;	/* characters of the whole Subject (more: it was cut) */
 	char *in_reply_to;	/* without <> */
 	GPtrArray *references;	/* without <> */
 	char *auto_submitted;
@@ -104,6 +105,11 @@ typedef struct {
 	char *cipher_sha256;
 	char *plain_sha256;
 	gboolean partial_signature;	/* a signature covers only part of the mail */
+	/* The text is clearsigned (gpg --clearsign, sq sign --cleartext-signature)
+	 * but was not verified: it is a part of multipart/mixed, not the whole
+	 * mail.  The text read is the signed text, armor and dash escapes
+	 * removed; the mail counts as unsigned. */
+	gboolean unopened_clearsigned;
 	crypto_signature *sig;	/* the signature at the top, judged; never NULL */
 	GMimeObject *signed_object;	/* what carries it, for verifying again */
 	GMimeObject *sealed_object;	/* encrypted and signed in one: decrypt again */

@@ -44,6 +44,106 @@ put(GHashTable *v, const char *key, char *value)
 	g_hash_table_insert(v, (gpointer) key, value != NULL ? value : g_strdup(""));
 }
 
+/* ---- attachments for the vendor ------------------------------------------------ */
+
+#define VENDOR_ATTACH_MAX (4 * 1024 * 1024)	/* bytes attached to one mail */
+
+/* Whether an attachment may go out: nothing token-shaped inside, and no
+ * token of the old shape the robot issued (a token is a secret of its
+ * role; an attachment is kept as it came, tokens and all).  The one
+ * redaction of tokens_redact(): linear in the attachment, no budget. */
+static vulnid_status
+attachment_free_of_tokens(store *st, GBytes *data, gboolean *ok, GError **err)
+{
+	gsize n = 0;
+	const char *p = g_bytes_get_data(data, &n);
+	g_autofree char *text = g_malloc(n + 1);
+	g_autofree char *redacted = NULL;
+	vulnid_status s;
+
+	for (gsize i = 0; i < n; i++)
+		text[i] = p[i] != '\0' ? p[i] : ' ';
+	text[n] = '\0';
+	redacted = g_strdup(text);
+	s = tokens_redact(st, &redacted, NULL, err);
+	*ok = s == VULNID_OK && strcmp(redacted, text) == 0;
+	return s;
+}
+
+vulnid_status
+notify_attachments(store *st, const view_record *vr, GPtrArray **parts, char **listing, GError **err)
+{
+	g_autoptr(GString) l = g_string_new(NULL);
+	gint64 total = 0;
+
+	*parts = g_ptr_array_new_with_free_func(outbox_attachment_free);
+	*listing = NULL;
+	if (vr == NULL || !vr->content || vr->sealed)
+		return VULNID_OK;
+	for (guint i = 0; i < vr->r->attachments->len; i++) {
+		const entry_attachment *a = g_ptr_array_index(vr->r->attachments, i);
+		g_autoptr(GBytes) data = NULL;
+		g_autofree char *name = text_clean_line(a->filename != NULL ? a->filename : "(no name)", 200);
+		const char *why = NULL;
+		gboolean ok = FALSE;
+		vulnid_status s;
+
+		/* a key says who the researcher is; it is on the entry */
+		if (g_ascii_strcasecmp(a->content_type, "application/pgp-keys") == 0)
+			continue;
+		if (total + a->size > VENDOR_ATTACH_MAX)
+			why = "too large to attach";
+		else if (store_blob_get(st, a->sha256, &data, NULL) != VULNID_OK)
+			why = "not stored yet";
+		else {
+			s = attachment_free_of_tokens(st, data, &ok, err);
+			if (s != VULNID_OK)
+				return s;
+			if (!ok)
+				why = "it holds a secret of the robot's";
+		}
+		g_string_append_printf(l, "  %s, %s, %" G_GINT64_FORMAT " bytes, %s\n    sha256 %s\n", name,
+				       a->content_type, a->size, why == NULL ? "attached" : "not attached:", a->sha256);
+		if (why != NULL) {
+			g_string_append_printf(l, "    (%s; reply to this mail to ask for it)\n", why);
+			continue;
+		}
+		{
+			outbox_attachment *x = g_new0(outbox_attachment, 1);
+
+			x->data = g_steal_pointer(&data);
+			x->type = g_strdup(a->content_type);
+			x->name = a->filename != NULL ? g_strdup(name) : NULL;
+			g_ptr_array_add(*parts, x);
+			total += a->size;
+		}
+	}
+	if (l->len > 0)
+		*listing = g_string_free(g_steal_pointer(&l), FALSE);
+	return VULNID_OK;
+}
+
+vulnid_status
+notify_attachment_hashes(const view_record *vr, char **listing)
+{
+	g_autoptr(GString) l = g_string_new(NULL);
+
+	*listing = NULL;
+	for (guint i = 0; vr != NULL && vr->content && !vr->sealed && i < vr->r->attachments->len; i++) {
+		const entry_attachment *a = g_ptr_array_index(vr->r->attachments, i);
+		g_autofree char *name = text_clean_line(a->filename != NULL ? a->filename : "(no name)", 200);
+
+		if (g_ascii_strcasecmp(a->content_type, "application/pgp-keys") == 0)
+			continue;
+		g_string_append_printf(l, "  %s, %s, %" G_GINT64_FORMAT " bytes, not attached:\n    sha256 %s\n"
+				       "    (too large for this mail; reply to this mail to ask for it)\n",
+				       name, a->content_type, a->size, a->sha256);
+	}
+	if (l->len > 0)
+		*listing = g_string_free(g_steal_pointer(&l), FALSE);
+	return VULNID_OK;
+}
+
 /* Whom to tell of the entry in view: the vendor's contacts as the
  * vendors directory, the Vendor-Contact line or the Vendor domain say,
  * less those the policy refuses, holds or already told (an empty *to:
@@ -118,19 +218,85 @@ vendor_held(store *st, const char *entry_id, const char *list, GString *note, GE
 }
 
 static vulnid_status
-vendor_notified(store *st, const char *entry_id, const char *list, const char *how, GString *note,
-		GError **err)
+vendor_notified(store *st, const char *entry_id, const char *list, const char *how, gboolean stub,
+		GString *note, GError **err)
 {
 	g_autoptr(audit_event) ev = audit_event_new("notified", entry_id, NULL);
+	g_autoptr(GString) n = g_string_new(NULL);
+	g_autofree char *w = NULL;
 
-	g_string_append_printf(note, "%s: the vendor's security contact was notified: %s\n  (%s).\n",
-			       entry_id, list,
+	g_string_append_printf(n, "%s: %s %s (%s).\n", entry_id,
+			       stub ? "the vendor was told only that a report exists, under embargo until "
+				      "it ends, without its details (the vendor has no key the robot could "
+				      "encrypt them to), at"
+				    : "the vendor's security contact was notified at",
+			       list,
 			       strcmp(how, "directory") == 0 ? "from the vendors directory"
 			       : strcmp(how, "vendor-contact") == 0 ? "from your Vendor-Contact line"
 			       : "the security@ address of the domain you named");
+	w = text_wrap_hanging(n->str, 78, 2);
+	g_string_append(note, w);
 	audit_event_str(ev, "to", list);
 	audit_event_str(ev, "how", how);
 	return audit_append(st, ev, err);
+}
+
+/* The vendor's token and the notice (with the report's files unless
+ * with_files is FALSE: then their hashes), queued; *queued 0 when the
+ * policy held it. */
+static vulnid_status
+vendor_mail(store *st, const vulnid_config *cfg, gint64 cause, const entry_view *view, GPtrArray *to,
+	    const char *list, const char *vendor_key, gboolean with_files, gint64 *queued, GError **err)
+{
+	const char *entry_id = view->e->id;
+	gboolean embargoed = view->facts->state == ENTRY_EMBARGOED;
+	g_autoptr(GHashTable) vars = render_template_vars(cfg, view);
+	g_autofree char *reply_to = g_strdup_printf("%s+%s@%s", cfg->request_local, entry_id, cfg->domain);
+	g_autofree char *token = NULL;
+	g_autoptr(GPtrArray) parts = NULL;
+	g_autofree char *listing = NULL;
+	const char *enc[] = { vendor_key, NULL };
+	outbox_mail mail = { 0 };
+	vulnid_status s;
+
+	*queued = 0;
+	s = tokens_issue(st, entry_id, "vendor", list, &token, err);
+	if (s != VULNID_OK)
+		return s;
+	if (token != NULL)
+		/* on a line of its own, to keep in the reply as it is */
+		g_hash_table_insert(vars, "token_line",
+				    g_strdup_printf("Keep the line below in your reply, so that the robot records it\n"
+						    "as the vendor's (it is your response token; keep it secret):\n\n"
+						    "  Token: %s\n", token));
+	if (embargoed) {
+		/* a Subject travels in clear even in an encrypted mail */
+		g_hash_table_insert(vars, "headline", g_strdup("embargoed report"));
+	}
+	if (!embargoed || vendor_key != NULL) {
+		s = notify_attachments(st, view->records->len > 0 ? g_ptr_array_index(view->records, 0) : NULL,
+				       &parts, &listing, err);
+		if (s != VULNID_OK)
+			return s;
+		if (!with_files && listing != NULL) {
+			g_clear_pointer(&listing, g_free);
+			g_ptr_array_set_size(parts, 0);
+			s = notify_attachment_hashes(view->records->len > 0 ? g_ptr_array_index(view->records, 0)
+						     : NULL, &listing);
+		}
+		if (listing != NULL)
+			g_hash_table_insert(vars, "attachments", g_steal_pointer(&listing));
+	}
+	mail.kind = "vendor-notify";
+	mail.entry = entry_id;
+	mail.to_list = (const char *const *) to->pdata;
+	mail.reply_to = reply_to;
+	mail.auto_submitted = "auto-generated";
+	mail.attachments = parts;
+	mail.encrypt_to = vendor_key != NULL ? enc : NULL;
+	return notify_queue_template(st, cfg, cause,
+				     embargoed && vendor_key == NULL ? "vendor-notify-embargoed.txt" : "vendor-notify.txt",
+				     vars, &mail, queued, err);
 }
 
 vulnid_status
@@ -140,15 +306,12 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	g_autoptr(entry) e = NULL;
 	g_autoptr(entry_view) view = NULL;
 	g_autoptr(GPtrArray) to = NULL;
-	g_autoptr(GHashTable) vars = NULL;
 	const char *vfield;
 	g_autofree char *list = NULL;
-	g_autofree char *reply_to = NULL;
 	const char *how = "none";
 	const char *vendor_key = NULL;
 	g_autoptr(vendor) dir = NULL;
 	gboolean embargoed;
-	outbox_mail mail = { 0 };
 	gint64 queued = 0;
 	vulnid_status s;
 
@@ -177,44 +340,19 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 		return s;
 	g_ptr_array_add(to, NULL);
 	list = g_strjoinv(", ", (char **) to->pdata);
-	vars = render_template_vars(cfg, view);
+	if (embargoed && strcmp(how, "directory") == 0)
+		vendor_key = vendor_encryption_key(st, vfield, &dir);
 	/* The token and the mail go together, or neither (over the mail's
 	 * byte budget: the contacts wait like held ones). */
 	s = store_savepoint(st, "notify", err);
 	if (s != VULNID_OK)
 		return s;
-	reply_to = g_strdup_printf("%s+%s@%s", cfg->request_local, entry_id, cfg->domain);
-	{
-		g_autofree char *token = NULL;
-
-		s = tokens_issue(st, entry_id, "vendor", list, &token, err);
-		if (s != VULNID_OK)
-			return s;
-		if (token != NULL)
-			g_hash_table_insert(vars, "token_line",
-					    g_strdup_printf("Your response token is %s: keep the line \"Token: %s\"\n"
-							    "in your reply, so that it is recorded as the vendor's.\n",
-							    token, token));
-	}
-	if (embargoed) {
-		/* a Subject travels in clear even in an encrypted mail */
-		g_hash_table_insert(vars, "headline", g_strdup("embargoed report"));
-	}
-	if (embargoed && strcmp(how, "directory") == 0)
-		vendor_key = vendor_encryption_key(st, vfield, &dir);
-	mail.kind = "vendor-notify";
-	mail.entry = entry_id;
-	mail.to_list = (const char *const *) to->pdata;
-	mail.reply_to = reply_to;
-	mail.auto_submitted = "auto-generated";
-	{
-		const char *enc[] = { vendor_key, NULL };
-
-		mail.encrypt_to = vendor_key != NULL ? enc : NULL;
-		s = notify_queue_template(st, cfg, cause,
-					  embargoed && vendor_key == NULL ? "vendor-notify-embargoed.txt"
-									  : "vendor-notify.txt",
-					  vars, &mail, &queued, err);
+	s = vendor_mail(st, cfg, cause, view, to, list, vendor_key, TRUE, &queued, err);
+	if (s == VULNID_OK && queued == 0) {
+		/* the files made it too big for the policy: their hashes only */
+		s = store_rollback_to(st, "notify", err);
+		if (s == VULNID_OK)
+			s = vendor_mail(st, cfg, cause, view, to, list, vendor_key, FALSE, &queued, err);
 	}
 	if (s != VULNID_OK)
 		return s;
@@ -223,7 +361,7 @@ notify_vendor(store *st, const vulnid_config *cfg, gint64 cause, const char *ent
 	s = store_release(st, "notify", err);
 	if (s != VULNID_OK)
 		return s;
-	return vendor_notified(st, entry_id, list, how, note, err);
+	return vendor_notified(st, entry_id, list, how, embargoed && vendor_key == NULL, note, err);
 }
 
 vulnid_status
@@ -362,6 +500,8 @@ notify_delivery_failed(store *st, const vulnid_config *cfg, const outbox_failure
 	g_autoptr(GString) lines = g_string_new(NULL);
 	g_autoptr(GString) who = g_string_new(NULL);
 	g_autofree char *reply_to = NULL;
+	g_autoptr(GPtrArray) thread = NULL;
+	g_autofree char *ack_id = NULL;
 	const entry_record *first;
 	const char *what, *headline = NULL;
 	outbox_mail mail = { 0 };
@@ -400,6 +540,15 @@ notify_delivery_failed(store *st, const vulnid_config *cfg, const outbox_failure
 	mail.to_addr = first->author;
 	mail.reply_to = reply_to;
 	mail.auto_submitted = "auto-generated";
+	/* in the researcher's thread: a reply to the ack of the request */
+	s = store_notify_thread(st, f->entry, &thread, err);
+	if (s != VULNID_OK)
+		return s;
+	if (thread->len > 0) {
+		ack_id = g_ptr_array_steal_index(thread, thread->len - 1);
+		mail.in_reply_to = ack_id;
+		mail.references = thread;
+	}
 	s = notify_queue_template(st, cfg, f->cause, "notify-failed.txt", vars, &mail, NULL, err);
 	if (s != VULNID_OK)
 		return s;

@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "config.h"
+#include "disclosure.h"
 #include "entry.h"
 #include "outbox.h"
 #include "status.h"
@@ -21,6 +22,16 @@ vulnid_status notify_queue_template(store *st, const vulnid_config *cfg, gint64 
  * decides who).  A sentence for the researcher's ack is appended to note. */
 vulnid_status notify_vendor(store *st, const vulnid_config *cfg, gint64 cause,
 			    const char *entry_id, GString *note, GError **err);
+
+/* The files of record vr that may go to a vendor with the mail about it
+ * (*parts, outbox_attachment*: at most 4 MiB in all, never a key, never
+ * one that holds a token) and *listing, their names, types, sizes and
+ * SHA-256, saying which are attached (NULL: none); nothing of a record
+ * the view does not show. */
+vulnid_status notify_attachments(store *st, const view_record *vr, GPtrArray **parts, char **listing,
+				  GError **err);
+/* The same listing, with no file attached (the mail would be too big). */
+vulnid_status notify_attachment_hashes(const view_record *vr, char **listing);
 
 /* Announce a public entry to the configured lists (or keep it for the
  * daily digest). */

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <string.h>
+#include <gio/gio.h>
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
@@ -744,8 +745,10 @@ openpgp_cert_encryption_key(const openpgp_cert *cert, gint64 now)
 #define AES_BLOCK 16
 
 #define TAG_PKESK 1
+#define TAG_COMPRESSED 8
 #define TAG_LITERAL 11
 #define TAG_SEIPD 18
+#define COMPRESS_ZLIB 2
 #define TAG_MDC 19
 
 /* Curve25519 in a version 4 ECDH key: OID 1.3.6.1.4.1.3029.1.5.1 */
@@ -773,12 +776,6 @@ put32(GByteArray *b, guint32 v)
 	g_byte_array_append(b, x, 4);
 }
 
-/* A packet header in the OpenPGP format, definite length (4.2.1). */
-static gsize
-header_len(gsize len)
-{
-	return len < 192 ? 2 : len < 8384 ? 3 : 6;
-}
 
 static void
 put_header(GByteArray *b, guint8 tag, gsize len)
@@ -1067,6 +1064,56 @@ aes256_cfb(const guint8 *key, guint8 *buf, gsize len, GError **err)
 	return ok ? VULNID_OK : lc_fail(err, VULNID_ERR_INTERNAL, "cannot encrypt");
 }
 
+/* Literal data (5.9): binary, no file name, date 0. */
+static GByteArray *
+literal_packet(const void *data, gsize len)
+{
+	GByteArray *p = g_byte_array_sized_new((guint) (len + 12));
+
+	put_header(p, TAG_LITERAL, 6 + len);
+	put8(p, 'b');
+	put8(p, 0);
+	put32(p, 0);
+	g_byte_array_append(p, data, (guint) len);
+	return p;
+}
+
+/* The packet compressed (5.6, ZLIB, which gpg and Sequoia read), as gpg
+ * does by default: sealed mail is text, and stays for ever.  NULL when
+ * it would not be smaller. */
+static GByteArray *
+compressed_packet(const GByteArray *lit)
+{
+	g_autoptr(GZlibCompressor) z = g_zlib_compressor_new(G_ZLIB_COMPRESSOR_FORMAT_ZLIB, 6);
+	g_autoptr(GByteArray) out = g_byte_array_sized_new(lit->len / 2 + 64);
+	gsize in_off = 0;
+
+	for (;;) {
+		guint8 buf[65536];
+		gsize read = 0, written = 0;
+		GConverterResult r = g_converter_convert(G_CONVERTER(z), lit->data + in_off, lit->len - in_off,
+							 buf, sizeof buf, G_CONVERTER_INPUT_AT_END, &read,
+							 &written, NULL);
+
+		if (r == G_CONVERTER_ERROR)
+			return NULL;
+		in_off += read;
+		g_byte_array_append(out, buf, (guint) written);
+		if (out->len + 8 >= lit->len)
+			return NULL;	/* no gain */
+		if (r == G_CONVERTER_FINISHED)
+			break;
+	}
+	{
+		GByteArray *p = g_byte_array_sized_new(out->len + 8);
+
+		put_header(p, TAG_COMPRESSED, 1 + out->len);
+		put8(p, COMPRESS_ZLIB);
+		g_byte_array_append(p, out->data, out->len);
+		return p;
+	}
+}
+
 /* The most encrypted here, in memory, with one-packet lengths (a
  * four-octet length holds 4 GiB); sealed content is mail within the
  * size limits, far less. */
@@ -1076,8 +1123,11 @@ vulnid_status
 openpgp_encrypt(const openpgp_pubkey *key, const void *data, gsize len, char **armored, GError **err)
 {
 	guint8 session_key[SESSION_KEY_LEN], session[SESSION_LEN], prefix[AES_BLOCK + 2], mdc[20];
-	gsize lit_len = 6 + len, inner, start, mdc_len = sizeof mdc;
+	gsize inner, start, mdc_len = sizeof mdc;
 	g_autoptr(GByteArray) msg = NULL;
+	g_autoptr(GByteArray) literal = NULL;
+	g_autoptr(GByteArray) compressed = NULL;
+	const GByteArray *payload;
 	g_autoptr(GChecksum) sha1 = NULL;
 	vulnid_status s;
 
@@ -1096,9 +1146,12 @@ openpgp_encrypt(const openpgp_pubkey *key, const void *data, gsize len, char **a
 	if (!random_bytes(session_key, sizeof session_key, err) || !random_bytes(prefix, AES_BLOCK, err))
 		return VULNID_ERR_TEMP;
 	session_block(session_key, session);
-	/* the literal packet, the prefix and the MDC packet: one
-	 * allocation, encrypted in place */
-	inner = sizeof prefix + header_len(lit_len) + lit_len + 2 + sizeof mdc;
+	literal = literal_packet(data, len);
+	compressed = compressed_packet(literal);
+	payload = compressed != NULL ? compressed : literal;
+	/* the payload, the prefix and the MDC packet: one allocation,
+	 * encrypted in place */
+	inner = sizeof prefix + payload->len + 2 + sizeof mdc;
 	msg = g_byte_array_sized_new((guint) (inner + 64 + RSA_MAX_BITS / 8));
 	s = pkesk(key, session, msg, err);
 	explicit_bzero(session, sizeof session);
@@ -1113,12 +1166,7 @@ openpgp_encrypt(const openpgp_pubkey *key, const void *data, gsize len, char **a
 	prefix[AES_BLOCK] = prefix[AES_BLOCK - 2];
 	prefix[AES_BLOCK + 1] = prefix[AES_BLOCK - 1];
 	g_byte_array_append(msg, prefix, sizeof prefix);
-	/* literal data (5.9): binary, no file name, date 0 */
-	put_header(msg, TAG_LITERAL, lit_len);
-	put8(msg, 'b');
-	put8(msg, 0);
-	put32(msg, 0);
-	g_byte_array_append(msg, data, (guint) len);
+	g_byte_array_append(msg, payload->data, payload->len);
 	/* the MDC covers the prefix, the plaintext and its own header */
 	put8(msg, 0xc0 | TAG_MDC);
 	put8(msg, sizeof mdc);
@@ -1129,6 +1177,10 @@ openpgp_encrypt(const openpgp_pubkey *key, const void *data, gsize len, char **a
 	g_assert(msg->len - start == inner);
 	s = aes256_cfb(session_key, msg->data + start, inner, err);
 	explicit_bzero(session_key, sizeof session_key);
+	/* what was clear in these copies goes with them */
+	explicit_bzero(literal->data, literal->len);
+	if (compressed != NULL)
+		explicit_bzero(compressed->data, compressed->len);
 	if (s != VULNID_OK) {
 		explicit_bzero(msg->data, msg->len);
 		return s;

@@ -162,18 +162,20 @@ time_after(guint seconds)
 
 /* A header value that came from a mail (a Subject, a Title, a name): its
  * encoded words decoded (a few rounds: an encoded word may hold another),
- * cleaned of controls, line ends and bidi controls, and cut.  *literal is
- * set when what is left still looks like an encoded word: GMime would pass
- * it through as one, and the recipient would decode it. */
+ * cleaned of controls, line ends and bidi controls, and cut (with "..."
+ * at the end, so that the cut shows).  *literal is set when what is left
+ * still looks like an encoded word: GMime would pass it through as one,
+ * and the recipient would decode it. */
 static char *
 header_text(const char *s, gsize max, gboolean *literal)
 {
 	g_autofree char *v = g_strdup(s != NULL ? s : "");
+	g_autofree char *whole = NULL;
 
 	for (int round = 0; round < 4 && strstr(v, "=?") != NULL; round++) {
-		char *d = g_mime_utils_header_decode_text(NULL, v);
+		char *d = text_decode_header(v);
 
-		if (d == NULL || strcmp(d, v) == 0) {
+		if (strcmp(d, v) == 0) {
 			g_free(d);
 			break;
 		}
@@ -181,11 +183,54 @@ header_text(const char *s, gsize max, gboolean *literal)
 		v = d;
 	}
 	*literal = strstr(v, "=?") != NULL;
-	return text_clean_line(v, max);
+	whole = text_clean_line(v, 0);
+	if ((gsize) g_utf8_strlen(whole, -1) <= max)
+		return g_steal_pointer(&whole);
+	{
+		g_autofree char *cut = text_clean_line(whole, max - 3);
+
+		return g_strconcat(cut, "...", NULL);
+	}
 }
 
-/* The text, in 7 bits where it can, with the attachment if there is one
- * (multipart/mixed). */
+void
+outbox_attachment_free(gpointer p)
+{
+	outbox_attachment *a = p;
+
+	if (a->data != NULL)
+		g_bytes_unref(a->data);
+	g_free(a->type);
+	g_free(a->name);
+	g_free(a);
+}
+
+/* One more part: bytes with a type and a file name. */
+static GMimeObject *
+attachment_part(GBytes *data, const char *type, const char *name)
+{
+	GMimePart *att = g_mime_part_new_with_type("application", "octet-stream");
+	g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
+	GMimeDataWrapper *w;
+	GMimeContentType *ct;
+
+	g_mime_stream_write(mem, g_bytes_get_data(data, NULL), g_bytes_get_size(data));
+	g_mime_stream_reset(mem);
+	w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
+	g_mime_part_set_content(att, w);
+	g_object_unref(w);
+	ct = g_mime_content_type_parse(NULL, type != NULL ? type : "application/octet-stream");
+	g_mime_object_set_content_type(GMIME_OBJECT(att), ct);
+	g_object_unref(ct);
+	if (name != NULL)
+		g_mime_part_set_filename(att, name);
+	g_mime_part_set_content_encoding(att,
+		g_mime_part_get_best_content_encoding(att, GMIME_ENCODING_CONSTRAINT_7BIT));
+	return GMIME_OBJECT(att);
+}
+
+/* The text, in 7 bits where it can, with the attachments if there are
+ * any (multipart/mixed). */
 static GMimeObject *
 outbox_body(const outbox_mail *mail)
 {
@@ -197,31 +242,25 @@ outbox_body(const outbox_mail *mail)
 	g_mime_part_set_content_encoding(GMIME_PART(part),
 		g_mime_part_get_best_content_encoding(GMIME_PART(part), GMIME_ENCODING_CONSTRAINT_7BIT));
 	body = GMIME_OBJECT(part);
-	if (mail->attachment != NULL) {
+	if (mail->attachment != NULL || (mail->attachments != NULL && mail->attachments->len > 0)) {
 		GMimeMultipart *mixed = g_mime_multipart_new_with_subtype("mixed");
-		GMimePart *att = g_mime_part_new_with_type("application", "octet-stream");
-		g_autoptr(GMimeStream) mem = g_mime_stream_mem_new();
-		GMimeDataWrapper *w;
-		GMimeContentType *ct;
 
-		g_mime_stream_write(mem, g_bytes_get_data(mail->attachment, NULL),
-				    g_bytes_get_size(mail->attachment));
-		g_mime_stream_reset(mem);
-		w = g_mime_data_wrapper_new_with_stream(mem, GMIME_CONTENT_ENCODING_DEFAULT);
-		g_mime_part_set_content(att, w);
-		g_object_unref(w);
-		ct = g_mime_content_type_parse(NULL, mail->attachment_type != NULL ? mail->attachment_type
-							: "application/octet-stream");
-		g_mime_object_set_content_type(GMIME_OBJECT(att), ct);
-		g_object_unref(ct);
-		if (mail->attachment_name != NULL)
-			g_mime_part_set_filename(att, mail->attachment_name);
-		g_mime_part_set_content_encoding(att,
-			g_mime_part_get_best_content_encoding(att, GMIME_ENCODING_CONSTRAINT_7BIT));
 		g_mime_multipart_add(mixed, body);
-		g_mime_multipart_add(mixed, GMIME_OBJECT(att));
 		g_object_unref(body);
-		g_object_unref(att);
+		if (mail->attachment != NULL) {
+			GMimeObject *att = attachment_part(mail->attachment, mail->attachment_type,
+							   mail->attachment_name);
+
+			g_mime_multipart_add(mixed, att);
+			g_object_unref(att);
+		}
+		for (guint i = 0; mail->attachments != NULL && i < mail->attachments->len; i++) {
+			const outbox_attachment *x = g_ptr_array_index(mail->attachments, i);
+			GMimeObject *att = attachment_part(x->data, x->type, x->name);
+
+			g_mime_multipart_add(mixed, att);
+			g_object_unref(att);
+		}
 		body = GMIME_OBJECT(mixed);
 	}
 	return body;

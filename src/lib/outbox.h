@@ -10,6 +10,15 @@
 #include "store.h"
 #include "store-outbox.h"
 
+/* A part after the text of a mail (outbox_mail.attachments). */
+typedef struct {
+	GBytes *data;
+	char *type;		/* type/subtype */
+	char *name;		/* file name, or NULL */
+} outbox_attachment;
+
+void outbox_attachment_free(gpointer p);
+
 typedef struct {
 	const char *kind;	/* ack, error, help, vendor-notify, announce, ... */
 	const char *entry;	/* the entry it is about, or NULL */
@@ -27,6 +36,7 @@ typedef struct {
 	GBytes *attachment;	/* optional second part, e.g. a key */
 	const char *attachment_type;	/* its type/subtype */
 	const char *attachment_name;	/* its file name */
+	GPtrArray *attachments;	/* outbox_attachment*: more parts after it, or NULL */
 	const char *const *encrypt_to;	/* fingerprints: encrypt (and sign) to them */
 } outbox_mail;
 

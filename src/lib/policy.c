@@ -6,9 +6,11 @@
 
 #include "audit.h"
 #include "policy.h"
-#include "random.h"
+#include "store-answers.h"
 #include "store-policy.h"
+#include "template.h"
 #include "text.h"
+#include "tokens.h"
 
 /* Top-level and special-use names that never take mail from this robot
  * (RFC 2606, 6761, 6762, 8375 and common private ones). */
@@ -144,7 +146,9 @@ typedef enum { CLASS_ANSWER, CLASS_UNSOLICITED, CLASS_ASKED, CLASS_OPERATOR } ma
 static mail_class
 class_of(const char *kind)
 {
-	static const char *const answers[] = { "ack", "error", "help", "key", "entry-reply", "rate-limited" };
+	static const char *const answers[] = {
+		"ack", "error", "help", "key", "entry-reply", "rate-limited", "answers-paused",
+	};
 
 	for (gsize i = 0; i < G_N_ELEMENTS(answers); i++)
 		if (strcmp(kind, answers[i]) == 0)
@@ -292,32 +296,59 @@ budget_left(store *st, const vulnid_config *cfg, const policy_mail *pm, gint64 *
 
 /* ---- the gate ------------------------------------------------------------------------ */
 
+/* *braked when the address had loop_answers answers to suspect mail in
+ * loop_hours; *last when this answer is the last one before that. */
 static vulnid_status
 loop_brake(store *st, const vulnid_config *cfg, const policy_mail *pm, const char *to,
-	   gboolean *braked, GError **err)
+	   gboolean *braked, gboolean *last, GError **err)
 {
 	g_autofree char *period = since(config_key_int(cfg, "policy", "loop_hours"));
 	gint64 limit = config_key_int(cfg, "policy", "loop_answers");
 	gint64 n = 0;
 	vulnid_status s;
 
-	*braked = FALSE;
+	*braked = *last = FALSE;
 	if (pm == NULL || !pm->suspect || pm->signed_mail)
 		return VULNID_OK;
 	s = store_policy_suspect_answers(st, to, period, limit, &n, err);
 	*braked = s == VULNID_OK && n >= limit;
+	*last = s == VULNID_OK && n + 1 == limit;
 	return s;
 }
 
-/* Queue, measure, and take back what is over the mail's byte budget. */
+/* The last answer before the loop brake says so, above its signature:
+ * the silence that follows is announced, not a mystery. */
+static char *
+last_answer_body(const vulnid_config *cfg, const char *body)
+{
+	const char *sig = strstr(body, "\n-- \n");
+	gsize at = sig != NULL ? (gsize) (sig - body) + 1 : strlen(body);
+	gint64 hours = config_key_int(cfg, "policy", "loop_hours");
+	g_autofree char *note = g_strdup_printf(
+		"This is the last answer to your address for %" G_GINT64_FORMAT " hour%s: your mail looks "
+		"automatic or repeats itself (it answers or quotes the robot's own mail, or was sent "
+		"before). Until then such mail from you is recorded but not answered; write a new mail "
+		"(not a reply) if you need an answer.", hours, hours == 1 ? "" : "s");
+	g_autofree char *wrapped = text_wrap(note, 78);
+
+	return g_strdup_printf("%.*s%s%s\n\n%s", (int) at, body,
+			       at > 0 && body[at - 1] != '\n' ? "\n" : "", wrapped, body + at);
+}
+
+/* Queue, measure, and take back what is over the mail's byte budget
+ * (*over) or over answer_left, what the address may still be answered
+ * (*over_answers). */
 static vulnid_status
 queue_measured(store *st, const vulnid_config *cfg, gint64 cause, const policy_mail *pm, outbox_mail *mail,
-	       mail_class cls, GPtrArray *to, gboolean third, gint64 *id, gboolean *over, GError **err)
+	       mail_class cls, GPtrArray *to, gboolean third, gint64 answer_left, gint64 *id, gint64 *bytes_out,
+	       gboolean *over, gboolean *over_answers, GError **err)
 {
 	gint64 left = G_MAXINT64, bytes = 0;
 	vulnid_status s;
 
 	*over = FALSE;
+	if (over_answers != NULL)
+		*over_answers = FALSE;
 	if (third) {
 		s = budget_left(st, cfg, pm, &left, err);
 		if (s != VULNID_OK)
@@ -332,11 +363,15 @@ queue_measured(store *st, const vulnid_config *cfg, gint64 cause, const policy_m
 		return s;
 	if (strcmp(cfg->sign, "none") != 0)
 		bytes += 1024;	/* the signature added at delivery */
-	if (third && bytes * (gint64) to->len > left) {
-		*over = TRUE;
+	if ((third && bytes * (gint64) to->len > left) || bytes > answer_left) {
+		*over = bytes <= answer_left;
+		if (over_answers != NULL)
+			*over_answers = !*over;
 		*id = 0;
 		return store_rollback_to(st, "policy", err);
 	}
+	if (bytes_out != NULL)
+		*bytes_out = bytes;
 	s = store_release(st, "policy", err);
 	for (guint i = 0; s == VULNID_OK && i < to->len; i++) {
 		const char *a = g_ptr_array_index(to, i);
@@ -347,22 +382,144 @@ queue_measured(store *st, const vulnid_config *cfg, gint64 cause, const policy_m
 	return s;
 }
 
+/* ---- the answer budget of unverified mail ----------------------------------------- */
+
+static gint64
+hour_now(void)
+{
+	g_autoptr(GDateTime) now = store_now_datetime();
+
+	return g_date_time_to_unix(now) / 3600;
+}
+
+/* Whether answers to address count against its budget, and what is left
+ * of it (*left) and whether it was told that answers stopped. */
+static vulnid_status
+answer_budget(store *st, const vulnid_config *cfg, const policy_mail *pm, const char *address,
+	      gboolean *counted, gint64 *left, gboolean *noticed, GError **err)
+{
+	g_autofree char *a = g_ascii_strdown(address, -1);
+	gint64 bytes = 0, notices = 0;
+	vulnid_status s;
+
+	*counted = pm != NULL && !pm->verified && cfg->unverified_answer_bytes > 0;
+	*left = G_MAXINT64;
+	*noticed = FALSE;
+	if (!*counted)
+		return VULNID_OK;
+	s = store_answers_used(st, a, hour_now() - cfg->unverified_answer_hours + 1, &bytes, &notices, err);
+	*left = MAX(cfg->unverified_answer_bytes - bytes, 0);
+	*noticed = notices > 0;
+	return s;
+}
+
+static vulnid_status
+answer_count(store *st, const char *address, gint64 bytes, gint64 notices, GError **err)
+{
+	g_autofree char *a = g_ascii_strdown(address, -1);
+
+	return store_answers_add(st, a, hour_now(), bytes, notices, err);
+}
+
+/* The one notice that answers to address stop for the period, in the
+ * thread of the mail that asked; it counts as what it is. */
+static vulnid_status
+answers_paused(store *st, const vulnid_config *cfg, gint64 cause, const policy_mail *pm,
+	       const outbox_mail *answer, GError **err)
+{
+	g_autoptr(GHashTable) vars = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+	g_autofree char *text = NULL;
+	g_autofree char *rendered = NULL;
+	g_autofree char *subject = NULL;
+	g_autofree char *body = NULL;
+	outbox_mail mail = { 0 };
+	gint64 id = 0, bytes = 0;
+	vulnid_status s;
+
+	g_hash_table_insert(vars, "address", text_clean_line(answer->to_addr, 320));
+	g_hash_table_insert(vars, "hours", g_strdup_printf("%" G_GINT64_FORMAT, cfg->unverified_answer_hours));
+	g_hash_table_insert(vars, "domain", g_strdup(cfg->domain));
+	g_hash_table_insert(vars, "request_address", g_strdup(cfg->request_address));
+	g_hash_table_insert(vars, "page", cfg->export_base_url != NULL && *cfg->export_base_url != '\0'
+			    ? g_strdup_printf("on %s", cfg->export_base_url)
+			    : g_strdup_printf("in a signed mail (\"lookup ID\") to %s", cfg->request_address));
+	s = template_load(cfg, "answers-paused.txt", &text, err);
+	if (s != VULNID_OK)
+		return s;
+	rendered = template_render(text, vars);
+	template_split(rendered, &subject, &body);
+	mail.kind = "answers-paused";
+	mail.to_addr = answer->to_addr;
+	mail.subject = subject != NULL ? subject : "vulnid";
+	mail.body = body;
+	mail.in_reply_to = answer->in_reply_to;
+	mail.references = answer->references;
+	mail.bulk = TRUE;
+	s = outbox_queue(st, cfg, cause, &mail, &id, err);
+	if (s == VULNID_OK)
+		s = store_policy_outbox_size(st, id, &bytes, err);
+	if (s == VULNID_OK)
+		s = ledger_add(st, cause, id, mail.kind, CLASS_ANSWER, FALSE, pm->suspect, answer->to_addr, bytes, err);
+	if (s == VULNID_OK)
+		s = answer_count(st, answer->to_addr, bytes, 1, err);
+	if (s == VULNID_OK) {
+		g_autoptr(audit_event) ev = audit_event_new("answers-paused", NULL, NULL);
+
+		audit_event_str(ev, "to", answer->to_addr);
+		audit_event_int(ev, "outbox", id);
+		s = audit_append(st, ev, err);
+	}
+	return s;
+}
+
+/* Queue an answer to the one address in to within what its budget leaves
+ * (no budget: verified mail); past it, the notice once, then nothing. */
+static vulnid_status
+queue_answer_budgeted(store *st, const vulnid_config *cfg, gint64 cause, const policy_mail *pm,
+		      outbox_mail *mail, GPtrArray *to, gboolean third, gint64 *id, gboolean *over, GError **err)
+{
+	gboolean counted, noticed, over_answers = FALSE;
+	gint64 left, bytes = 0;
+	vulnid_status s;
+
+	s = answer_budget(st, cfg, pm, g_ptr_array_index(to, 0), &counted, &left, &noticed, err);
+	if (s == VULNID_OK)
+		s = queue_measured(st, cfg, cause, pm, mail, CLASS_ANSWER, to, third, left, id, &bytes, over,
+				   &over_answers, err);
+	if (s != VULNID_OK || *over)
+		return s;
+	if (over_answers) {
+		s = audit_policy(st, "policy-held", mail->entry, mail->kind, mail->to_addr,
+				 "answers to mail that does not prove its address: [policy] "
+				 "unverified_answer_bytes in unverified_answer_hours reached", err);
+		if (s == VULNID_OK && !noticed)
+			s = answers_paused(st, cfg, cause, pm, mail, err);
+		return s;
+	}
+	return counted ? answer_count(st, g_ptr_array_index(to, 0), bytes, 0, err) : VULNID_OK;
+}
+
 static vulnid_status
 queue_answer(store *st, const vulnid_config *cfg, gint64 cause, const policy_mail *pm, outbox_mail *mail,
 	     gint64 *id, GError **err)
 {
 	g_autoptr(GPtrArray) to = g_ptr_array_new_with_free_func(g_free);
 	const char *why = NULL;
-	gboolean braked = FALSE, third, over = FALSE;
+	gboolean braked = FALSE, last = FALSE, third, over = FALSE;
+	g_autofree char *body = NULL;
 	vulnid_status s;
 
-	s = loop_brake(st, cfg, pm, mail->to_addr, &braked, err);
+	s = loop_brake(st, cfg, pm, mail->to_addr, &braked, &last, err);
 	if (s != VULNID_OK)
 		return s;
 	if (braked) {
 		*id = 0;
 		return audit_policy(st, "loop-brake", mail->entry, mail->kind, mail->to_addr,
 				    pm->suspect_why, err);
+	}
+	if (last && mail->body != NULL) {
+		body = last_answer_body(cfg, mail->body);
+		mail->body = body;
 	}
 	third = pm != NULL && third_party(pm, mail->to_addr);
 	if (third)
@@ -371,7 +528,7 @@ queue_answer(store *st, const vulnid_config *cfg, gint64 cause, const policy_mai
 		return s;
 	g_ptr_array_add(to, g_strdup(mail->to_addr));
 	if (why == NULL) {
-		s = queue_measured(st, cfg, cause, pm, mail, CLASS_ANSWER, to, third, id, &over, err);
+		s = queue_answer_budgeted(st, cfg, cause, pm, mail, to, third, id, &over, err);
 		if (s != VULNID_OK || !over)
 			return s;
 		why = "the answer is larger than the robot sends to a third party for this mail";
@@ -389,7 +546,7 @@ queue_answer(store *st, const vulnid_config *cfg, gint64 cause, const policy_mai
 	mail->to_name = NULL;
 	g_ptr_array_set_size(to, 0);
 	g_ptr_array_add(to, g_strdup(pm->from));
-	return queue_measured(st, cfg, cause, pm, mail, CLASS_ANSWER, to, FALSE, id, &over, err);
+	return queue_answer_budgeted(st, cfg, cause, pm, mail, to, FALSE, id, &over, err);
 }
 
 vulnid_status
@@ -441,7 +598,8 @@ policy_queue(store *st, const vulnid_config *cfg, gint64 cause, outbox_mail *mai
 	g_ptr_array_add(list, NULL);
 	if (mail->to_list != NULL)
 		mail->to_list = (const char *const *) list->pdata;
-	s = queue_measured(st, cfg, cause, pm, mail, cls, to, cls == CLASS_UNSOLICITED, &id, &over, err);
+	s = queue_measured(st, cfg, cause, pm, mail, cls, to, cls == CLASS_UNSOLICITED, G_MAXINT64, &id, NULL, &over,
+			   NULL, err);
 	mail->to_list = saved;
 	if (s == VULNID_OK && over) {
 		g_autofree char *all = NULL;
@@ -500,13 +658,11 @@ vulnid_status
 policy_hold_contacts(store *st, const char *entry_id, const char *addresses, GError **err)
 {
 	g_autofree char *now = store_now();
-	g_autofree char *secret = random_hex(16, err);
-	g_autofree char *sha = NULL;
+	g_autofree char *key = tokens_mark_key(err);
 
-	if (secret == NULL)
+	if (key == NULL)
 		return VULNID_ERR_TEMP;
-	sha = g_compute_checksum_for_string(G_CHECKSUM_SHA256, secret, -1);
-	return store_policy_hold(st, sha, entry_id, addresses, now, err);
+	return store_policy_hold(st, key, entry_id, addresses, now, err);
 }
 
 vulnid_status

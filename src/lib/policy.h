@@ -12,7 +12,12 @@
  *                envelope sender is a third party: capped and counted in the
  *                mail's budget, else the answer goes to From; the loop brake
  *                answers mail that looks automatic or repeats at most
- *                [policy] loop_answers times per loop_hours per address
+ *                [policy] loop_answers times per loop_hours per address;
+ *                answers to mail that does not prove its reply address (a
+ *                known key, a token sent to it, DMARC for From) get at most
+ *                unverified_answer_bytes per unverified_answer_hours per
+ *                address, counted in hourly buckets (answer_bytes), then
+ *                one notice (answers-paused) and nothing
  *   unsolicited  (vendor-notify, relay-to-vendor, vendor-response,
  *                notify-failed, access-request): at most
  *                per_address_per_day and
@@ -51,6 +56,11 @@ typedef struct {
 	const char *envelope_sender;
 	gboolean suspect;	/* looks automatic or repeats (loop.h) */
 	const char *suspect_why;
+	/* Its reply address is known to be the sender's: a known key signed
+	 * it, it carries a token sent to that address, or the operator's MTA
+	 * verified its From (DMARC) and the answer goes there.  Answers to
+	 * other mail count against the address's unverified answer budget. */
+	gboolean verified;
 } policy_mail;
 
 void policy_mail_begin(const policy_mail *pm);

@@ -71,8 +71,10 @@ message_id(const char *entry_id, gint64 seq, const char *domain)
 
 /* The text of the mail: the record's fields, its text, its attachments. */
 static char *
-pubmail_text(const entry_record *r)
+pubmail_text(const view_record *vr)
 {
+	const entry_record *r = vr->r;
+
 	GString *t = g_string_new(NULL);
 
 	for (guint j = 0; j < r->fields->len; j++) {
@@ -84,11 +86,16 @@ pubmail_text(const entry_record *r)
 		g_string_append_c(t, '\n');
 	if (r->body != NULL && *r->body != '\0')
 		g_string_append_printf(t, "%s\n", r->body);
-	if (r->attachments->len > 0)
+	if (vr->attachments->len > 0)
 		g_string_append(t, "\nAttachments (archived, not part of this mail):\n");
-	for (guint j = 0; j < r->attachments->len; j++) {
-		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *a = va->a;
 
+		if (va->withheld) {
+			g_string_append_printf(t, "  %s\n", entry_view_attachment_label(va));
+			continue;
+		}
 		g_string_append_printf(t, "  %s (%s, %" G_GINT64_FORMAT " bytes), SHA-256 %s\n",
 				       a->filename != NULL ? a->filename : "(no name)", a->content_type,
 				       a->size, a->sha256);
@@ -118,7 +125,7 @@ pubmail_render(const pubmail *m, const char *robot_domain)
 	g_autoptr(GDateTime) date = g_date_time_new_from_iso8601(r->created, NULL);
 	g_autofree char *mid = message_id(m->v->e->id, r->seq, robot_domain);
 	g_autofree char *subject = NULL;
-	g_autofree char *text = pubmail_text(r);
+	g_autofree char *text = pubmail_text(m->vr);
 	g_autofree char *how = entry_view_record_how(m->vr);
 	g_autofree char *rec = g_strdup_printf("%" G_GINT64_FORMAT " %s", r->seq, r->kind_name);
 	g_autoptr(GMimeFormatOptions) fo = g_mime_format_options_new();

@@ -211,13 +211,18 @@ text_record(GString *out, const entry_view *v, const view_record *vr)
 			g_string_append_c(out, '\n');
 		}
 	}
-	for (guint j = 0; j < r->attachments->len; j++) {
-		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *a = va->a;
 
+		if (va->withheld) {
+			g_string_append_printf(out, "  attachment: %s\n", entry_view_attachment_label(va));
+			continue;
+		}
 		g_string_append_printf(out, "  attachment: %s %" G_GINT64_FORMAT " bytes sha256:%s ",
 				       a->content_type, a->size, a->sha256);
 		append_safe(out, a->filename != NULL ? a->filename : "(no name)");
-		g_string_append_c(out, '\n');
+		g_string_append(out, va->private_only ? " (withheld from the public)\n" : "\n");
 	}
 }
 
@@ -530,17 +535,25 @@ json_record(JsonBuilder *b, const view_record *vr)
 	json_builder_add_string_value(b, r->sha256);
 	json_builder_set_member_name(b, "attachments");
 	json_builder_begin_array(b);
-	for (guint j = 0; vr->content && j < r->attachments->len; j++) {
-		const entry_attachment *a = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *a = va->a;
 
 		json_builder_begin_object(b);
-		jsonb_str_or_null(b, "filename", a->filename);
+		jsonb_str_or_null(b, "filename", va->withheld ? NULL : a->filename);
 		json_builder_set_member_name(b, "content_type");
 		json_builder_add_string_value(b, a->content_type);
 		json_builder_set_member_name(b, "size");
-		json_builder_add_int_value(b, a->size);
+		json_builder_add_int_value(b, va->withheld ? 0 : a->size);
 		json_builder_set_member_name(b, "sha256");
-		json_builder_add_string_value(b, a->sha256);
+		json_builder_add_string_value(b, va->withheld ? va->commitment : a->sha256);
+		if (a->salt != NULL) {
+			/* withheld from the public; the record commits to it */
+			json_builder_set_member_name(b, "withheld");
+			json_builder_add_boolean_value(b, TRUE);
+			json_builder_set_member_name(b, "commitment");
+			json_builder_add_string_value(b, va->commitment);
+		}
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
@@ -662,12 +675,18 @@ render_list_json(const entry_view *v)
 
 /* ---- mail ------------------------------------------------------------------ */
 
+/* Lines of an entry looked up by mail: indented 4 in the answer, so at
+ * most 74 characters here (a digest after its label may be longer). */
+#define MAIL_WIDTH 74
+
 static void
 mail_line(GString *out, const char *label, const char *value)
 {
-	g_string_append_printf(out, "  %-15s ", label);
-	append_safe(out, value);
-	g_string_append_c(out, '\n');
+	g_autofree char *safe = text_mask_controls(value != NULL ? value : "");
+	g_autofree char *l = g_strdup_printf("  %-13s %s", label, safe);
+	g_autofree char *w = text_wrap(l, MAIL_WIDTH);
+
+	g_string_append_printf(out, "%s\n", w);
 }
 
 static void
@@ -690,66 +709,92 @@ mail_body(GString *out, const char *body, const char *indent, gboolean whole)
 	}
 }
 
+/* A line of the robot's own, wrapped at width, the lines after a break
+ * indented by hang. */
+static void
+wrapped(GString *out, const char *line, gsize width, gsize hang)
+{
+	g_autofree char *w = text_wrap_hanging(line, width, hang);
+
+	g_string_append_printf(out, "%s\n", w);
+}
+
 static char *
-record_text(const entry_view *v, const view_record *vr, gboolean with_body, gboolean whole);
+record_text(const view_record *vr, gboolean with_body, gboolean whole, gsize width);
 
 char *
 render_record_text(const entry_view *v, const view_record *vr, gboolean with_body)
 {
-	return record_text(v, vr, with_body, FALSE);
+	(void) v;
+	return record_text(vr, with_body, FALSE, 78);
 }
 
 char *
 render_record_text_whole(const entry_view *v, const view_record *vr)
 {
-	return record_text(v, vr, TRUE, TRUE);
+	(void) v;
+	return record_text(vr, TRUE, TRUE, 78);
 }
 
+/* One record as text, its own lines at most width characters (the body
+ * as written; cut after MAIL_MAX_BODY_LINES unless whole). */
 static char *
-record_text(const entry_view *v, const view_record *vr, gboolean with_body, gboolean whole)
+record_text(const view_record *vr, gboolean with_body, gboolean whole, gsize width)
 {
 	const entry_record *r = vr->r;
 	GString *out = g_string_new(NULL);
+	g_autoptr(GString) head = g_string_new(NULL);
 
-	(void) v;
-	g_string_append_printf(out, "record %" G_GINT64_FORMAT ", %s: %s by the %s", r->seq, r->created, r->kind_name,
-			       r->role == ENTRY_ROLE_THIRD_PARTY ? "third party" : entry_role_str(r->role));
+	g_string_append_printf(head, "record %" G_GINT64_FORMAT ", %s: %s by the %s", r->seq, r->created,
+			       r->kind_name, r->role == ENTRY_ROLE_THIRD_PARTY ? "third party" : entry_role_str(r->role));
 	if (r->how != ENTRY_HOW_REQUEST)
-		g_string_append_printf(out, " (%s)", entry_how_phrase(r->how));
+		g_string_append_printf(head, " (%s)", entry_how_phrase(r->how));
 	if (vr->author_withheld)
-		g_string_append(out, ", anonymous");
+		g_string_append(head, ", anonymous");
 	else if (vr->author != NULL) {
-		g_string_append(out, ", ");
-		append_safe(out, vr->author);
+		g_string_append(head, ", ");
+		append_safe(head, vr->author);
 	}
-	g_string_append_c(out, '\n');
+	wrapped(out, head->str, width, 2);
 	if (vr->sealed) {
-		g_string_append_printf(out, "  (sealed until the embargo ends; commitment %s)\n", r->sha256);
+		g_autofree char *l = g_strdup_printf("  (sealed until the embargo ends; commitment %s)", r->sha256);
+
+		wrapped(out, l, width, 3);
 		return g_string_free(out, FALSE);
 	}
 	for (guint j = 0; j < r->fields->len; j++) {
 		const entry_kv *kv = g_ptr_array_index(r->fields, j);
+		g_autoptr(GString) l = g_string_new("  ");
 
-		g_string_append(out, "  ");
-		append_safe(out, kv->key);
-		g_string_append(out, ": ");
-		append_safe(out, kv->value);
-		g_string_append_c(out, '\n');
+		append_safe(l, kv->key);
+		g_string_append(l, ": ");
+		append_safe(l, kv->value);
+		wrapped(out, l->str, width, 4);
 	}
 	if (with_body && r->body != NULL && *r->body != '\0') {
 		g_string_append_c(out, '\n');
 		mail_body(out, r->body, "    ", whole);
 	}
-	for (guint j = 0; j < r->attachments->len; j++) {
-		const entry_attachment *at = g_ptr_array_index(r->attachments, j);
+	for (guint j = 0; j < vr->attachments->len; j++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
+		const entry_attachment *at = va->a;
+		g_autoptr(GString) l = g_string_new("  attachment: ");
 
-		g_string_append_printf(out, "  attachment: %s, %" G_GINT64_FORMAT " bytes, sha256 %s, ",
-				       at->content_type, at->size, at->sha256);
-		append_safe(out, at->filename != NULL ? at->filename : "(no name)");
-		g_string_append_c(out, '\n');
+		if (va->withheld) {
+			g_string_append(l, entry_view_attachment_label(va));
+			wrapped(out, l->str, width, 4);
+			continue;
+		}
+		append_safe(l, at->filename != NULL ? at->filename : "(no name)");
+		g_string_append_printf(l, ", %s, %" G_GINT64_FORMAT " bytes", at->content_type, at->size);
+		if (va->private_only)
+			g_string_append(l, " (withheld from the public)");
+		wrapped(out, l->str, width, 4);
+		g_string_append_printf(out, "    sha256 %s\n", at->sha256);
 	}
 	return g_string_free(out, FALSE);
 }
+
 
 static void
 mail_claim_line(GString *out, const entry_view *v, const char *label, const entry_claim *c, const char *extra)
@@ -840,18 +885,20 @@ mail_headline(GString *out, const entry_view *v)
 	}
 }
 
-char *
-render_mail_text(const entry_view *v)
+/* What render_mail_text() shows before the records: FALSE when nothing
+ * more may be shown (spam, a stub). */
+static gboolean
+mail_top(GString *out, const entry_view *v)
 {
-	GString *out = g_string_new(v->e->id);
 	const entry_facts *f = v->facts;
 
+	g_string_append(out, v->e->id);
 	if (v->withheld) {
 		g_string_append(out, "\n");
 		mail_line(out, "state:", "withheld: a moderator marked it as spam");
 		mail_line(out, "created:", v->e->created);
 		mail_line(out, "digest:", v->e->digest);
-		return g_string_free(out, FALSE);
+		return FALSE;
 	}
 	if (v->stub) {
 		g_autofree char *state = g_strdup_printf("embargoed until %s", entry_view_embargo_text(v));
@@ -877,11 +924,17 @@ render_mail_text(const entry_view *v)
 		}
 		g_string_append(out, "\n  The details are withheld until the embargo ends; each commitment is\n"
 				     "  the SHA-256 of a sealed record, checkable once it is released.\n");
-		return g_string_free(out, FALSE);
+		return FALSE;
 	}
-	g_string_append(out, ": ");
-	append_safe(out, entry_view_title(v));
-	g_string_append_c(out, '\n');
+	{
+		g_autoptr(GString) head = g_string_new(NULL);
+
+		g_string_append(head, out->str);
+		g_string_append(head, ": ");
+		append_safe(head, entry_view_title(v));
+		g_string_truncate(out, 0);
+		wrapped(out, head->str, MAIL_WIDTH, 2);
+	}
 	if (f->withdrawn != NULL) {
 		g_autofree char *w = g_strdup_printf("WITHDRAWN (rejected): %s", f->withdrawn->value);
 
@@ -891,6 +944,38 @@ render_mail_text(const entry_view *v)
 	mail_line(out, "created:", v->e->created);
 	mail_line(out, "digest:", v->e->digest);
 	mail_headline(out, v);
+	return TRUE;
+}
+
+char *
+render_mail_headline(const vulnid_config *cfg, const entry_view *v)
+{
+	GString *out = g_string_new(NULL);
+	g_autofree char *addr = g_strdup_printf("%s+%s@%s", cfg->request_local, v->e->id, cfg->domain);
+
+	if (mail_top(out, v)) {
+		g_autofree char *n = g_strdup_printf("%u", v->records->len);
+
+		mail_line(out, "records:", n);
+	}
+	mail_line(out, "address:", addr);
+	if (cfg->export_base_url != NULL && *cfg->export_base_url != '\0') {
+		g_autofree char *page = g_strdup_printf("%s%sentries/%s.html", cfg->export_base_url,
+							g_str_has_suffix(cfg->export_base_url, "/") ? "" : "/",
+							v->e->id);
+
+		mail_line(out, "page:", page);
+	}
+	return g_string_free(out, FALSE);
+}
+
+char *
+render_mail_text(const entry_view *v)
+{
+	GString *out = g_string_new(NULL);
+
+	if (!mail_top(out, v))
+		return g_string_free(out, FALSE);
 	g_string_append_printf(out, "\n  %u record%s:\n\n", v->records->len, v->records->len == 1 ? "" : "s");
 	for (guint i = 0; i < v->records->len; i++) {
 		g_autofree char *t = NULL;
@@ -900,7 +985,7 @@ render_mail_text(const entry_view *v)
 			g_string_append_printf(out, "  [... %u more records]\n", v->records->len - i);
 			break;
 		}
-		t = render_record_text(v, g_ptr_array_index(v->records, i), TRUE);
+		t = record_text(g_ptr_array_index(v->records, i), TRUE, FALSE, MAIL_WIDTH - 2);
 		if (i > 0)
 			g_string_append_c(out, '\n');
 		lines = g_strsplit(t, "\n", -1);
@@ -912,14 +997,33 @@ render_mail_text(const entry_view *v)
 
 /* ---- the acknowledgement ---------------------------------------------------- */
 
+/* "    label:    value", the value at column 14 (a digest ends at 78) */
+static void
+ack_line(GString *out, const char *label, const char *value)
+{
+	g_autofree char *l = g_strdup_printf("    %-9s %s", label, value);
+	g_autofree char *w = NULL;
+
+	if (strchr(value, '\n') != NULL || !g_utf8_validate(l, -1, NULL)) {
+		g_string_append_printf(out, "%s\n", l);
+		return;
+	}
+	w = text_wrap(l, 78);
+	g_string_append_printf(out, "%s\n", w);
+}
+
 static void
 ack_tail(GString *out, const vulnid_config *cfg, const entry_view *v, const char *token)
 {
-	g_string_append_printf(out, "    address:     %s+%s@%s\n", cfg->request_local, v->e->id, cfg->domain);
+	g_autofree char *addr = g_strdup_printf("%s+%s@%s", cfg->request_local, v->e->id, cfg->domain);
+
+	ack_line(out, "address:", addr);
+	/* the token on lines of its own: the one to copy is a whole line */
 	if (token != NULL)
-		g_string_append_printf(out, "    token:       %s\n"
-				       "                 (keep it secret: a line \"Token: %s\" in a mail\n"
-				       "                 to the entry proves that you created it)\n", token, token);
+		g_string_append_printf(out, "    token:    %s\n"
+				       "              Keep it secret. A mail to the entry with this\n"
+				       "              line at its top proves that you created it:\n\n"
+				       "              Token: %s\n", token, token);
 	g_string_append_c(out, '\n');
 }
 
@@ -932,38 +1036,43 @@ render_ack_entry(GString *out, const vulnid_config *cfg, const entry_view *v, gb
 
 	g_string_append_printf(out, "  %s\n", v->e->id);
 	if (stub || v->stub || r == NULL || !first->content) {
-		g_string_append_printf(out, "    commitment:  %s\n", v->e->digest);
-		g_string_append_printf(out, "    embargo:     %s\n", v->facts->embargo == NULL ||
-				       g_ascii_strcasecmp(v->facts->embargo, "yes") == 0
-				       ? "until you release it" : v->facts->embargo);
+		ack_line(out, "commitment:", v->e->digest);
+		ack_line(out, "embargo:", v->facts->embargo == NULL || g_ascii_strcasecmp(v->facts->embargo, "yes") == 0
+			 ? "until you release it" : v->facts->embargo);
 		ack_tail(out, cfg, v, token);
 		return;
 	}
-	g_string_append_printf(out, "    digest:      %s\n", v->e->digest);
-	g_string_append(out, "    title:       ");
-	append_safe(out, *title != '\0' ? title : "(none)");
-	g_string_append_c(out, '\n');
+	ack_line(out, "digest:", v->e->digest);
+	{
+		g_autofree char *t = text_mask_controls(*title != '\0' ? title : "(none)");
+
+		ack_line(out, "title:", t);
+	}
 	for (guint i = 0; i < r->fields->len; i++) {
 		const entry_kv *kv = g_ptr_array_index(r->fields, i);
 		g_autofree char *label = g_strdup_printf("%s:", kv->key);
 		g_autofree char *lower = g_ascii_strdown(label, -1);
+		g_autofree char *val = text_mask_controls(kv->value);
 
 		if (g_ascii_strcasecmp(kv->key, "Title") == 0)
 			continue;
-		g_string_append_printf(out, "    %-12s ", lower);
-		append_safe(out, kv->value);
-		g_string_append_c(out, '\n');
+		ack_line(out, lower, val);
 	}
 	if (r->body != NULL && *r->body != '\0') {
 		guint lines = 1;
+		g_autofree char *l = NULL;
 
 		for (const char *p = r->body; *p; p++)
 			lines += *p == '\n';
-		g_string_append_printf(out, "    description: %u line%s\n", lines, lines == 1 ? "" : "s");
+		l = g_strdup_printf("%u line%s", lines, lines == 1 ? "" : "s");
+		ack_line(out, "description:", l);
 	} else if (r->fields->len == 0)
 		g_string_append(out, "    (reserved: nothing said yet; add details at any time)\n");
-	if (r->attachments->len > 0)
-		g_string_append_printf(out, "    attachments: %u (archived, listed on the entry)\n", r->attachments->len);
+	if (r->attachments->len > 0) {
+		g_autofree char *l = g_strdup_printf("%u (archived, listed on the entry)", r->attachments->len);
+
+		ack_line(out, "attachments:", l);
+	}
 	ack_tail(out, cfg, v, token);
 }
 

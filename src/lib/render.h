@@ -22,6 +22,10 @@ JsonNode *render_auth_json(const view_record *vr);
 
 /* The entry as text for a mail (lookup replies): bounded in size. */
 char *render_mail_text(const entry_view *v);
+/* Only its headline, the number of records, its address and its page
+ * ([export] base_url): the lookup answer to mail the robot cannot verify
+ * came from its reply address, a few hundred bytes whatever the entry. */
+char *render_mail_headline(const vulnid_config *cfg, const entry_view *v);
 /* One record as text for a mail (subscribers, relays). */
 char *render_record_text(const entry_view *v, const view_record *vr, gboolean with_body);
 /* The same with the whole text, however long: for a mail that is the only

@@ -119,6 +119,22 @@ find_known(const char *name)
 	return NULL;
 }
 
+gboolean
+request_field_known(const char *name)
+{
+	return find_known(name) != NULL;
+}
+
+/* A line that starts a field of a known name (Vendor:, Version:, ...). */
+static gboolean
+known_field_line(const char *line)
+{
+	gsize n = request_field_name_len(line);
+	g_autofree char *name = n > 0 ? g_strndup(line, n) : NULL;
+
+	return name != NULL && find_known(name) != NULL;
+}
+
 static gboolean
 is_blank(const char *line)
 {
@@ -243,6 +259,47 @@ validate_field(request *r, const request_field *f, guint bi, guint nb, GDateTime
 	}
 }
 
+/* Whether the blank lines at l are followed by a field of a known name:
+ * the fields go on ("Note: ..." after a blank line is description); *last
+ * is then the last blank line, so that each is looked at once. */
+static gboolean
+double_spaced(char **l, char ***last)
+{
+	char **p = l;
+
+	while (*p != NULL && is_blank(*p))
+		p++;
+	if (*p == NULL || !known_field_line(*p))
+		return FALSE;
+	*last = p - 1;
+	return TRUE;
+}
+
+/* Gmail's and Outlook's links in plain text taken out of a value. */
+static void
+field_unautolink(request_field *f)
+{
+	char *v = text_unautolink(f->value);
+
+	g_free(f->value);
+	f->value = v;
+}
+
+/* A known field deep in the description was not read: say so (a blank
+ * line or a text line above it ended the fields). */
+static void
+note_late_fields(request *r, char **l, guint bi, guint nb)
+{
+	for (guint i = 0; l[i] != NULL; i++)
+		if (known_field_line(l[i])) {
+			g_autofree char *name = g_strndup(l[i], request_field_name_len(l[i]));
+
+			add_msg(r->warnings, bi, nb, "the line \"%s: ...\" in the description was not read as a\n"
+				"    field: fields come first, before any other text", name);
+			return;
+		}
+}
+
 static request_block *
 parse_block(request *r, char **lines, guint bi, guint nb, const request_limits *lim, GDateTime *now)
 {
@@ -273,6 +330,7 @@ parse_block(request *r, char **lines, guint bi, guint nb, const request_limits *
 			f = g_new0(request_field, 1);
 			f->key = g_strdup(k != NULL ? k->name : name);
 			f->value = text_clean_line(*l + n + 1, 0);
+			field_unautolink(f);
 			if (k != NULL && !k->repeatable && request_block_get(b, k->name) != NULL)
 				add_msg(r->warnings, bi, nb, "%s given more than once; the first one counts",
 					k->name);
@@ -284,6 +342,11 @@ parse_block(request *r, char **lines, guint bi, guint nb, const request_limits *
 
 			g_free(last->value);
 			last->value = joined;
+			field_unautolink(last);
+		} else if (is_blank(*l) && b->fields->len > 0 && double_spaced(l, &l)) {
+			/* Outlook's paragraphs: blank lines between known fields
+			 * (l is now the last of them) */
+			last = NULL;
 		} else
 			break;
 	}
@@ -299,6 +362,7 @@ parse_block(request *r, char **lines, guint bi, guint nb, const request_limits *
 	}
 	while (*l != NULL && is_blank(*l))
 		l++;
+	note_late_fields(r, l, bi, nb);
 	{
 		/* one exact copy: the description may be most of a long text */
 		gsize size = 0, len = 0;
@@ -318,7 +382,10 @@ parse_block(request *r, char **lines, guint bi, guint nb, const request_limits *
 		while (len > 0 && g_ascii_isspace(desc[len - 1]))
 			len--;
 		desc[len] = '\0';
-		b->description = desc;
+		/* Gmail's links, where the text is the link */
+		b->description = strchr(desc, '<') != NULL ? text_unautolink(desc) : desc;
+		if (b->description != desc)
+			g_free(desc);
 	}
 	return b;
 }
@@ -368,11 +435,22 @@ request_note_text_cut(request *r, gint64 kept, gint64 total, const char *kept_as
 					"    attachment %s.", t, total, k, kept_as));
 }
 
+void
+request_note_subject_cut(request *r, glong chars)
+{
+	if (r->warnings->len < 50)
+		g_ptr_array_add(r->warnings,
+				g_strdup_printf("the Subject is %ld characters long; only its first 998 were\n"
+						"    kept as the title (the whole mail is archived as it came).", chars));
+}
+
 request *
 request_parse(const char *text, const char *subject, const request_limits *lim, GDateTime *now)
 {
 	request *r = g_new0(request, 1);
-	g_auto(GStrv) lines = g_strsplit(text != NULL ? text : "", "\n", -1);
+	gboolean quoted = FALSE;
+	g_autofree char *own = text_strip_quotes(text, &quoted);
+	g_auto(GStrv) lines = g_strsplit(own, "\n", -1);
 	g_autoptr(GPtrArray) starts = g_ptr_array_new();
 	g_autofree char *trimmed = NULL;
 	g_autofree char *subj = NULL;
@@ -382,7 +460,8 @@ request_parse(const char *text, const char *subject, const request_limits *lim, 
 	r->errors = g_ptr_array_new_with_free_func(g_free);
 	r->warnings = g_ptr_array_new_with_free_func(g_free);
 
-	/* The signature (after "-- ", RFC 3676) is not part of the request. */
+	/* The signature (after "-- ", RFC 3676) is not part of the request,
+	 * nor the mail it quotes (a reply to the robot's help). */
 	nlines = g_strv_length(lines);
 	for (guint i = 0; i < nlines; i++)
 		if (strcmp(lines[i], "-- ") == 0) {
@@ -404,6 +483,9 @@ request_parse(const char *text, const char *subject, const request_limits *lim, 
 		trimmed = g_strstrip(g_steal_pointer(&joined));
 	}
 	subj = g_strstrip(g_strdup(subject != NULL ? subject : ""));
+	if (quoted)
+		g_ptr_array_add(r->warnings, g_strdup("the mail your text quotes was left out of the request (the mail\n"
+						     "    is archived as it came)."));
 	if (g_ascii_strcasecmp(trimmed, "help") == 0 ||
 	    (*trimmed == '\0' && g_ascii_strcasecmp(subj, "help") == 0)) {
 		r->is_help = TRUE;

@@ -2,8 +2,11 @@
  *
  * A request text is one or more blocks separated by a line "---".  Each
  * block starts with optional "Key: value" lines (continued by lines that
- * start with white space); the first other line ends them, and the rest,
- * after one blank line, is the description. */
+ * start with white space; blank lines between them only before a field of
+ * a known name); the first other line ends them, and the rest, after one
+ * blank line, is the description.  Quotes of other mail are left out, and
+ * in field values the links mail programs add ("example.com
+ * <http://example.com>"). */
 #ifndef VULNID_REQUEST_H
 #define VULNID_REQUEST_H
 
@@ -41,6 +44,11 @@ typedef struct {
  * field).  Commands in mail about an entry follow the same rule. */
 gsize request_field_name_len(const char *line);
 
+/* Whether name (any case) is a field the request format defines (Vendor,
+ * Product, Version, ...): such a field also goes on after blank lines
+ * (mail programs that write paragraphs double-space them). */
+gboolean request_field_known(const char *name);
+
 /* Parse text (UTF-8, \n line ends).  Problems with the content go to
  * ->errors (nothing may be assigned) or ->warnings; the status is only
  * for resource failures. */
@@ -49,6 +57,9 @@ request *request_parse(const char *text, const char *subject, const request_limi
 /* Tell the sender that only the first `kept` of `total` bytes of the text
  * were read, and that all of it is the attachment `kept_as` (a warning). */
 void request_note_text_cut(request *r, gint64 kept, gint64 total, const char *kept_as);
+/* Tell the sender that the Subject, chars characters long, was cut to
+ * its first 998 (a warning): a title is never cut silently. */
+void request_note_subject_cut(request *r, glong chars);
 void request_free(request *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(request, request_free)
 

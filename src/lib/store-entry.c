@@ -16,9 +16,12 @@ static const char SQL_ENTRY_RECORDS[] =
 	" FROM records r LEFT JOIN record_signers p ON p.record = r.id"
 	" WHERE r.entry = ? ORDER BY r.seq";
 static const char SQL_ENTRY_ATTACHMENTS[] =
-	"SELECT a.record, a.sha256, a.filename, a.content_type, a.size"
-	" FROM attachments a JOIN records r ON r.id = a.record"
-	" WHERE r.entry = ? ORDER BY a.record, a.idx";
+	"SELECT a.record, a.idx, a.sha256, a.filename, a.content_type, a.size, NULL"
+	" FROM attachments a JOIN records r ON r.id = a.record WHERE r.entry = ?1"
+	" UNION ALL"
+	" SELECT w.record, w.idx, w.sha256, w.filename, w.content_type, w.size, w.salt"
+	" FROM withheld_attachments w JOIN records r ON r.id = w.record WHERE r.entry = ?1"
+	" ORDER BY 1, 2";
 static const char SQL_ENTRY_IDS[] =
 	"SELECT id FROM entries WHERE ?1 = 0 OR year = ?1 ORDER BY year, number";
 static const char SQL_ENTRY_IDS_BY_ALIAS[] =
@@ -113,9 +116,10 @@ store_entry_attachments(store *st, const char *entry, store_entry_attachment_fn 
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		store_entry_attachment_row a = {
 			.record = sqlite3_column_int64(stmt, 0),
-			.sha256 = COL(stmt, 1), .filename = COL(stmt, 2),
-			.content_type = COL(stmt, 3),
-			.size = sqlite3_column_int64(stmt, 4),
+			.sha256 = COL(stmt, 2), .filename = COL(stmt, 3),
+			.content_type = COL(stmt, 4),
+			.size = sqlite3_column_int64(stmt, 5),
+			.salt = COL(stmt, 6),
 		};
 
 		fn(&a, data);

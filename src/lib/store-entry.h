@@ -43,10 +43,12 @@ typedef struct {
 	gint64 record;	/* rowid of its record */
 	const char *sha256, *filename, *content_type;
 	gint64 size;
+	const char *salt;	/* withheld_attachments: its salt; NULL: public */
 } store_entry_attachment_row;
 
 typedef void (*store_entry_attachment_fn)(const store_entry_attachment_row *row, gpointer data);
-/* The attachments of entry's records, in record rowid then index order. */
+/* The attachments of entry's records, in record rowid then index order,
+ * the withheld ones (withheld_attachments) among them at their places. */
 vulnid_status store_entry_attachments(store *st, const char *entry, store_entry_attachment_fn fn,
 				      gpointer data, GError **err);
 

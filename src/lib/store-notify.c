@@ -5,6 +5,13 @@
 #include "store-db.h"
 #include "store-notify.h"
 
+/* The researcher's request and the robot's ack of it: the thread the
+ * notices to the researcher belong to (indexed: records (entry, seq),
+ * outbox (cause)). */
+static const char SQL_ENTRY_THREAD[] =
+	"SELECT m.message_id, (SELECT o.message_id FROM outbox o WHERE o.cause = r.message"
+	" AND o.kind = 'ack' ORDER BY o.id LIMIT 1)"
+	" FROM records r JOIN messages m ON m.id = r.message WHERE r.entry = ? AND r.seq = 1";
 static const char SQL_PENDING_ADD[] = "INSERT OR IGNORE INTO announce_pending (entry, created) VALUES (?, ?)";
 static const char SQL_PENDING_LIST[] =
 	"SELECT entry FROM announce_pending WHERE outbox IS NULL AND created < ? ORDER BY created, entry";
@@ -92,6 +99,29 @@ store_notify_subscriptions(store *st, const char *entry_id, int limit, GPtrArray
 	sqlite3_reset(stmt);
 	if (rc != SQLITE_DONE)
 		return store_fail(st, rc, "tokens", err);
+	*out = g_steal_pointer(&a);
+	return VULNID_OK;
+}
+
+vulnid_status
+store_notify_thread(store *st, const char *entry_id, GPtrArray **out, GError **err)
+{
+	g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_ENTRY_THREAD, &s, err);
+	int rc;
+
+	if (stmt == NULL)
+		return s;
+	store_bind_text(stmt, 1, entry_id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		for (int i = 0; i < 2; i++)
+			if (sqlite3_column_type(stmt, i) == SQLITE_TEXT)
+				g_ptr_array_add(a, g_strdup((const char *) sqlite3_column_text(stmt, i)));
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(st, rc, "records", err);
 	*out = g_steal_pointer(&a);
 	return VULNID_OK;
 }

@@ -28,4 +28,9 @@ typedef struct {
 vulnid_status store_notify_subscriptions(store *st, const char *entry_id, int limit, GPtrArray **out,
 					 GError **err);
 
+/* The Message-IDs of entry_id's request and of the robot's ack of it, in
+ * that order, those that exist (without <>): the thread a notice to the
+ * researcher answers (In-Reply-To the last, References all). */
+vulnid_status store_notify_thread(store *st, const char *entry_id, GPtrArray **out, GError **err);
+
 #endif

@@ -57,7 +57,6 @@ static const char SQL_VENDOR_KEYS[] =
 static const char SQL_RATE_NOTICES[] =
 	"SELECT count(*) FROM mail_ledger WHERE address = ?1 AND created >= ?2 AND kind = 'rate-limited'";
 
-static const char SQL_TOKEN_KNOWN[] = "SELECT 1 FROM tokens WHERE sha256 = ?";
 /* The body's SHA-256 ends the dedup key ("mid:ID:SHA", "hdr:SHA:SHA"); on
  * an index of sender and body (messages_from_body, schema 8), so that only
  * that sender's mails with that body are read, not all of its hour. */
@@ -266,18 +265,6 @@ vulnid_status
 store_policy_rate_notices(store *st, const char *address, const char *since, gint64 *n, GError **err)
 {
 	return rate_count(st, SQL_RATE_NOTICES, address, since, n, err);
-}
-
-vulnid_status
-store_policy_token_known(store *st, const char *sha256, gboolean *found, GError **err)
-{
-	vulnid_status s;
-	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_TOKEN_KNOWN, &s, err);
-
-	if (stmt == NULL)
-		return s;
-	store_bind_text(stmt, 1, sha256);
-	return step_exists(st, stmt, "tokens", found, err);
 }
 
 vulnid_status

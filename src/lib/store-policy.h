@@ -81,8 +81,6 @@ vulnid_status store_policy_rate_notices(store *st, const char *address, const ch
 
 /* ---- the loop brake (loop.c) ---- */
 
-/* Whether a token with this sha256 was ever issued. */
-vulnid_status store_policy_token_known(store *st, const char *sha256, gboolean *found, GError **err);
 /* Whether another message than msg, since a time, came from who with a
  * dedup key ending in ":BODY_SHA256". */
 vulnid_status store_policy_body_repeated(store *st, const char *who, const char *since,

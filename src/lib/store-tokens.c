@@ -8,6 +8,9 @@
 static const char SQL_TOKEN_INSERT[] =
 	"INSERT INTO tokens (sha256, entry, role, address, created) VALUES (?, ?, ?, ?, ?)";
 static const char SQL_TOKEN_FIND[] = "SELECT entry, role, address FROM tokens WHERE sha256 = ?";
+static const char SQL_TOKEN_KNOWN[] = "SELECT 1 FROM tokens WHERE sha256 = ?";
+/* Bare hex keys sort before 'g', the keys written now ("t:...") after. */
+static const char SQL_TOKEN_LEGACY[] = "SELECT 1 FROM tokens WHERE sha256 < 'g' LIMIT 1";
 
 vulnid_status
 store_tokens_insert(store *st, const char *sha256, const char *entry_id, const char *role,
@@ -50,4 +53,41 @@ store_tokens_find(store *st, const char *sha256, gboolean *found, char **entry_i
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_fail(st, rc, "tokens", err);
 	return VULNID_OK;
+}
+
+static vulnid_status
+step_exists(store *st, sqlite3_stmt *stmt, gboolean *found, GError **err)
+{
+	int rc = sqlite3_step(stmt);
+
+	*found = rc == SQLITE_ROW;
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(st, rc, "tokens", err);
+	return VULNID_OK;
+}
+
+vulnid_status
+store_tokens_known(store *st, const char *sha256, gboolean *found, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_TOKEN_KNOWN, &s, err);
+
+	*found = FALSE;
+	if (stmt == NULL)
+		return s;
+	store_bind_text(stmt, 1, sha256);
+	return step_exists(st, stmt, found, err);
+}
+
+vulnid_status
+store_tokens_legacy(store *st, gboolean *any, GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare_cached(st, SQL_TOKEN_LEGACY, &s, err);
+
+	*any = FALSE;
+	if (stmt == NULL)
+		return s;
+	return step_exists(st, stmt, any, err);
 }

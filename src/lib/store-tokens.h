@@ -16,4 +16,11 @@ vulnid_status store_tokens_insert(store *st, const char *sha256, const char *ent
 vulnid_status store_tokens_find(store *st, const char *sha256, gboolean *found, char **entry_id,
 				char **role, char **address, GError **err);
 
+/* Whether a row has the key sha256 (one probe of the primary key). */
+vulnid_status store_tokens_known(store *st, const char *sha256, gboolean *found, GError **err);
+
+/* Whether any row has a key of the old form (bare hex): tokens issued
+ * before the current shape, which must still be looked for in texts. */
+vulnid_status store_tokens_legacy(store *st, gboolean *any, GError **err);
+
 #endif

@@ -307,7 +307,28 @@ static const char *const migrations[] = {
 	 * for every mail about it, and the embargoes vulnid tick looks at. */
 	"CREATE INDEX tokens_entry ON tokens(entry, role);"
 	"CREATE INDEX entries_embargoed ON entries(year, number) WHERE embargo IS NOT NULL;",
-	/* 9 -> 10: endorsed contributors and proof of work.  endorsements: the
+	/* 9 -> 10: secrets.  withheld_attachments: an attachment the record's
+	 * canonical bytes only commit to (an anonymous researcher's key), with
+	 * the salt of that commitment; never published, and no reference to
+	 * blobs, whose row a sealed record's attachment gets only at its
+	 * release.  answer_bytes: what the robot mailed, per address and hour,
+	 * in answers to mail from addresses it has not verified (policy.c):
+	 * counters, updated in place, read over at most a day of hours. */
+	"CREATE TABLE withheld_attachments ("
+	"  record INTEGER NOT NULL REFERENCES records(id), idx INTEGER NOT NULL,"
+	"  filename TEXT, content_type TEXT NOT NULL, size INTEGER NOT NULL,"
+	"  sha256 TEXT NOT NULL, salt TEXT NOT NULL, PRIMARY KEY (record, idx));"
+	"CREATE TRIGGER withheld_attachments_no_replace BEFORE INSERT ON withheld_attachments"
+	"  WHEN EXISTS (SELECT 1 FROM withheld_attachments WHERE record = NEW.record AND idx = NEW.idx)"
+	"  BEGIN SELECT RAISE(ABORT, 'withheld_attachments is append-only'); END;"
+	"CREATE TRIGGER withheld_attachments_no_update BEFORE UPDATE ON withheld_attachments"
+	"  BEGIN SELECT RAISE(ABORT, 'withheld_attachments is append-only'); END;"
+	"CREATE TRIGGER withheld_attachments_no_delete BEFORE DELETE ON withheld_attachments"
+	"  BEGIN SELECT RAISE(ABORT, 'withheld_attachments is append-only'); END;"
+	"CREATE TABLE answer_bytes ("
+	"  address TEXT NOT NULL, hour INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+	"  notices INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (address, hour)) WITHOUT ROWID;",
+	/* 10 -> 11: endorsed contributors and proof of work.  endorsements: the
 	 * keys the creator of an entry (entry set) or a moderator (entry NULL:
 	 * every entry) endorsed, by command or by a certification found on a
 	 * key sent along, and their withdrawals; the latest row of a key and a
@@ -344,6 +365,7 @@ static const char *const migration_notes[] = {
 	"delivery claims; delivery outcomes only move forward",
 	"queue list shows a failed item once (queue list --all: every one)",
 	"rate limits counted per key and minute; indexes for the queue and the loop brake",
+	"anonymous researchers' keys withheld from records; the answer budget of unverified mail",
 	"endorsed contributors; the ledger of spent Hashcash stamps",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migration_notes) == STORE_SCHEMA_VERSION);
@@ -1321,6 +1343,28 @@ store_attachment_insert(store *st, gint64 record, int idx, const char *filename,
 	sqlite3_bind_int64(stmt, 5, size);
 	store_bind_text(stmt, 6, sha256);
 	return store_step_done(st, stmt, "attachments", err);
+}
+
+vulnid_status
+store_withheld_attachment_insert(store *st, gint64 record, int idx, const char *filename,
+				 const char *content_type, gint64 size, const char *sha256, const char *salt,
+				 GError **err)
+{
+	vulnid_status s;
+	sqlite3_stmt *stmt = store_prepare(st,
+		"INSERT INTO withheld_attachments (record, idx, filename, content_type, size, sha256, salt)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?)", &s, err);
+
+	if (stmt == NULL)
+		return s;
+	sqlite3_bind_int64(stmt, 1, record);
+	sqlite3_bind_int(stmt, 2, idx);
+	store_bind_text(stmt, 3, filename);
+	store_bind_text(stmt, 4, content_type);
+	sqlite3_bind_int64(stmt, 5, size);
+	store_bind_text(stmt, 6, sha256);
+	store_bind_text(stmt, 7, salt);
+	return store_step_done(st, stmt, "withheld_attachments", err);
 }
 
 vulnid_status

@@ -7,7 +7,7 @@
 #include "status.h"
 
 /* Schema version this program writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 
 typedef struct store store;
 
@@ -131,6 +131,10 @@ vulnid_status store_record_signer_insert(store *st, gint64 record, const char *f
 vulnid_status store_attachment_insert(store *st, gint64 record, int idx,
 				      const char *filename, const char *content_type,
 				      gint64 size, const char *sha256, GError **err);
+/* An attachment the record withholds: kept aside with its salt. */
+vulnid_status store_withheld_attachment_insert(store *st, gint64 record, int idx, const char *filename,
+					       const char *content_type, gint64 size, const char *sha256,
+					       const char *salt, GError **err);
 vulnid_status store_quarantine_insert(store *st, gint64 message, const char *created,
 				      const char *reason, const char *detail,
 				      gint64 *id, GError **err);

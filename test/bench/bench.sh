@@ -336,6 +336,7 @@ if [ -x "$SMTP_SOURCE" ]; then
 		setconf "$1" rate_network_per_hour 0
 		setconf "$1" rate_domain_per_hour 0
 		setconf "$1" loop_answers 100000
+		setconf "$1" unverified_answer_bytes 0
 		"$LMTPD" -c "$W/$1/vulnid.conf" 2>>"$W/$1.lmtpd.err" &
 		LPID=$!
 		PIDS="$PIDS $LPID"

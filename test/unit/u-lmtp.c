@@ -99,9 +99,10 @@ test_xtext(void)
 	g_assert_cmpstr(g_ptr_array_index(x->xforward, 3), ==, "192.0.2.7");
 }
 
-/* Feed the decoder in every split of the input into two pieces. */
+/* Feed the decoder in every split of the input into two pieces; bare:
+ * whether it must have seen a bare LF or CR. */
 static void
-check_data(const char *in, const char *want, const char *rest)
+check_data(const char *in, const char *want, const char *rest, gboolean bare)
 {
 	gsize len = strlen(in);
 
@@ -116,21 +117,28 @@ check_data(const char *in, const char *want, const char *rest)
 		g_assert_true(done);
 		g_assert_cmpmem(out->data, out->len, want, strlen(want));
 		g_assert_cmpstr(in + used, ==, rest);
+		g_assert_cmpint(d.bare_newline, ==, bare);
 	}
 }
 
 static void
 test_data(void)
 {
-	check_data("Subject: x\r\n\r\nbody\r\n.\r\n", "Subject: x\n\nbody\n", "");
+	check_data("Subject: x\r\n\r\nbody\r\n.\r\n", "Subject: x\n\nbody\n", "", FALSE);
 	/* dot-stuffing undone; a dot alone ends it, what follows is the next command */
-	check_data("..leading dot\r\n...\r\n.\r\nQUIT\r\n", ".leading dot\n..\n", "QUIT\r\n");
-	/* bare CR and CR CR LF are kept as text; a bare LF is a line end too */
-	check_data("a\rb\r\r\nc\nd\r\n.\n", "a\rb\r\nc\nd\n", "");
+	check_data("..leading dot\r\n...\r\n.\r\nQUIT\r\n", ".leading dot\n..\n", "QUIT\r\n", FALSE);
+	/* bare CR, CR CR LF and a bare LF are no line ends, only seen */
+	check_data("a\rb\r\r\nc\nd\r\n.\r\n", "a\rb\r\nc\nd\n", "", TRUE);
 	/* the empty mail */
-	check_data(".\r\n", "", "");
+	check_data(".\r\n", "", "", FALSE);
 	/* a dot not followed by the line end is stuffing */
-	check_data(".x\r\n.\r\n", "x\n", "");
+	check_data(".x\r\n.\r\n", "x\n", "", FALSE);
+	/* SMTP smuggling: "<LF>.<LF>", "<LF>.<CR><LF>", "<CR><LF>.<LF>" and
+	 * "<CR>.<CR>" end nothing; the data ends at the one <CR><LF>.<CR><LF> */
+	check_data("a\n.\nMAIL FROM:<x@evil>\r\n.\r\n", "a\n.\nMAIL FROM:<x@evil>\n", "", TRUE);
+	check_data("a\n.\r\nRCPT\r\n.\r\nQUIT\r\n", "a\n.\nRCPT\n", "QUIT\r\n", TRUE);
+	check_data("a\r\n.\nDATA\r\n.\r\n", "a\n\nDATA\n", "", TRUE);
+	check_data("a\r.\rb\r\n.\r\n", "a\r.\rb\n", "", TRUE);
 }
 
 typedef struct {
@@ -283,6 +291,36 @@ test_session_limits(void)
 	g_free(f.client);
 }
 
+/* A second mail smuggled inside the data after a bare "<LF>.<LF>" is part
+ * of the one mail, which is refused for its bare line ends: nothing is
+ * delivered, and the session goes on in step with the client. */
+static void
+test_session_smuggling(void)
+{
+	fake f = { .last = g_string_new(NULL) };
+	g_autofree char *out = converse(&f, 10000,
+		"LHLO mx.example.net\r\n"
+		"MAIL FROM:<a@example.net>\r\n"
+		"RCPT TO:<request@example.org>\r\n"
+		"DATA\r\n"
+		"Subject: first\r\n\r\nhello\n.\n"
+		"MAIL FROM:<ceo@example.net>\r\n"
+		"RCPT TO:<request@example.org>\r\n"
+		"DATA\r\n"
+		"Subject: smuggled\r\n\r\nwire the money\r\n"
+		".\r\n"
+		"NOOP\r\n");
+	g_auto(GStrv) lines = g_strsplit(out, "\r\n", -1);
+	guint n = g_strv_length(lines);
+
+	g_assert_cmpuint(f.delivered, ==, 0);
+	g_assert_cmpstr(lines[n - 3], ==, "550 5.5.2 bare <LF> or <CR> in the mail: every line must end with <CR><LF>");
+	g_assert_cmpstr(lines[n - 2], ==, "250 2.0.0 Ok");	/* the NOOP: in step */
+	g_assert_null(strstr(out, "2.1.0 Ok\r\n250 2.1.0"));	/* one MAIL answered, not two */
+	g_string_free(f.last, TRUE);
+	g_free(f.client);
+}
+
 static void
 test_session_errors(void)
 {
@@ -305,6 +343,7 @@ main(int argc, char **argv)
 	g_test_add_func("/lmtp/data", test_data);
 	g_test_add_func("/lmtp/session", test_session);
 	g_test_add_func("/lmtp/session-limits", test_session_limits);
+	g_test_add_func("/lmtp/session-smuggling", test_session_smuggling);
 	g_test_add_func("/lmtp/session-errors", test_session_errors);
 	return g_test_run();
 }

@@ -394,6 +394,29 @@ roundtrip(const test_key *k)
 	}
 }
 
+/* Mail is text: sealed compressed, as gpg would, and still read by gpg
+ * and sq byte for byte; random bytes are not compressed (no gain). */
+static void
+test_compressed(void)
+{
+	GString *text = g_string_new(NULL);
+	g_autofree char *armored = NULL;
+	g_autofree char *listing = NULL, *in = g_strdup_printf("%s/compressed.asc", tmpdir);
+
+	while (text->len < 512 * 1024)
+		g_string_append_printf(text, "Received: from mx%u.example.org by relay.example.net; line %zu\n",
+				       g_random_int_range(0, 10), text->len);
+	armored = encrypt_to(&keys[K_CV25519], text->str, text->len);
+	g_assert_nonnull(armored);
+	g_assert_cmpuint(strlen(armored), <, text->len / 2);
+	check_decrypts(&keys[K_CV25519], armored, text->str, text->len, "compressed");
+	g_assert_true(g_file_set_contents(in, armored, -1, NULL));
+	listing = sh(GPG "--list-packets '%s' 2>/dev/null", keys[K_CV25519].home, in);
+	g_assert_nonnull(listing);
+	g_assert_nonnull(strstr(listing, ":compressed packet: algo=2"));
+	g_string_free(text, TRUE);
+}
+
 static void test_roundtrip_cv25519(void) { roundtrip(&keys[K_CV25519]); }
 static void test_roundtrip_rsa3072(void) { roundtrip(&keys[K_RSA3072]); }
 static void test_roundtrip_rsa2048(void) { roundtrip(&keys[K_RSA2048]); }
@@ -875,6 +898,7 @@ main(int argc, char **argv)
 	g_test_add_func("/openpgp-encrypt/parse/bindings", test_parse_bindings);
 	g_test_add_func("/openpgp-encrypt/choice-as-gpg", test_choice_as_gpg);
 	g_test_add_func("/openpgp-encrypt/roundtrip/cv25519", test_roundtrip_cv25519);
+	g_test_add_func("/openpgp-encrypt/compressed", test_compressed);
 	g_test_add_func("/openpgp-encrypt/roundtrip/rsa3072", test_roundtrip_rsa3072);
 	g_test_add_func("/openpgp-encrypt/roundtrip/rsa2048", test_roundtrip_rsa2048);
 	g_test_add_func("/openpgp-encrypt/roundtrip/multi", test_roundtrip_multi);

@@ -292,12 +292,56 @@ test_description(void)
 		g_assert_cmpstr(b->description, ==, "Some text\nProduct: p");
 	}
 	{
-		/* Fields after the blank line belong to the description. */
-		g_autoptr(request) r = parse("Vendor: v\n\nProduct: p\n");
+		/* Known fields double-spaced (Outlook's paragraphs) go on; an
+		 * unknown one after a blank line belongs to the description. */
+		g_autoptr(request) r = parse("Vendor: v\n\nProduct: p\n\n\nVersion: 1\n\nNote: n\n");
 		const request_block *b = block(r, 0);
 
-		g_assert_cmpuint(b->fields->len, ==, 1);
-		g_assert_cmpstr(b->description, ==, "Product: p");
+		g_assert_cmpuint(b->fields->len, ==, 3);
+		g_assert_cmpstr(request_block_get(b, "Version"), ==, "1");
+		g_assert_cmpstr(b->description, ==, "Note: n");
+	}
+	{
+		/* linear in blank lines between fields */
+		GString *g = g_string_new("Vendor: v\n");
+		gint64 t0;
+
+		for (int i = 0; i < 200000; i++)
+			g_string_append_c(g, '\n');
+		g_string_append(g, "Product: p\n");
+		t0 = g_get_monotonic_time();
+		{
+			g_autoptr(request) r = parse(g->str);
+
+			g_assert_cmpstr(request_block_get(block(r, 0), "Product"), ==, "p");
+		}
+		g_assert_cmpint(g_get_monotonic_time() - t0, <, 5 * G_USEC_PER_SEC);
+		g_string_free(g, TRUE);
+	}
+	{
+		/* a known field under the description is not read, and said so */
+		g_autoptr(request) r = parse("Vendor: v\nSome text\nProduct: p\n");
+
+		g_assert_cmpuint(r->warnings->len, ==, 1);
+		g_assert_nonnull(strstr(g_ptr_array_index(r->warnings, 0), "\"Product: ...\""));
+	}
+	{
+		/* Gmail's autolinks in plain text */
+		g_autoptr(request) r = parse("Vendor: Example Corp <example.com <http://example.com>>\n"
+					     "Vendor-Contact: security@example.com <mailto:security@example.com>\n");
+		const request_block *b = block(r, 0);
+
+		assert_clean(r);
+		g_assert_cmpstr(request_block_get(b, "Vendor"), ==, "Example Corp <example.com>");
+		g_assert_cmpstr(request_block_get(b, "Vendor-Contact"), ==, "security@example.com");
+	}
+	{
+		/* the mail a reply quotes is no part of the request */
+		g_autoptr(request) r = parse("Product: p\n\nText.\n\nOn Mon, 5 Jan 2026, vulnid wrote:\n> Hello\n");
+		const request_block *b = block(r, 0);
+
+		g_assert_cmpstr(b->description, ==, "Text.");
+		g_assert_cmpuint(r->warnings->len, ==, 1);
 	}
 	{
 		/* no fields at all */

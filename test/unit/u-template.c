@@ -75,8 +75,9 @@ test_render_literal(void)
 	{
 		g_autofree char *pad = g_strnfill(100, 'x');
 
+		/* (a long line: wrapped at its spaces once rendered) */
 		far = g_strconcat("a {{", pad, "}} b {{name}}", NULL);
-		far_out = g_strconcat("a {{", pad, "}} b Alice", NULL);
+		far_out = g_strconcat("a {{", pad, "}}\nb Alice", NULL);
 	}
 	check_render(far, far_out, "name", "Alice");
 }
@@ -90,6 +91,30 @@ test_render_verbatim(void)
 	check_render("<{{name}}>", "<  spaced  >", "name", "  spaced  ");
 	check_render("<{{name}}>", "<>", "name", "");
 	check_render("<{{name}}>", "<\\n %s &amp;>", "name", "\\n %s &amp;");
+}
+
+/* The mail reads well: empty lines and headings left out, long lines
+ * wrapped, values with line ends inserted as they are. */
+static void
+test_render_layout(void)
+{
+	check_render("  Vendor:  {{name}}\n  Type:    {{type}}\nend\n", "  Vendor:  Alice\nend\n", "name", "Alice");
+	check_render("a\n\nReferences:\n{{refs}}\n\nb\n", "a\n\nb\n", "name", "Alice");
+	check_render("a\n\nDescription:\n\n{{refs}}\n\nb\n", "a\n\nb\n", "name", "Alice");
+	check_render("a\n\nReferences:\n{{name}}\n\nb\n", "a\n\nReferences:\nAlice\n\nb\n", "name", "Alice");
+	check_render("x\n{{token_line}}\n-- \n", "x\n-- \n", "name", "Alice");
+	check_render("[{{nothing}}]\n", "[]\n", "name", "Alice");
+	check_render("Subject: {{name}} {{name}} {{name}} {{name}} {{name}} {{name}} {{name}} {{name}} {{name}}\n\n"
+		     "Dear {{name}}, {{name}} {{name}} {{name}} {{name}} {{name}} {{name}} {{name}} {{name}} {{name}}\n",
+		     "Subject: Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice "
+		     "Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice\n\n"
+		     "Dear Alice Alice Alice, Alice Alice Alice Alice Alice Alice Alice Alice Alice\n"
+		     "Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice\n"
+		     "Alice Alice Alice Alice Alice\n",
+		     "name", "Alice Alice Alice");
+	check_render("{{name}}\nnext\n", "a very long line of a value that has its own line ends and is kept as it is, "
+		     "whatever its length\nsecond\nnext\n", "name",
+		     "a very long line of a value that has its own line ends and is kept as it is, whatever its length\nsecond");
 }
 
 static void
@@ -331,6 +356,7 @@ main(int argc, char **argv)
 	g_test_add_func("/template/render/unknown", test_render_unknown);
 	g_test_add_func("/template/render/literal", test_render_literal);
 	g_test_add_func("/template/render/verbatim", test_render_verbatim);
+	g_test_add_func("/template/render/layout", test_render_layout);
 	g_test_add_func("/template/split", test_split);
 	g_test_add_func("/template/load/builtin", test_load_builtin);
 	g_test_add_func("/template/load/operator", test_load_operator);

@@ -2,6 +2,7 @@
 #include "autoconfig.h"
 
 #include <string.h>
+#include <gmime/gmime.h>
 
 #include "text.h"
 
@@ -181,7 +182,16 @@ test_from_html(void)
 	check_html("", "");
 	check_html("plain", "plain");
 	check_html("<b>bold</b> and <i>italic</i>", "bold and italic");
-	check_html("<a href=\"https://example.org/\">link</a>", "link");
+	/* links keep their targets unless the text is the target */
+	check_html("<a href=\"https://example.org/\">link</a>", "link <https://example.org/>");
+	check_html("see <a href=\"https://example.org/poc.py\">the PoC</a>.", "see the PoC <https://example.org/poc.py>.");
+	check_html("<a href='https://example.org/a?x=1&amp;y=2'>https://example.org/a?x=1&amp;y=2</a>",
+		   "https://example.org/a?x=1&y=2");
+	check_html("<a href=\"mailto:security@example.com\">security@example.com</a>", "security@example.com");
+	check_html("<A HREF=https://example.org/b>b</A>", "b <https://example.org/b>");
+	check_html("<a href=\"javascript:alert(1)\">x</a>", "x");
+	check_html("<a name=\"top\">x</a>", "x");
+	check_html("<a href=\"https://example.org/c\">unclosed", "unclosed <https://example.org/c>");
 	check_html("a<br>b<br/>c<BR />d", "a\nb\nc\nd");
 	check_html("<p>one</p><p>two</p>", "one\ntwo\n");
 	check_html("<div>x</div><ul><li>1</li><li>2</li></ul>", "x\n1\n2\n");
@@ -321,6 +331,211 @@ test_encoded_words(void)
 	}
 }
 
+static void
+check_header(const char *raw, const char *want)
+{
+	g_autofree char *got = text_decode_header(raw);
+
+	g_assert_cmpstr(got, ==, want);
+}
+
+/* RFC 2047 word by word.  The first is the Subject GMime 3.2.13 cuts to
+ * "\xd0\xbe\xd0\xb4\xd0\xb8\xd0\xbd end" (it joins the base64 of the two words
+ * and stops at the first one's padding); Python's email.header gives the
+ * whole text, as here. */
+static void
+test_decode_header(void)
+{
+	check_header("=?utf-8?B?0L7QtNC40L0=?= =?utf-8?B?0LTQstCw?= end",
+		     "\xd0\xbe\xd0\xb4\xd0\xb8\xd0\xbd\xd0\xb4\xd0\xb2\xd0\xb0 end");	/* одиндва end */
+	{
+		/* what GMime itself makes of it: if this ever passes, the
+		 * workaround may go */
+		g_autofree char *gm = g_mime_utils_header_decode_text(NULL,
+			"=?utf-8?B?0L7QtNC40L0=?= =?utf-8?B?0LTQstCw?= end");
+
+		g_assert_cmpstr(gm, ==, "\xd0\xbe\xd0\xb4\xd0\xb8\xd0\xbd end");
+	}
+	/* folded, a long Japanese Subject in ISO-2022-JP words (as Python
+	 * encodes it; every word is whole, escapes included) */
+	check_header("=?iso-2022-jp?b?GyRCJUclNyVqJSIlaSUkJTo9aE19JEskKiQxJGslUiE8JVclKiE8JVAbKEI=?=\n"
+		     " =?iso-2022-jp?b?GyRCITwlVSVtITwbKEI=?=",
+		     "\xe3\x83\x87\xe3\x82\xb7\xe3\x83\xaa\xe3\x82\xa2\xe3\x83\xa9\xe3\x82\xa4\xe3\x82\xba"
+		     "\xe5\x87\xa6\xe7\x90\x86\xe3\x81\xab\xe3\x81\x8a\xe3\x81\x91\xe3\x82\x8b\xe3\x83\x92"
+		     "\xe3\x83\xbc\xe3\x83\x97\xe3\x82\xaa\xe3\x83\xbc\xe3\x83\x90\xe3\x83\xbc\xe3\x83\x95"
+		     "\xe3\x83\xad\xe3\x83\xbc");
+	/* a UTF-8 character split between two words (broken encoders) */
+	check_header("=?utf-8?B?0L7Q?= =?utf-8?B?tA==?=", "\xd0\xbe\xd0\xb4");
+	/* Q: underscores are spaces; words in two charsets; text between */
+	check_header("=?iso-8859-1?q?caf=E9_au?= =?utf-8?q?_lait?= and =?UTF-8?Q?=E2=82=AC?=",
+		     "caf\xc3\xa9 au lait and \xe2\x82\xac");
+	/* white space between words goes, between a word and text stays */
+	check_header("a =?utf-8?q?b?=  \t =?utf-8?q?c?= d", "a bc d");
+	/* RFC 2231 language suffix; lower-case encoding letter */
+	check_header("=?UTF-8*en?b?aGVsbG8=?=", "hello");
+	/* not encoded words: kept as they are */
+	check_header("=?utf-8?x?DQo=?= tail", "=?utf-8?x?DQo=?= tail");
+	check_header("a = ? b =?", "a = ? b =?");
+	check_header("=?utf-8?q?no end", "=?utf-8?q?no end");
+	/* raw 8-bit text: UTF-8 as it is, else windows-1252 */
+	check_header("\xc3\x9cberlauf", "\xc3\x9cberlauf");
+	check_header("caf\xe9", "caf\xc3\xa9");
+	/* an unknown charset: the bytes as UTF-8 or windows-1252 */
+	check_header("=?x-unknown?q?=0D=0ABcc:_y@example.com?=", "\r\nBcc: y@example.com");
+	/* an alias mail programs use, which iconv does not know by that name */
+	check_header("=?ks_c_5601-1987?B?x9GxuQ==?=", "\xed\x95\x9c\xea\xb5\xad");	/* 한국 */
+	check_header("", "");
+	check_header(NULL, "");
+	{
+		/* linear: a run of word starts without an end is read once,
+		 * and so are quote attributions and long lines to wrap */
+		GString *g = g_string_new(NULL);
+		gint64 t0;
+
+		for (int i = 0; i < 200000; i++)
+			g_string_append(g, "=?a?B?");
+		t0 = g_get_monotonic_time();
+		g_free(text_decode_header(g->str));
+		g_free(text_strip_quotes(g->str, NULL));
+		g_free(text_wrap(g->str, 78));
+		g_free(text_unautolink(g->str));
+		g_assert_cmpint(g_get_monotonic_time() - t0, <, 5 * G_USEC_PER_SEC);
+		g_string_free(g, TRUE);
+	}
+}
+
+static void
+test_pgp_cleartext(void)
+{
+	const char *signed_text =
+		"-----BEGIN PGP SIGNED MESSAGE-----\n"
+		"Hash: SHA512\n"
+		"\n"
+		"Vendor: Example Corp <example.com>\n"
+		"- --- not a separator\n"
+		"\n"
+		"Text.\n"
+		"-----BEGIN PGP SIGNATURE-----\n"
+		"\n"
+		"wnUEARYIAB0WIQQ=\n"
+		"=abcd\n"
+		"-----END PGP SIGNATURE-----\n";
+	g_autofree char *a = text_pgp_cleartext(signed_text);
+	g_autofree char *with = g_strconcat("Hello,\n\n", signed_text, "-- \nsig\n", NULL);
+	g_autofree char *b = text_pgp_cleartext(with);
+
+	g_assert_cmpstr(a, ==, "Vendor: Example Corp <example.com>\n--- not a separator\n\nText.\n");
+	g_assert_cmpstr(b, ==, "Hello,\n\nVendor: Example Corp <example.com>\n--- not a separator\n\nText.\n-- \nsig\n");
+	g_assert_null(text_pgp_cleartext("no block here"));
+	/* a block without its signature is left as it is */
+	g_assert_null(text_pgp_cleartext("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\ntext\n"));
+	g_assert_null(text_pgp_cleartext(NULL));
+}
+
+static void
+check_strip(const char *in, const char *want, gboolean want_stripped)
+{
+	gboolean stripped = !want_stripped;
+	g_autofree char *got = text_strip_quotes(in, &stripped);
+
+	g_assert_cmpstr(got, ==, want);
+	g_assert_cmpint(stripped, ==, want_stripped);
+}
+
+/* Quotes as mail programs write them. */
+static void
+test_strip_quotes(void)
+{
+	/* mutt, bottom-posted */
+	check_strip("On Mon, Jan 05, 2026 at 10:00:00AM +0000, vulnid wrote:\n> Hello,\n>\n> text\n\n"
+		    "Version: 2.4.2 is affected too.\n",
+		    "Version: 2.4.2 is affected too.\n", TRUE);
+	/* Gmail, top-posted, the attribution wrapped */
+	check_strip("Thanks.\n\nOn Mon, Jan 5, 2026 at 10:00 AM vulnid <request@example.org>\nwrote:\n\n"
+		    "> Hello,\n> your request\n",
+		    "Thanks.\n", TRUE);
+	/* Apple Mail */
+	check_strip("Fixed in 2.5.\n\n> On 5 Jan 2026, at 10:00, vulnid <request@example.org> wrote:\n> \n> Hi\n",
+		    "Fixed in 2.5.\n", TRUE);
+	check_strip("Fixed in 2.5.\n\nOn 5 Jan 2026, at 10:00, vulnid <request@example.org> wrote:\n\n> Hi\n",
+		    "Fixed in 2.5.\n", TRUE);
+	/* interleaved: a quote between two answers leaves a mark */
+	check_strip("On Mon, Jan 5, 2026, vulnid wrote:\n> first\n\nanswer one\n\n> second\n\nanswer two\n",
+		    "answer one\n\n> [...]\n\nanswer two\n", TRUE);
+	/* Outlook: the mail replied to, unquoted, after a separator */
+	check_strip("We confirm.\n\n________________________________\nFrom: vulnid <request@example.org>\n"
+		    "Sent: Monday, January 5, 2026 10:00 AM\nTo: Security\nSubject: x\n\nHello,\n",
+		    "We confirm.\n", TRUE);
+	check_strip("We confirm.\n\n-----Original Message-----\nFrom: vulnid\n\nToken: 00\n",
+		    "We confirm.\n", TRUE);
+	/* the writer's own quoting stays */
+	check_strip("The vendor said:\n> we will not fix it\n", "The vendor said:\n> we will not fix it\n", FALSE);
+	check_strip("I mailed security@example.com and they said:\n> no\n",
+		    "I mailed security@example.com and they said:\n> no\n", FALSE);
+	check_strip("Run on port 8080:\n> nc -l 8080\n", "Run on port 8080:\n> nc -l 8080\n", FALSE);
+	/* only a quote: nothing left */
+	check_strip("On Mon, Jan 5, 2026, vulnid wrote:\n> Hello\n", "", TRUE);
+	check_strip("> a\n\n> b\n", "", TRUE);
+	check_strip("", "", FALSE);
+}
+
+static void
+test_unautolink(void)
+{
+	const char *cases[][2] = {
+		{ "Example Corp <example.com <http://example.com>>", "Example Corp <example.com>" },
+		{ "Example Corp <example.com <https://example.com/>>", "Example Corp <example.com>" },
+		{ "security@example.com <mailto:security@example.com>", "security@example.com" },
+		{ "https://example.org/advisory <https://example.org/advisory>", "https://example.org/advisory" },
+		{ "https://example.org/a<https://example.org/a>", "https://example.org/a" },
+		{ "Example Corp <example.com>", "Example Corp <example.com>" },
+		{ "advisory <https://example.org/advisory>", "advisory <https://example.org/advisory>" },
+		{ "a < b > c", "a < b > c" },
+		{ "<<>>", "<<>>" },
+		{ "", "" },
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *got = text_unautolink(cases[i][0]);
+
+		g_assert_cmpstr(got, ==, cases[i][1]);
+	}
+}
+
+static void
+check_wrap(const char *in, gsize width, const char *want)
+{
+	g_autofree char *got = text_wrap(in, width);
+
+	g_assert_cmpstr(got, ==, want);
+}
+
+static void
+test_wrap(void)
+{
+	check_wrap("short line", 20, "short line");
+	check_wrap("one two three four five", 10, "one two\nthree four\nfive");
+	check_wrap("  - a point that needs two lines", 24, "  - a point that needs\n    two lines");
+	check_wrap("  indented text that goes on and on and on", 30, "  indented text that goes on\n  and on and on");
+	/* under the value of an aligned label */
+	check_wrap("  Title:       a title that is rather long", 40,
+		   "  Title:       a title that is rather\n               long");
+	/* a word longer than a line is never split, and stays after its
+	 * label (a break would not make it fit) */
+	check_wrap("see https://example.org/a/very/long/url/that/does/not/fit and more", 20,
+		   "see https://example.org/a/very/long/url/that/does/not/fit\nand more");
+	check_wrap("0123456789abcdef0123456789abcdef", 10, "0123456789abcdef0123456789abcdef");
+	check_wrap("    commitment: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", 78,
+		   "    commitment: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	check_wrap("some words before 0123456789abcdef0123456789abcdef and after", 30,
+		   "some words before 0123456789abcdef0123456789abcdef\nand after");
+	/* characters, not bytes */
+	check_wrap("\xc3\xa9\xc3\xa9\xc3\xa9 \xc3\xa9\xc3\xa9\xc3\xa9", 7, "\xc3\xa9\xc3\xa9\xc3\xa9 \xc3\xa9\xc3\xa9\xc3\xa9");
+	/* other lines are left alone, line ends kept */
+	check_wrap("a b c\n\nx y z\n", 3, "a b\nc\n\nx y\nz\n");
+	check_wrap("", 78, "");
+}
+
 /* A short head of a long value costs as much as the head: the cut stops
  * the reading (a parser warning's item can be 25 MB long). */
 static void
@@ -347,6 +562,7 @@ int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
+	g_mime_init();	/* text_decode_header() uses GMime's charset table */
 	g_test_add_func("/text/to-utf8", test_to_utf8);
 	g_test_add_func("/text/clean-line", test_clean_line);
 	g_test_add_func("/text/mask-controls", test_mask_controls);
@@ -355,6 +571,11 @@ main(int argc, char **argv)
 	g_test_add_func("/text/normalize-newlines", test_normalize_newlines);
 	g_test_add_func("/text/msgid-valid", test_msgid_valid);
 	g_test_add_func("/text/encoded-words", test_encoded_words);
+	g_test_add_func("/text/decode-header", test_decode_header);
+	g_test_add_func("/text/pgp-cleartext", test_pgp_cleartext);
+	g_test_add_func("/text/strip-quotes", test_strip_quotes);
+	g_test_add_func("/text/unautolink", test_unautolink);
+	g_test_add_func("/text/wrap", test_wrap);
 	g_test_add_func("/text/clean-line-head", test_clean_line_head);
 	return g_test_run();
 }
