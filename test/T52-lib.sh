@@ -49,7 +49,7 @@ reply_to() { mail_body "$(sent_to "$1")"; }
 token_of() {
 	local f t
 	for f in $(sent_files | tac); do
-		t=$(mail_body "$f" 2>/dev/null | sed -n "/^  $1\$/,/^\$/s/^ *token: *\([0-9a-f]*\)\$/\1/p" | head -n 1)
+		t=$(mail_body "$f" 2>/dev/null | sed -n "/^  $1\$/,/^\$/s/^ *token: *\(vulnid_[a-z2-7]*\)\$/\1/p" | head -n 1)
 		[ -n "$t" ] && { echo "$t"; return 0; }
 	done
 	return 1

@@ -47,13 +47,13 @@ For $E1." "From: nick@example.com" &&
 test_expect_success 'a third party, an unsigned mail and the newcomer itself cannot endorse' '
 	before=$(records_of "$E1") &&
 	plain bob@example.com "request+$E1@example.org" "endorse $E1 $NFPR" &&
-	expect_match "refused: not authenticated: only the creator may do this" "$(sent_to bob@example.com)" &&
+	expect_match_text "refused: not authenticated: only the creator may do this" "$(sent_to bob@example.com)" &&
 	signed newbie "$NFPR" request@example.org "endorse $E1 $NFPR" "From: nick@example.com" &&
 	reply_to nick@example.com >"$TMP/r" &&
-	expect_match "refused: wrong role: only the creator of the entry may do this" "$TMP/r" &&
+	expect_match_text "refused: wrong role: only the creator of the entry may do this" "$TMP/r" &&
 	plain carol@example.net "request+$E1@example.org" "endorse $E1 $NFPR" &&
 	reply_to carol@example.net >"$TMP/r" &&
-	expect_match "refused: not authenticated" "$TMP/r" &&
+	expect_match_text "refused: not authenticated" "$TMP/r" &&
 	expect_eq "$before" "$(records_of "$E1")" &&
 	expect_eq 0 "$(sql "SELECT count(*) FROM endorsements")"
 '
@@ -62,7 +62,7 @@ test_expect_success 'the creator endorses the key for E1, for Version and Refere
 	signed creator "$CFPR" request@example.org "endorse $E1 $NFPR version reference" "From: carol@example.net" &&
 	echo "$SIGNED_MAIL" >"$TMP/endorse-mail" &&
 	reply_to carol@example.net >"$TMP/r" &&
-	expect_match "done: the key $NFPR is endorsed for $E1" "$TMP/r" &&
+	expect_match_text "done: the key $NFPR is endorsed for $E1" "$TMP/r" &&
 	expect_match "\(Version Reference\)" "$TMP/r" &&
 	expect_eq "[[\"Endorse\",\"$NFPR\"],[\"Endorse-Fields\",\"Version Reference\"]]" "$(last_record "$E1" fields)" &&
 	expect_eq "creator|key" "$(last_record "$E1" "role || '\''|'\'' || json_extract(auth, '\''$.how'\'')")" &&
@@ -122,10 +122,10 @@ test_expect_success 'a forged From of the newcomer, unsigned, is a third party' 
 
 test_expect_success 'a moderator endorses the key for every entry, by a signed mail to the request address' '
 	plain bob@example.com request@example.org "endorse $NFPR" &&
-	expect_match "refused: name the entry" "$(sent_to bob@example.com)" &&
+	expect_match_text "refused: name the entry" "$(sent_to bob@example.com)" &&
 	signed mod "$MFPR" request@example.org "endorse $NFPR" "From: mo@example.org" &&
 	reply_to mo@example.org >"$TMP/r" &&
-	expect_match "done: the key $NFPR is endorsed for every entry" "$TMP/r" &&
+	expect_match_text "done: the key $NFPR is endorsed for every entry" "$TMP/r" &&
 	expect_eq "||$MFPR|endorse" "$(sql "SELECT coalesce(entry, '\'''\'') || '\''|'\'' || coalesce(fields, '\'''\'') || '\''|'\'' || endorser || '\''|'\'' || action FROM endorsements ORDER BY id DESC LIMIT 1")" &&
 	signed newbie "$NFPR" "request+$E2@example.org" "Version: 8.8
 Title: Bar is broken
@@ -141,7 +141,7 @@ For $E2." "From: nick@example.com" &&
 
 test_expect_success 'the entry'\''s own word stands: the creator unendorses the key for E1' '
 	signed creator "$CFPR" "request+$E1@example.org" "unendorse $E1 $NFPR" "From: carol@example.net" &&
-	expect_match "done: the key $NFPR is no longer endorsed for $E1" "$(sent_to carol@example.net)" &&
+	expect_match_text "done: the key $NFPR is no longer endorsed for $E1" "$(sent_to carol@example.net)" &&
 	expect_eq "[[\"Unendorse\",\"$NFPR\"]]" "$(last_record "$E1" fields)" &&
 	signed newbie "$NFPR" "request+$E1@example.org" "Version: 3.0
 
@@ -150,7 +150,7 @@ For $E1." "From: nick@example.com" &&
 	expect_eq "[\"1.0\", \"2.0\"]" "$(headline "$E1" "j[\"versions\"]")" &&
 	vulnid show "$E1" >"$TMP/show" && expect_no_match "^endorsed:" "$TMP/show" &&
 	signed mod "$MFPR" request@example.org "unendorse $NFPR" "From: mo@example.org" &&
-	expect_match "no longer endorsed for every entry" "$(sent_to mo@example.org)" &&
+	expect_match_text "no longer endorsed for every entry" "$(sent_to mo@example.org)" &&
 	signed newbie "$NFPR" "request+$E2@example.org" "Version: 9.9
 
 For $E2." "From: nick@example.com" &&

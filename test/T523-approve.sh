@@ -31,11 +31,11 @@ Reference: https://example.com/bob" &&
 
 test_expect_success 'nobody but the verified creator approves' '
 	plain bob@example.com "request+$E1@example.org" "approve 2" &&
-	expect_match "refused: not authenticated: only the creator may do this" "$(sent_to bob@example.com)" &&
+	expect_match_text "refused: not authenticated: only the creator may do this" "$(sent_to bob@example.com)" &&
 	plain alice@example.net "request+$E1@example.org" "approve 2" &&
-	expect_match "refused: not authenticated" "$(sent_to alice@example.net)" &&
+	expect_match_text "refused: not authenticated" "$(sent_to alice@example.net)" &&
 	signed kim "$KFPR" request@example.org "approve $E1 2" "From: kim@example.com" &&
-	expect_match "refused: wrong role" "$(sent_to kim@example.com)" &&
+	expect_match_text "refused: wrong role" "$(sent_to kim@example.com)" &&
 	expect_eq 2 "$(headline "$E1" "len(j[\"proposals\"])")"
 '
 
@@ -43,7 +43,7 @@ test_expect_success 'approve SEQ by the creator'\''s token: the record'\''s valu
 	plain alice@example.net "request+$E1@example.org" "Token: $(cat "$TMP/token")
 approve 2" &&
 	reply_to alice@example.net >"$TMP/r" &&
-	expect_match "done: approved \(record 3\): these values are now part of $E1:" "$TMP/r" &&
+	expect_match_text "done: approved \(record 3\): these values are now part of $E1:" "$TMP/r" &&
 	expect_match "Version: 1.1 \(record 2\)" "$TMP/r" &&
 	expect_eq "[[\"Approve\",\"2\"]]" "$(last_record "$E1" fields)" &&
 	expect_eq "creator|token" "$(last_record "$E1" "role || '\''|'\'' || json_extract(auth, '\''$.how'\'')")" &&
@@ -81,7 +81,7 @@ For $E1." "From: kim@example.com" &&
 	expect_eq 3 "$(headline "$E1" "len(j[\"proposals\"])")" &&
 	plain alice@example.net "request+$E1@example.org" "Token: $(cat "$TMP/token")
 approve $E1 $KFPR" &&
-	expect_match "done: approved" "$(sent_to alice@example.net)" &&
+	expect_match_text "done: approved" "$(sent_to alice@example.net)" &&
 	expect_eq "[[\"Approve-Key\",\"$KFPR\"]]" "$(last_record "$E1" fields)" &&
 	expect_eq "[\"1.0\", \"1.1\", \"2.0\", \"2.1\"]" "$(headline "$E1" "j[\"versions\"]")" &&
 	expect_eq 0 "$(headline "$E1" "len(j[\"proposals\"])")" &&
@@ -101,8 +101,8 @@ test_expect_success 'refused: a record that does not exist, or holds nothing unv
 approve 99
 approve 1" &&
 	reply_to alice@example.net >"$TMP/r" &&
-	expect_match "refused: $E1 has no record 99" "$TMP/r" &&
-	expect_match "refused: record 1 holds no unverified value of $E1" "$TMP/r" &&
+	expect_match_text "refused: $E1 has no record 99" "$TMP/r" &&
+	expect_match_text "refused: record 1 holds no unverified value of $E1" "$TMP/r" &&
 	expect_eq "$before" "$(records_of "$E1")" &&
 	plain alice@example.net "request+$E1@example.org" "approve 0" &&
 	expect_match "not understood: \"approve\" needs a record number or a key" "$(sent_to alice@example.net)"

@@ -29,17 +29,17 @@ test_expect_success 'refused: unsigned, signed by another key, a moderator'\''s 
 	T=$(token_of "$E1") &&
 	plain alice@example.net "request+$E1@example.org" "Token: $T
 reviewed" &&
-	expect_match "refused: not authenticated: moderator commands must be signed" "$(sent_to alice@example.net)" &&
+	expect_match_text "refused: not authenticated: moderator commands must be signed" "$(sent_to alice@example.net)" &&
 	signed kim "$KFPR" request@example.org "reviewed $E1" "From: kim@example.com" &&
-	expect_match "refused: wrong role: only moderators may do this" "$(sent_to kim@example.com)" &&
+	expect_match_text "refused: wrong role: only moderators may do this" "$(sent_to kim@example.com)" &&
 	signed mod "$MFPR" "request+$E1@example.org" "reviewed" "From: mo@example.org" &&
-	expect_match "refused: in a signed mail, name the entries" "$(sent_to mo@example.org)" &&
+	expect_match_text "refused: in a signed mail, name the entries" "$(sent_to mo@example.org)" &&
 	expect_eq "[]" "$(headline "$E1" "j[\"marks\"]")"
 '
 
 test_expect_success 'a moderator reviews E1 for a product and version' '
 	signed mod "$MFPR" request@example.org "reviewed $E1 Example Server 2.4.1" "From: mo@example.org" &&
-	expect_match "done: $E1 is marked as reviewed: it concerns Example Server 2.4.1" "$(sent_to mo@example.org)" &&
+	expect_match_text "done: $E1 is marked as reviewed: it concerns Example Server 2.4.1" "$(sent_to mo@example.org)" &&
 	expect_eq "[[\"Reviewed\",\"yes\"],[\"Reviewed-Product\",\"Example Server\"],[\"Reviewed-Version\",\"2.4.1\"]]" \
 		"$(last_record "$E1" fields)" &&
 	expect_eq "moderator|key" "$(last_record "$E1" "role || '\''|'\'' || json_extract(auth, '\''$.how'\'')")" &&
