@@ -21,7 +21,7 @@ echo "Product: Example Server" | write_mail "$TMP/r1.eml" "Subject: Overflow in 
 deliver_ok "$TMP/r1.eml" -f alice@example.net -r request@example.org
 E1="TEST-$Y-0001"
 ACK=$(sent_to alice@example.net)
-TOKEN=$(mail_body "$ACK" | sed -n 's/^ *token: *\([0-9a-f]*\)$/\1/p' | head -n 1)
+TOKEN=$(mail_body "$ACK" | sed -n 's/^ *token: *\(vulnid_[a-z2-7]*\)$/\1/p' | head -n 1)
 
 entries() { sql "SELECT count(*) FROM entries"; }
 records() { sql "SELECT count(*) FROM records WHERE entry = '$1'"; }
@@ -47,7 +47,7 @@ subscribe() {
 		"Message-ID: <sub-$1@example.net>"
 	deliver_ok "$TMP/sub-$1.eml" -f "$1" -r request@example.org
 	CONFIRM=$(sent_to "$1")
-	SUBTOKEN=$(mail_body "$CONFIRM" | sed -n 's/^ *Token: *\([0-9a-f]*\)$/\1/p' | head -n 1)
+	SUBTOKEN=$(mail_body "$CONFIRM" | sed -n 's/^ *Token: *\(vulnid_[a-z2-7]*\)$/\1/p' | head -n 1)
 }
 
 subscribe bob@gmail.example
@@ -89,7 +89,7 @@ test_expect_success 'confirmations of two entries: the answer to the answer is c
 	deliver_ok "$TMP/sub2.eml" -f dave@example.net -r request@example.org &&
 	c=$(sent_to dave@example.net) &&
 	expect_eq "request@example.org" "$(mail_header "$c" Reply-To)" &&
-	toks=$(mail_body "$c" | sed -n "s/^ *Token: *\([0-9a-f]*\)$/Token: \1/p" | sed -z "s/\n/\\\\n/g") &&
+	toks=$(mail_body "$c" | sed -n "s/^ *Token: *\(vulnid_[a-z2-7]*\)$/Token: \1/p" | sed -z "s/\n/\\\\n/g") &&
 	$SHAPES reply gmail "$c" "$TMP/g2.eml" --top "$toks" --from "dave@example.net" &&
 	reply_to "$TMP/g2.eml" &&
 	expect_eq "$n" "$(entries)" "no new entry" &&

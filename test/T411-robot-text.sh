@@ -48,7 +48,7 @@ for path in sys.argv[2:]:
             nxt = [x for x in lines[i + 1:] if x.strip()]
             if not nxt or nxt[0] == "-- " or re.match(r"^[A-Z][^:]*:$", nxt[0]):
                 bad.append("an empty heading: " + where)
-        for tok in re.findall(r"\b[0-9a-f]{32}\b", l):
+        for tok in re.findall(r"\b(?:vulnid_[a-z2-7]{32}|[0-9a-f]{32})\b", l):
             if not re.match(r"^\s*(Token: |token: +)?(vulnid_[a-z2-7]{32}|[0-9a-f]{32})$", l) and "sha256" not in l:
                 bad.append("a token inside a sentence: " + where)
 if bad:
@@ -84,7 +84,7 @@ cp "$TMP/r1.txt" "$TMP/own"
 deliver_ok "$TMP/r1.eml" -f alice@example.net -r request@example.org
 ACK=$(sent_to alice@example.net)
 NOTICE=$(sent_to security@widget.example)
-VTOKEN=$(mail_body "$NOTICE" | sed -n 's/^ *Token: \([0-9a-f]*\)$/\1/p')
+VTOKEN=$(mail_body "$NOTICE" | sed -n 's/^ *Token: \(vulnid_[a-z2-7]*\)$/\1/p')
 
 test_expect_success 'the ack, the vendor notice and the announcement keep the rules of text mail' '
 	test -n "$NOTICE" && test -n "$VTOKEN" &&

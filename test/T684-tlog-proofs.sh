@@ -93,6 +93,20 @@ test_expect_success 'a proof file with a changed line is refused by verify-feed 
 	! "$GOCHECK" -feed "$TMP/feed" -vkey "$(cat "$VK")" -proofs "$TMP/bad" >/dev/null 2>&1
 '
 
+test_expect_success 'the acknowledgement'\''s own instructions prove an entry and check the log key' '
+	ack=$(sent_to alice@example.net) &&
+	mail_body "$ack" >"$TMP/ack.txt" &&
+	grep -E "^ +vulnid (prove|verify-feed) " "$TMP/ack.txt" >"$TMP/steps" &&
+	expect_eq 2 "$(wc -l <"$TMP/steps")" &&
+	(cd "$TMP" && sed -e "s|FEED-DIR|$TMP/feed|g" -e "s|ID|TEST-$Y-0001|g" -e "s|^ *vulnid |\"\$VULNID\" |" "$TMP/steps" |
+		VULNID="$VULNID" bash -e) >"$TMP/steps.out" 2>&1 &&
+	expect_match "TEST-$Y-0001" "$TMP/steps.out" &&
+	for f in $(grep -Eo "FEED-DIR/[^ )]+" "$TMP/ack.txt" | sort -u); do
+		test -f "$TMP/feed/${f#FEED-DIR/}" || fail "the ack names $f, which the feed does not have"
+	done &&
+	gpgv --keyring "$INST/gnupg/pubring.kbx" "$TMP/feed/log/log.vkey.asc" "$TMP/feed/log/log.vkey" 2>/dev/null
+'
+
 test_expect_success 'prove --out: usage' '
 	rc=0; "$VULNID" prove "$TMP/feed" --consistency 3 --out "$TMP/x" 2>/dev/null || rc=$? &&
 	expect_eq 64 "$rc"

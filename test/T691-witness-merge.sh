@@ -76,7 +76,9 @@ test_expect_success 'a new checkpoint waits for the witness; a bad cosignature i
 	"$VULNID" -c "$BCONF" witness cosign-feed --log-key "$REPO/a/log/log.vkey" "$REPO/a" --out "$REPO/b/witness" >/dev/null &&
 	OH=$(printf %s "$(sed -n 1p "$CP")" | sha256sum | cut -c1-64) &&
 	cp "$REPO/b/witness/$OH/checkpoint" "$TMP/good.cp" &&
-	sed -i "\$s/^\(— [^ ]* .\{20\}\)./\1A/" "$REPO/b/witness/$OH/checkpoint" &&
+	c=$(sed -n "\$s/^— [^ ]* .\{20\}\(.\).*/\1/p" "$REPO/b/witness/$OH/checkpoint") &&
+	r=A && if [ "$c" = A ]; then r=B; fi &&
+	sed -i "\$s/^\(— [^ ]* .\{20\}\)./\1$r/" "$REPO/b/witness/$OH/checkpoint" &&
 	! cmp -s "$TMP/good.cp" "$REPO/b/witness/$OH/checkpoint" &&
 	cp "$CP" "$TMP/cp.3" &&
 	"$VULNID" -c "$ACONF" export feed "$REPO/a" >"$TMP/out" 2>"$TMP/err" &&

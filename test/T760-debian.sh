@@ -34,7 +34,8 @@ test_expect_success 'the maintainer scripts parse, and pass shellcheck where it 
 test_expect_success 'the postinst makes the user and nothing else; nothing is enabled or started' '
 	expect_match "adduser --system --group --home /var/lib/vulnid --no-create-home" "$D/vulnid.postinst" &&
 	expect_no_match "install -d|mkdir|vulnid init|systemctl" "$D/vulnid.postinst" &&
-	test "$(grep -c "dh_installsystemd --no-enable --no-start" "$D/rules")" -eq 2 &&
+	test "$(grep -c "^	dh_installsystemd" "$D/rules")" -eq 4 &&
+	test "$(grep -c "^	dh_installsystemd --no-enable --no-start --name=vulnid-" "$D/rules")" -eq 4 &&
 	expect_match "^Rules-Requires-Root: no$" "$D/control"
 '
 

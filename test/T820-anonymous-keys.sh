@@ -131,8 +131,11 @@ test_expect_success 'the vendor was told without her key or name, and its own ke
 	for f in $(sent_files); do
 		mail_header "$f" To | grep -qi psirt@widget.example || continue
 		n=$((n + 1)) && dump_mail "$f" >"$TMP/vendor.mail" && absent "$TMP/vendor.mail" || return 1
+		cat "$TMP/vendor.mail" >>"$TMP/vendor.all"
 	done &&
 	test "$n" -ge 2 &&
+	expect_match "exploit-\[the researcher\]\.c, text/x-csrc, [0-9]+ bytes, not attached:" "$TMP/vendor.all" &&
+	expect_match "\(the researcher is anonymous; reply to this mail to ask for it\)" "$TMP/vendor.all" &&
 	vfpr=$(new_signing_key vendor "Widget PSIRT <psirt@widget.example>") &&
 	V vendor key "Widget Co" "$TMP/vendor.asc" >/dev/null &&
 	printf "Status: confirmed\n\n%s confirmed, our key is attached.\n" "$E" >"$TMP/v.txt" &&

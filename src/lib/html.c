@@ -1178,12 +1178,12 @@ write_verify_page(const char *dir, const html_opts *o, GError **err)
 			"commitments of embargoed records and their releases, and that the log's tiles "
 			"and checkpoint hold exactly these lines.</p>\n"
 			"<h2>The transparency log</h2>\n<p>The log's key (its checkpoints are signed "
-			"with it; FEED-DIR/log.vkey, itself signed by the robot's key in "
-			"FEED-DIR/log.vkey.asc):</p>\n<pre class=\"hash\">");
+			"with it; FEED-DIR/log/log.vkey, itself signed by the robot's key in "
+			"FEED-DIR/log/log.vkey.asc):</p>\n<pre class=\"hash\">");
 	t(p, o->log_vkey != NULL ? o->log_vkey : "(not known to this export)");
 	g_string_append(p, "</pre>\n<p>That an entry's records are in the log, with the log key "
 			"alone:</p>\n<pre>vulnid prove FEED-DIR ID &gt; ID.tlog-proof\n"
-			"vulnid verify-feed --proof ID.tlog-proof --log-key FEED-DIR/log.vkey</pre>\n"
+			"vulnid verify-feed --proof ID.tlog-proof --log-key FEED-DIR/log/log.vkey</pre>\n"
 			"<p>The log is a C2SP tlog-tiles log with a signed-note checkpoint, so "
 			"independent code checks it too: Go's <code>golang.org/x/mod/sumdb/tlog</code> "
 			"and <code>sumdb/note</code> (Debian: golang-golang-x-mod-dev) read its tiles "

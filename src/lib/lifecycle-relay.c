@@ -231,7 +231,7 @@ lc_relay_to_vendor(lc_mail *l, const entry *e, gint64 seq, const role_info *ri, 
 		mail.encrypt_to = encrypt_to;
 	}
 	/* the files of the message go with it (or their hashes) */
-	s = notify_attachments(c->st, vr, &parts, &listing, err);
+	s = notify_attachments(c->st, vr, TRUE, &parts, &listing, err);
 	if (s != VULNID_OK)
 		return s;
 	vars = render_template_vars(c->cfg, v);

@@ -71,7 +71,8 @@ attachment_free_of_tokens(store *st, GBytes *data, gboolean *ok, GError **err)
 }
 
 vulnid_status
-notify_attachments(store *st, const view_record *vr, GPtrArray **parts, char **listing, GError **err)
+notify_attachments(store *st, const view_record *vr, gboolean relayed, GPtrArray **parts, char **listing,
+		   GError **err)
 {
 	g_autoptr(GString) l = g_string_new(NULL);
 	gint64 total = 0;
@@ -80,18 +81,28 @@ notify_attachments(store *st, const view_record *vr, GPtrArray **parts, char **l
 	*listing = NULL;
 	if (vr == NULL || !vr->content || vr->sealed)
 		return VULNID_OK;
-	for (guint i = 0; i < vr->r->attachments->len; i++) {
-		const entry_attachment *a = g_ptr_array_index(vr->r->attachments, i);
+	/* the view's attachments: what the one disclosure policy lets the
+	 * vendor see (an anonymous researcher's key is withheld there) */
+	for (guint i = 0; i < vr->attachments->len; i++) {
+		const view_attachment *va = g_ptr_array_index(vr->attachments, i);
+		const entry_attachment *a = va->a;
 		g_autoptr(GBytes) data = NULL;
-		g_autofree char *name = text_clean_line(a->filename != NULL ? a->filename : "(no name)", 200);
+		g_autofree char *name = NULL;
 		const char *why = NULL;
 		gboolean ok = FALSE;
 		vulnid_status s;
 
 		/* a key says who the researcher is; it is on the entry */
-		if (g_ascii_strcasecmp(a->content_type, "application/pgp-keys") == 0)
+		if (va->withheld || g_ascii_strcasecmp(a->content_type, "application/pgp-keys") == 0)
 			continue;
-		if (total + a->size > VENDOR_ATTACH_MAX)
+		name = text_clean_line(a->filename != NULL ? a->filename : "(no name)", 200);
+		/* An anonymous researcher's files are hers as she wrote them (a
+		 * name inside is not redacted, as her text is): they go out
+		 * only with a mail she sends to be relayed, never with the
+		 * robot's notice of her request. */
+		if (vr->author_withheld && !relayed)
+			why = "the researcher is anonymous";
+		else if (total + a->size > VENDOR_ATTACH_MAX)
 			why = "too large to attach";
 		else if (store_blob_get(st, a->sha256, &data, NULL) != VULNID_OK)
 			why = "not stored yet";
@@ -275,7 +286,7 @@ vendor_mail(store *st, const vulnid_config *cfg, gint64 cause, const entry_view 
 	}
 	if (!embargoed || vendor_key != NULL) {
 		s = notify_attachments(st, view->records->len > 0 ? g_ptr_array_index(view->records, 0) : NULL,
-				       &parts, &listing, err);
+				       FALSE, &parts, &listing, err);
 		if (s != VULNID_OK)
 			return s;
 		if (!with_files && listing != NULL) {

@@ -25,11 +25,12 @@ vulnid_status notify_vendor(store *st, const vulnid_config *cfg, gint64 cause,
 
 /* The files of record vr that may go to a vendor with the mail about it
  * (*parts, outbox_attachment*: at most 4 MiB in all, never a key, never
- * one that holds a token) and *listing, their names, types, sizes and
- * SHA-256, saying which are attached (NULL: none); nothing of a record
- * the view does not show. */
-vulnid_status notify_attachments(store *st, const view_record *vr, GPtrArray **parts, char **listing,
-				  GError **err);
+ * one that holds a token, never an anonymous researcher's unless
+ * relayed: the mail she sent to be relayed) and *listing, their names,
+ * types, sizes and SHA-256, saying which are attached (NULL: none);
+ * nothing of a record the view does not show. */
+vulnid_status notify_attachments(store *st, const view_record *vr, gboolean relayed, GPtrArray **parts,
+				  char **listing, GError **err);
 /* The same listing, with no file attached (the mail would be too big). */
 vulnid_status notify_attachment_hashes(const view_record *vr, char **listing);
 
