@@ -408,8 +408,11 @@ answer_budget(store *st, const vulnid_config *cfg, const policy_mail *pm, const 
 	if (!*counted)
 		return VULNID_OK;
 	s = store_answers_used(st, a, hour_now() - cfg->unverified_answer_hours + 1, &bytes, &notices, err);
-	*left = MAX(cfg->unverified_answer_bytes - bytes, 0);
 	*noticed = notices > 0;
+	/* Once told that answers stopped, the address gets nothing more in
+	 * the period, not even an answer small enough for what is left:
+	 * the notice said so. */
+	*left = *noticed ? 0 : MAX(cfg->unverified_answer_bytes - bytes, 0);
 	return s;
 }
 
