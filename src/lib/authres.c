@@ -6,6 +6,15 @@
 #include "authres.h"
 #include "header.h"
 
+/* c as kept: inside a quoted string (a reason, a local part the sender
+ * chose) ';' and blanks are no separators, or its text would be read as
+ * results and properties of their own. */
+static void
+put(GString *out, char c, gboolean quoted)
+{
+	g_string_append_c(out, quoted && (c == ';' || c == ' ' || c == '\t') ? '_' : c);
+}
+
 /* The value with (comments) removed, nested ones too. */
 static char *
 strip_comments(const char *v)
@@ -16,8 +25,10 @@ strip_comments(const char *v)
 
 	for (const char *p = v; *p; p++) {
 		if (*p == '\\' && p[1] != '\0' && (quoted || depth > 0)) {
-			if (depth == 0)
-				g_string_append_len(out, p, 2);
+			if (depth == 0) {
+				put(out, p[0], quoted);
+				put(out, p[1], quoted);
+			}
 			p++;
 		} else if (*p == '"' && depth == 0) {
 			quoted = !quoted;
@@ -27,7 +38,7 @@ strip_comments(const char *v)
 		else if (*p == ')' && !quoted && depth > 0)
 			depth--;
 		else if (depth == 0)
-			g_string_append_c(out, *p);
+			put(out, *p, quoted);
 	}
 	return g_string_free(out, FALSE);
 }
@@ -104,6 +115,8 @@ authres_from_verified(const vulnid_config *cfg, GPtrArray *trace, const char *fr
 		}
 		v = strip_comments(f->value);
 		parts = g_strsplit(v, ";", -1);
+		if (parts[0] == NULL)
+			continue;	/* an empty field */
 		{
 			/* authserv-id [version] */
 			g_auto(GStrv) head = g_strsplit_set(g_strstrip(parts[0]), " \t", 2);

@@ -56,8 +56,9 @@ char *
 ratelimit_since(GDateTime *now, gint64 seconds)
 {
 	g_autoptr(GDateTime) t = g_date_time_add_seconds(now, (gdouble) -seconds);
+	g_autoptr(GDateTime) u = g_date_time_to_utc(t);	/* "Z" below */
 
-	return g_date_time_format(t, "%Y-%m-%dT%H:%M:%SZ");
+	return g_date_time_format(u, "%Y-%m-%dT%H:%M:%SZ");
 }
 
 /* A fingerprint without spaces, upper case. */
