@@ -66,6 +66,7 @@ test_expect_success 'upgrade: the messages of the last two hours become counters
 	     DROP INDEX outbox_pending; DROP INDEX outbox_claims; DROP INDEX messages_from_body;
 	     DROP INDEX mail_ledger_suspect; DROP INDEX tokens_entry; DROP INDEX entries_embargoed;
 	     DROP TABLE withheld_attachments; DROP TABLE answer_bytes;
+	     DROP TABLE endorsements; DROP TABLE hashcash_spent;
 	     PRAGMA user_version = 8;" &&
 	printf "Product: P23\n" | write_mail "$TMP/u23.eml" "Message-ID: <u23@example.net>" "From: early@example.net" &&
 	deliver_ok "$TMP/u23.eml" &&

@@ -82,6 +82,17 @@ test_expect_success '40 small mails with a forged From: at most 64 KiB to that a
 	test "$(sql "SELECT count(*) FROM answer_bytes WHERE address = '\''$VICTIM'\''")" -le 2
 '
 
+test_expect_success 'once told, the address gets nothing more in the period, even what would fit' '
+	before=$(mails_to "$VICTIM") &&
+	set_conf policy unverified_answer_bytes $(($(bytes_to "$VICTIM") + 20000)) &&
+	printf "From: <%s>\nTo: request@example.org\nSubject: q\nMessage-ID: <small@attacker.net>\n\nlookup %s\n" \
+		"$VICTIM" "$(echo $IDS | cut -d" " -f1)" >"$TMP/small.eml" &&
+	deliver_ok "$TMP/small.eml" -f "$VICTIM" &&
+	set_conf policy unverified_answer_bytes 49152 &&
+	expect_eq "$before" "$(mails_to "$VICTIM")" &&
+	expect_eq 1 "$(grep -c "\"event\":\"answers-paused\"" "$INST/audit.log")"
+'
+
 echo "# $(bytes_to "$VICTIM") bytes in $(mails_to "$VICTIM") mails to the forged From"
 
 test_expect_success 'the same address, verified, is answered in full: a known key, its token, DMARC' '

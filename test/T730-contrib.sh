@@ -21,7 +21,7 @@ test_expect_success 'the scripts and the completion parse' '
 
 if command -v shellcheck >/dev/null 2>&1; then
 	test_expect_success 'shellcheck finds nothing in the scripts and the completion' '
-		shellcheck "$REQUEST" "$FETCH" &&
+		shellcheck "$REQUEST" "$FETCH" "$C/vulnid-fetch-references" &&
 		shellcheck -s bash -e SC2207 "$C/bash-completion/vulnid"
 	'
 else
@@ -45,6 +45,7 @@ if command -v man >/dev/null 2>&1; then
 	test_expect_success 'every installed script has a manual page that describes each of its options' '
 		man_ok "$D/vulnid-request.1" bash "$REQUEST" &&
 		man_ok "$D/vulnid-fetch-securitytxt.1" sh "$FETCH" &&
+		man_ok "$D/vulnid-fetch-references.1" sh "$C/vulnid-fetch-references" &&
 		man_ok "$D/vulnid-mirror.8" sh "$C/vulnid-mirror" &&
 		grep -q "^\.BR vulnid\\\\-request (1)" "$D/vulnid-request.7"
 	'
@@ -55,8 +56,9 @@ fi
 test_expect_success 'make install puts each script and its manual page in place' '
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$VULNID_BUILDDIR" install DESTDIR="$TMP/root" \
 		>"$TMP/install.out" 2>&1 || fail "make install: $(tail "$TMP/install.out")"
-	for f in bin/vulnid-request bin/vulnid-fetch-securitytxt sbin/vulnid-mirror sbin/vulnid sbin/vulnid-filter \
-		share/man/man1/vulnid-request.1 share/man/man1/vulnid-fetch-securitytxt.1 \
+	for f in bin/vulnid-request bin/vulnid-fetch-securitytxt bin/vulnid-fetch-references sbin/vulnid-mirror \
+		sbin/vulnid sbin/vulnid-filter share/man/man1/vulnid-request.1 share/man/man1/vulnid-fetch-securitytxt.1 \
+		share/man/man1/vulnid-fetch-references.1 \
 		share/man/man8/vulnid-mirror.8 share/man/man8/vulnid.8 share/man/man7/vulnid-request.7; do
 		test -e "$(find "$TMP/root" -path "*/$f" | head -n 1)" || fail "not installed: $f"
 	done

@@ -4,9 +4,13 @@
 # and key; another one's key attached as Thunderbird attaches it, a file
 # named after her, her signed mail from another address that does not name
 # the entry; embargoed text in a request, an addition, an attachment and a
-# Subject), then every surface that shows entries is collected and each
-# secret is looked for in each surface: absent where the one disclosure
-# policy forbids it, present where it must be shown.
+# Subject), with every kind of record (additions, vendor responses,
+# commands of every kind: endorsements and an endorsed contributor's
+# addition, approvals, reviews, access requests and grants, and the
+# robot's deliveries of sealed records to a key given access; references
+# with checksums and mirrors), then every surface that shows entries is
+# collected and each secret is looked for in each surface: absent where
+# the one disclosure policy forbids it, present where it must be shown.
 #
 # SURFACES below is the one list of surfaces.  The last tests fail when
 # something that can show an entry (a mail template, an export format, a
@@ -46,6 +50,21 @@ mails_to() {
 	return 0
 }
 newest_id() { sql "SELECT id FROM entries ORDER BY number DESC LIMIT 1"; }
+# decrypted MAIL: an encrypted mail as the reader reads it
+decrypted() {
+	$PYTHON - "$1" "$TMP/gnupg-reader" <<'PY'
+import sys, email, email.policy, subprocess
+m = email.message_from_binary_file(open(sys.argv[1], "rb"), policy=email.policy.default)
+if m.get_content_type() != "multipart/encrypted":
+    sys.exit(0)
+p = subprocess.run(["gpg", "--homedir", sys.argv[2], "--batch", "--no-tty", "--decrypt"],
+                   input=m.get_payload()[1].get_payload(decode=True), capture_output=True)
+inner = email.message_from_bytes(p.stdout, policy=email.policy.default)
+for part in inner.walk():
+    if not part.is_multipart():
+        print(part.get_payload(decode=True).decode("utf-8", "replace"))
+PY
+}
 
 # --- the secrets -------------------------------------------------------------
 
@@ -127,6 +146,44 @@ printf 'Token: %s\n\nEMBADD-SECRET more.\n' "$TB" |
 	write_mail "$TMP/b2.eml" "From: alice@example.net" "Subject: EMBADDSUBJ-SECRET"
 deliver_ok "$TMP/b2.eml" -f alice@example.net -r "request+$B@example.org"
 
+# the proposals: on A (anonymous, signed) the researcher endorses a key,
+# whose addition then counts; a third party mirrors its reference; on C a
+# third party's value is approved by the creator's token and a moderator
+# reviews it; on B (embargoed) a reader's key asks for access, the creator
+# grants it with the token, and a later sealed addition is delivered too.
+NFPR=$(new_signing_key newbie "Nick Newbie <nick@example.com>")
+MFPR=$(new_signing_key mod "Mo Derator <mo@example.org>")
+RFPR=$(new_signing_key reader "Rita Reader <rita@cert.example>")
+G "$TMP/gnupg-reader" --quick-add-key "$RFPR" cv25519 encr never 2>/dev/null
+G "$TMP/gnupg-reader" --armor --export "$RFPR" >"$TMP/reader.asc"
+for k in newbie mod reader; do V keys import "$TMP/$k.asc" >/dev/null; done
+set_conf lifecycle moderators "$MFPR"
+POCSHA=$(printf 'poc' | sha256sum | cut -d' ' -f1)
+clearsigned_mail "$TMP/e1.eml" zelda "$ZFPR" "endorse $A $NFPR" "From: $ZNAME <$ZADDR>"
+deliver_ok "$TMP/e1.eml" -f "$ZADDR" -r request@example.org
+clearsigned_mail "$TMP/e2.eml" newbie "$NFPR" "Version: 9.1
+Reference: https://example.org/poc sha256=$POCSHA
+
+For $A." "From: nick@example.com"
+deliver_ok "$TMP/e2.eml" -f nick@example.com -r "request+$A@example.org"
+printf 'Mirror: https://mirror.example.net/poc sha256=%s
+' "$POCSHA" | write_mail "$TMP/e3.eml" "From: bob@example.com"
+deliver_ok "$TMP/e3.eml" -f bob@example.com -r "request+$A@example.org"
+printf 'Version: 1.9
+' | write_mail "$TMP/e4.eml" "From: bob@example.com"
+deliver_ok "$TMP/e4.eml" -f bob@example.com -r "request+$C@example.org"
+CSEQ=$(sql "SELECT max(seq) FROM records WHERE entry = '$C'")
+printf 'Token: %s\napprove %s\n' "$TC" "$CSEQ" | write_mail "$TMP/e5.eml" "From: alice@example.net"
+deliver_ok "$TMP/e5.eml" -f alice@example.net -r "request+$C@example.org"
+clearsigned_mail "$TMP/e6.eml" mod "$MFPR" "reviewed $C Widget Admin 1.9" "From: mo@example.org"
+deliver_ok "$TMP/e6.eml" -f mo@example.org -r request@example.org
+clearsigned_mail "$TMP/e7.eml" reader "$RFPR" "access $B" "From: rita@cert.example"
+deliver_ok "$TMP/e7.eml" -f rita@cert.example -r request@example.org
+printf 'Token: %s\ngrant %s\n' "$TB" "$RFPR" | write_mail "$TMP/e8.eml" "From: alice@example.net"
+deliver_ok "$TMP/e8.eml" -f alice@example.net -r "request+$B@example.org"
+printf 'Token: %s\n\nEMBLATE-SECRET after the grant.\n' "$TB" | write_mail "$TMP/e9.eml" "From: alice@example.net"
+deliver_ok "$TMP/e9.eml" -f alice@example.net -r "request+$B@example.org"
+
 # a subscriber, and what it gets; lookups by a stranger
 printf 'subscribe %s\nsubscribe %s\n' "$A" "$C" | write_mail "$TMP/s1.eml" "From: bob@example.com"
 deliver_ok "$TMP/s1.eml" -f bob@example.com -r request@example.org
@@ -154,15 +211,17 @@ deliver_ok "$TMP/l2.eml" -f eve@example.com -r request@example.org
 S="$TMP/surfaces"
 mkdir -p "$S"
 # The one list: NAME AUDIENCE, and how each is collected below.
-SURFACES="show:public show-json:public list:public list-json:public lookup:public lookup-headline:public
-subscription:public announce:public feed:public prove:public osv:public mbox:public html:public
-atom:public verify-page:public quarantine:public vendor-mail:vendor show-private:operator"
+SURFACES="show:public show-json:public show-references:public list:public list-json:public lookup:public
+lookup-headline:public subscription:public announce:public feed:public prove:public osv:public mbox:public
+html:public atom:public verify-page:public quarantine:public vendor-mail:vendor reader-mail:reader
+show-private:operator"
 
 collect() {
 	local name=$1 f
 	case "$name" in
 	show) for e in $A $B $C $D; do V show "$e"; done ;;
 	show-json) for e in $A $B $C $D; do V show "$e" --json; done ;;
+	show-references) for e in $A $B $C $D; do V show "$e" --references; done ;;
 	list) V list ;;
 	list-json) V list --json ;;
 	lookup) for f in $(mails_to mallory@example.com); do dump_mail "$f"; done ;;
@@ -188,6 +247,7 @@ for e in f.entries:
 	verify-page) V export html "$TMP/html-verify" >/dev/null && cat "$TMP/html-verify/verify.html" ;;
 	quarantine) V quarantine list && V quarantine list --json ;;
 	vendor-mail) for f in $(mails_to psirt@widget.example); do dump_mail "$f"; done ;;
+	reader-mail) for f in $(mails_to rita@cert.example); do dump_mail "$f"; decrypted "$f"; done ;;
 	show-private) for e in $A $B $C $D; do V show "$e" --private; V show "$e" --private --json; done ;;
 	*) return 1 ;;
 	esac
@@ -203,13 +263,14 @@ test_expect_success 'setup: every surface is collected' '
 		collect "${s%%:*}" >"$S/${s%%:*}" 2>&1 || fail "cannot collect ${s%%:*}"
 	done &&
 	test -s "$S/subscription" && test -s "$S/announce" && test -s "$S/lookup" && test -s "$S/vendor-mail" &&
+	test -s "$S/reader-mail" && test -s "$S/show-references" &&
 	grep -q "address: *request+$A@example.org" "$S/lookup-headline"
 '
 
 # CLASS:SECRET...; a class names who may see it.
 TOKENS="$TC $TB $TV"
 ANON="$ZADDR $ZREPLY $ZNAME $ZFPR ${ZFPR: -16} $YADDR $YOTHER $YNAME $YFPR $YKEYID $YKEYSHA OpenPGP_0x yves.hidden"
-EMB="EMBSUBJ-SECRET EMBBODY-SECRET EMBATT-SECRET EMBNAME-SECRET EMBADD-SECRET EMBADDSUBJ-SECRET"
+EMB="EMBSUBJ-SECRET EMBBODY-SECRET EMBATT-SECRET EMBNAME-SECRET EMBADD-SECRET EMBADDSUBJ-SECRET EMBLATE-SECRET"
 
 # absent SURFACE SECRETS...
 absent() {
@@ -233,10 +294,19 @@ for s in $SURFACES; do
 		test_expect_success "$name: no researcher token, no anonymous identity, no embargoed content" "
 			absent $name \$TC \$TB && absent $name $(printf '%q ' $ANON) && absent $name \$EMB
 		" ;;
+	reader)
+		# a key the creator gave access: the sealed records, encrypted to
+		# it; never a token or an anonymous identity
+		test_expect_success "$name: the sealed records, no token, no anonymous identity" "
+			absent $name \$TOKENS && absent $name $(printf '%q ' $ANON) &&
+			for x in EMBBODY-SECRET EMBADD-SECRET EMBLATE-SECRET; do
+				grep -qF -- \"\$x\" \"$S/$name\" || fail \"$name does not show \$x\"
+			done
+		" ;;
 	operator)
 		test_expect_success "$name: everything but tokens, which are never kept" "
 			absent $name \$TOKENS &&
-			for x in $ZADDR $ZFPR EMBSUBJ-SECRET EMBBODY-SECRET EMBADD-SECRET EMBNAME-SECRET \
+			for x in $ZADDR $ZFPR EMBSUBJ-SECRET EMBBODY-SECRET EMBADD-SECRET EMBNAME-SECRET EMBLATE-SECRET \
 				$YADDR $YOTHER $YFPR $YKEYSHA OpenPGP_0x$YKEYID; do
 				grep -qF -- \"\$x\" \"$S/$name\" || fail \"$name does not show \$x\"
 			done
@@ -258,6 +328,17 @@ test_expect_success 'what must be shown is shown: the researcher gets her ack, t
 	grep -q "$(sql "SELECT sha256 FROM records WHERE entry = '\''$B'\'' AND seq = 2")" "$S/feed"
 '
 
+test_expect_success 'every new kind of record shows where it must: contributor, approval, review, access' '
+	grep -q "contributor, endorsed by the creator, signed by $NFPR" "$S/show" &&
+	grep -q "approved by the creator in record" "$S/show" &&
+	grep -q "^reviewed: *Widget Admin 1.9" "$S/show" &&
+	grep -q "^access: *$RFPR given access" "$S/show" &&
+	grep -q "sha256=$POCSHA" "$S/show" &&
+	grep -q "mirror.example.net/poc" "$S/show-references" &&
+	grep -q "\"type\" : \"ANALYST\"" "$S/osv" &&
+	expect_eq 2 "$(sql "SELECT count(*) FROM records WHERE entry = '\''$B'\'' AND kind = '\''delivery'\''")"
+'
+
 # --- no surface outside the matrix ------------------------------------------------
 
 # Mail templates and who reads them: public surfaces are collected above;
@@ -265,7 +346,8 @@ test_expect_success 'what must be shown is shown: the researcher gets her ack, t
 TEMPLATES="ack:creator announce:announce announce-digest:announce entry-reply:sender
 error:sender help:sender key:sender notify-failed:creator rate-limited:sender answers-paused:sender
 relay-to-vendor:vendor-mail subscription:subscription vendor-notify:vendor-mail
-vendor-notify-embargoed:vendor-mail vendor-response:creator"
+vendor-notify-embargoed:vendor-mail vendor-response:creator access-request:creator
+access-delivery:reader-mail"
 # Subcommands: those that show entries are surfaces; the others are not.
 COMMANDS="show:show list:list export:feed/osv/mbox/html quarantine:quarantine prove:prove
 init:- queue:- audit:- vendor:- tick:- key:- keys:- verify-feed:- backup:- restore:- witness:- config:-"

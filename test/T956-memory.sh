@@ -368,6 +368,7 @@ test_expect_success 'a schema 1 database is upgraded in place and keeps its blob
 		DROP TABLE withheld_attachments; DROP TABLE answer_bytes;
 		ALTER TABLE outbox DROP COLUMN claim; ALTER TABLE outbox DROP COLUMN claim_until;
 		ALTER TABLE outbox DROP COLUMN shown;
+		DROP TABLE endorsements; DROP TABLE hashcash_spent;
 		CREATE TRIGGER blobs_no_replace BEFORE INSERT ON blobs
 		  WHEN EXISTS (SELECT 1 FROM blobs WHERE sha256 = NEW.sha256)
 		  BEGIN SELECT RAISE(ABORT, '\''blobs is append-only'\''); END;

@@ -11,13 +11,38 @@
 #include "render.h"
 #include "text.h"
 
+/* The references of the view and their mirrors, a line each, for
+ * vulnid-fetch-references: URL, the SHA-256 given (or -), and for a mirror
+ * the URL of its reference (or -), separated by tabs. */
+static void
+print_references(const entry_view *v)
+{
+	for (guint i = 0; !v->stub && !v->withheld && i < v->facts->references->len; i++) {
+		const entry_claim *c = g_ptr_array_index(v->facts->references, i);
+		g_autofree char *url = text_mask_controls(c->value);
+
+		if (strpbrk(url, " \t") != NULL)
+			continue;	/* not a URL */
+		printf("%s\t%s\t-\n", url, c->sha256 != NULL ? c->sha256 : "-");
+		for (guint k = 0; c->mirrors != NULL && k < c->mirrors->len; k++) {
+			g_autofree char *m = text_mask_controls(((entry_claim *) g_ptr_array_index(c->mirrors, k))->value);
+
+			if (strpbrk(m, " \t") == NULL)
+				printf("%s\t%s\t%s\n", m, c->sha256 != NULL ? c->sha256 : "-", url);
+		}
+	}
+}
+
 int
 cmd_show(cli_ctx *ctx, int argc, char **argv)
 {
-	gboolean private = FALSE;
+	gboolean private = FALSE, references = FALSE;
 	GOptionEntry entries[] = {
 		{ "private", 0, 0, G_OPTION_ARG_NONE, &private,
 		  "the operator's view: embargoed content unsealed, every address shown", NULL },
+		{ "references", 0, 0, G_OPTION_ARG_NONE, &references,
+		  "only the references and their mirrors, a line each: URL, SHA-256 (or -), the\n"
+		  "                       reference a mirror is of (or -), separated by tabs", NULL },
 		{ NULL }
 	};
 	vulnid_config *cfg = NULL;
@@ -51,7 +76,9 @@ cmd_show(cli_ctx *ctx, int argc, char **argv)
 		g_autoptr(entry_view) v = entry_view_new(e, private ? AUDIENCE_OPERATOR : AUDIENCE_PUBLIC,
 							 G_MAXINT64, now);
 
-		if (ctx->json) {
+		if (references)
+			print_references(v);
+		else if (ctx->json) {
 			g_autoptr(JsonNode) n = render_json(v);
 
 			cli_print_json(n);

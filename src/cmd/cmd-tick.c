@@ -5,6 +5,7 @@
 
 #include "audit.h"
 #include "embargo.h"
+#include "hashcash.h"
 #include "cli.h"
 #include "notify.h"
 #include "ratelimit.h"
@@ -20,7 +21,8 @@ cmd_tick(cli_ctx *ctx, int argc, char **argv)
 	int rc;
 
 	if (!cli_parse(ctx, "", "Run what is due: embargoes that end, the daily announcement\n"
-		       "digest, then the outgoing queue.", NULL, &argc, &argv))
+		       "digest, then the outgoing queue; spent Hashcash stamps past their\n"
+		       "validity are forgotten.", NULL, &argc, &argv))
 		return EX_USAGE;
 	if (argc != 1) {
 		fprintf(stderr, "vulnid: usage: vulnid tick\n");
@@ -32,6 +34,16 @@ cmd_tick(cli_ctx *ctx, int argc, char **argv)
 	s = embargo_release_due(st, cfg, &released, &err);
 	if (s != VULNID_OK)
 		return cli_fail(s, err);
+	{
+		/* spent Hashcash stamps whose validity ended: no longer needed
+		 * to refuse them twice, since they are refused as expired */
+		g_autoptr(GDateTime) now = store_now_datetime();
+		gint64 purged = 0;
+
+		s = hashcash_purge(st, now, &purged, &err);
+		if (s != VULNID_OK)
+			return cli_fail(s, err);
+	}
 	/* Always the three lines, zeros too: a healthy tick is recognisable
 	 * by its output (vulnid(8)), and a missing line is a failed step. */
 	printf("released %u embargoed entr%s\n", released, released == 1 ? "y" : "ies");

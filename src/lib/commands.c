@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "entry.h"
 #include "ids.h"
 #include "request.h"
 #include "text.h"
@@ -29,6 +30,12 @@ static const command_word command_words[] = {
 	{ "link", CMD_LINK },
 	{ "subscribe", CMD_SUBSCRIBE },
 	{ "unsubscribe", CMD_UNSUBSCRIBE },
+	{ "endorse", CMD_ENDORSE },
+	{ "unendorse", CMD_UNENDORSE },
+	{ "approve", CMD_APPROVE },
+	{ "access", CMD_ACCESS },
+	{ "grant", CMD_GRANT },
+	{ "reviewed", CMD_REVIEWED },
 };
 
 const char *
@@ -49,6 +56,7 @@ command_free(gpointer p)
 	g_free(c->line);
 	g_free(c->target);
 	g_free(c->arg);
+	g_free(c->arg2);
 	g_free(c->error);
 	g_free(c);
 }
@@ -175,6 +183,21 @@ commands_alias_valid(const char *s, const char *prefix, char **norm)
 	return TRUE;
 }
 
+gboolean
+commands_fingerprint_valid(const char *s, char **norm)
+{
+	gsize n = s != NULL ? strlen(s) : 0;
+
+	if (n != 40 && n != 64)
+		return FALSE;
+	for (gsize i = 0; i < n; i++)
+		if (!g_ascii_isxdigit(s[i]))
+			return FALSE;
+	if (norm != NULL)
+		*norm = g_ascii_strup(s, -1);
+	return TRUE;
+}
+
 static const command_word *
 find_word(const char *line)
 {
@@ -208,6 +231,78 @@ not_understood(command *c, const char *why)
 {
 	c->kind = CMD_UNKNOWN;
 	c->error = g_strdup(why);
+	g_clear_pointer(&c->arg, g_free);
+	g_clear_pointer(&c->arg2, g_free);
+}
+
+/* Whether word is one of the words of list (separated by spaces). */
+static gboolean
+strstr_word(const char *list, const char *word)
+{
+	g_auto(GStrv) words = g_strsplit(list, " ", -1);
+
+	for (char **w = words; *w != NULL; w++)
+		if (strcmp(*w, word) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+/* endorse [ID] KEY [FIELD...], unendorse [ID] KEY, grant [ID] KEY */
+static void
+parse_key_args(command *c, const char *p, const char *prefix)
+{
+	g_autofree char *w = NULL;
+	g_autoptr(GString) fields = g_string_new(NULL);
+
+	take_target(c, &p, prefix);
+	w = next_word(&p);
+	if (w == NULL || !commands_fingerprint_valid(w, &c->arg)) {
+		not_understood(c, c->kind == CMD_ENDORSE ? "needs a key's fingerprint, then the fields it may set, "
+				  "if not all (endorse [ID] KEY [FIELD...])"
+				  : "needs a key's fingerprint (40 or 64 hexadecimal digits)");
+		return;
+	}
+	while (c->kind == CMD_ENDORSE && (g_free(w), w = next_word(&p)) != NULL) {
+		const char *f = entry_headline_field(w);
+
+		if (f == NULL) {
+			not_understood(c, "names a field that is not part of an entry's headline (Title, Vendor, "
+				       "Product, Type, Vendor-Contact, Version, Reference, Mirror, Related, "
+				       "Fixed-In, Ecosystem, Package, CVSS, Severity)");
+			return;
+		}
+		if (!strstr_word(fields->str, f))
+			g_string_append_printf(fields, "%s%s", fields->len > 0 ? " " : "", f);
+	}
+	if (c->kind != CMD_ENDORSE && *skip_space(p) != '\0') {
+		not_understood(c, "takes an identifier and a key's fingerprint, nothing more");
+		return;
+	}
+	if (fields->len > 0)
+		c->arg2 = g_strdup(fields->str);
+}
+
+/* reviewed [ID] [PRODUCT VERSION]: the version is the last word, the
+ * product everything before it. */
+static void
+parse_reviewed(command *c, const char *p, const char *prefix)
+{
+	g_autofree char *rest = NULL;
+	char *sp;
+
+	take_target(c, &p, prefix);
+	rest = text_clean_line(skip_space(p), COMMANDS_MAX_PRODUCT);
+	g_strstrip(rest);
+	if (*rest == '\0')
+		return;
+	sp = strrchr(rest, ' ');
+	if (sp == NULL) {
+		not_understood(c, "needs a product and a version, or nothing (reviewed [ID] [PRODUCT VERSION])");
+		return;
+	}
+	c->arg2 = g_strdup(sp + 1);
+	*sp = '\0';
+	c->arg = g_strdup(g_strstrip(rest));
 }
 
 /* Parse the arguments of a command line whose word is known. */
@@ -302,6 +397,31 @@ parse_args(command *c, const char *rest, const char *prefix)
 			c->arg = id2;
 		} else
 			c->arg = id1;
+		return;
+	case CMD_ENDORSE:
+	case CMD_UNENDORSE:
+	case CMD_GRANT:
+		parse_key_args(c, p, prefix);
+		return;
+	case CMD_APPROVE:
+		take_target(c, &p, prefix);
+		w1 = next_word(&p);
+		if (w1 != NULL && *skip_space(p) == '\0' && commands_fingerprint_valid(w1, &c->arg))
+			return;
+		if (w1 != NULL && *skip_space(p) == '\0' && strlen(w1) <= 9 && w1[0] != '0' &&
+		    strspn(w1, "0123456789") == strlen(w1)) {
+			c->seq = g_ascii_strtoll(w1, NULL, 10);
+			return;
+		}
+		not_understood(c, "needs a record number or a key's fingerprint (approve [ID] SEQ|KEY)");
+		return;
+	case CMD_ACCESS:
+		take_target(c, &p, prefix);
+		if (*skip_space(p) != '\0')
+			not_understood(c, "takes at most an identifier");
+		return;
+	case CMD_REVIEWED:
+		parse_reviewed(c, p, prefix);
 		return;
 	case CMD_UNKNOWN:
 		return;

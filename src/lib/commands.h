@@ -4,7 +4,8 @@
  * Quotes of other mail (text_strip_quotes()) are removed first; then the
  * top of the body is read line by line.  A line whose first word is
  * a command word (help, lookup, key, release, embargo, withdraw, alias,
- * rate, duplicate-of, spam, link, subscribe, unsubscribe) is a command:
+ * rate, duplicate-of, spam, link, subscribe, unsubscribe, endorse,
+ * unendorse, approve, access, grant, reviewed) is a command:
  * command words are reserved there.  "Token: T" lines carry capability
  * tokens.  Other "Key: value" lines (with continuation lines) are fields,
  * as in a request; they end at the first blank line after them.  Blank
@@ -24,6 +25,7 @@
 #define COMMANDS_MAX_REASON 500	/* characters of a withdraw or rate reason */
 #define COMMANDS_MAX_ALIAS 64	/* characters of an alias */
 #define COMMANDS_MAX_LINE 200	/* characters of a command line echoed back */
+#define COMMANDS_MAX_PRODUCT 200	/* characters of a reviewed product and version */
 
 typedef enum {
 	CMD_UNKNOWN,		/* not understood */
@@ -40,6 +42,12 @@ typedef enum {
 	CMD_LINK,
 	CMD_SUBSCRIBE,
 	CMD_UNSUBSCRIBE,
+	CMD_ENDORSE,
+	CMD_UNENDORSE,
+	CMD_APPROVE,
+	CMD_ACCESS,
+	CMD_GRANT,
+	CMD_REVIEWED,
 } command_kind;
 
 typedef struct {
@@ -51,7 +59,14 @@ typedef struct {
 	char *arg;		/* lookup: ID or alias; embargo: date; withdraw and
 				 * rate: reason (may be NULL for rate); alias: the
 				 * alias; duplicate-of: the canonical ID; link: the
-				 * other ID */
+				 * other ID; endorse, unendorse and grant: a key's
+				 * fingerprint (upper case); approve: a fingerprint,
+				 * or NULL for a record number; reviewed: the product,
+				 * or NULL */
+	char *arg2;		/* endorse: the fields allowed, canonical names
+				 * separated by spaces, or NULL (all); reviewed:
+				 * the version */
+	gint64 seq;		/* approve: the record's number, when no key */
 	int rating;		/* rate: 0..10 */
 	char *error;		/* CMD_UNKNOWN: why, for the reply */
 } command;
@@ -97,6 +112,11 @@ gboolean commands_alias_valid(const char *s, const char *prefix, char **norm);
 
 /* YYYY-MM-DD and a real date. */
 gboolean commands_date_valid(const char *s);
+
+/* An OpenPGP fingerprint: 40 or 64 hexadecimal digits (one word); *norm
+ * is it in upper case. */
+gboolean commands_fingerprint_valid(const char *s, char **norm);
+
 
 const char *command_kind_str(command_kind k);
 

@@ -289,6 +289,22 @@ static const config_key config_keys[] = {
 	  "yes: an unsigned request gets its identifier at once, but the vendor\n"
 	  "is told and the entry announced only after the sender sends back the\n"
 	  "token from the acknowledgement (this proves a working mailbox)."),
+	CHOICE("lifecycle", "access_granted_by", access_granted_by, "creator,creator-and-moderators", "creator",
+	  "Who is asked, and may grant, when a key asks to read the sealed records\n"
+	  "of an embargoed entry (access ID): the creator only, or the moderators\n"
+	  "too (told at the address of their key's first user ID)."),
+	INT("hashcash", "bits", hashcash_bits, 0, 40, "20",
+	  "Proof of work: a mail with a Hashcash stamp (X-Hashcash, version 1) of at\n"
+	  "least this many bits, minted for the robot's address, passes the\n"
+	  "per-sender and per-network rate limits, up to ceiling_per_hour.\n"
+	  "0: stamps are not looked at."),
+	INT("hashcash", "validity_days", hashcash_validity_days, 1, 30, "2",
+	  "Days a stamp is valid after the date in it (a stamp dated more than a day\n"
+	  "ahead is refused too); each is accepted once in that time."),
+	INT("hashcash", "ceiling_per_hour", hashcash_ceiling_per_hour, 0, 100000000, "3000",
+	  "Most mails from one sender (or key) and from one SMTP client network in an\n"
+	  "hour that a stamp lets past their limits; the domain and global limits\n"
+	  "hold for stamped mail as for any."),
 	INT("policy", "third_party_per_mail", third_party_per_mail, 0, 1000, "3",
 	  "Most addresses that did not write to the robot (vendor contacts, relays,\n"
 	  "a Reply-To in another domain) one mail not signed by a known key may\n"

@@ -88,6 +88,10 @@ typedef struct {
 	gint64 rate_domain_per_hour;
 	gint64 rate_global_per_hour;
 	gboolean confirm_unsigned;
+	char *access_granted_by;	/* creator, creator-and-moderators */
+	gint64 hashcash_bits;		/* [hashcash]: 0 turns stamps off */
+	gint64 hashcash_validity_days;
+	gint64 hashcash_ceiling_per_hour;
 	gint64 third_party_per_mail;
 	gint64 amplification;
 	gint64 amplification_floor;

@@ -1,5 +1,6 @@
 /* crypto-private.h - what the parts of the crypto module share (crypto.c,
- * crypto-import.c, crypto-verify.c, crypto-sign.c); not for other modules */
+ * crypto-import.c, crypto-verify.c, crypto-sign.c, crypto-certify.c); not for
+ * other modules */
 #ifndef VULNID_CRYPTO_PRIVATE_H
 #define VULNID_CRYPTO_PRIVATE_H
 

@@ -94,6 +94,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(crypto_conflict, crypto_conflict_free)
 vulnid_status crypto_import_if_contains(GBytes *data, const char *required, gint64 timeout_ms,
 					crypto_conflict **conflict, GError **err);
 
+/* Endorsement by certification: which of the keys candidates (primary
+ * fingerprints in the robot's keyring, NULL-terminated; revoked or expired
+ * ones never count) certified a user ID of the key subject, as the copy of
+ * subject in data (a key block sent with a mail) carries it.  gpg checks
+ * each certification, in a scratch keyring that holds only subject (cut
+ * out of data) and the candidates, every run within timeout_ms; a
+ * certification its issuer revoked later does not count, and a user ID's
+ * text is never looked at.  *certifier: the first such candidate (upper
+ * case), or NULL. */
+vulnid_status crypto_certified_by(GBytes *data, const char *subject, const char *const *candidates,
+				  gint64 timeout_ms, char **certifier, GError **err);
+
 /* What is known about the signature(s) on some content. */
 typedef struct {
 	gboolean present;	/* there was a signature at all */

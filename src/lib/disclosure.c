@@ -12,6 +12,7 @@ audience_str(audience a)
 	case AUDIENCE_PUBLIC: return "public";
 	case AUDIENCE_MODERATOR: return "moderator";
 	case AUDIENCE_VENDOR: return "vendor";
+	case AUDIENCE_READER: return "reader";
 	case AUDIENCE_CREATOR: return "creator";
 	case AUDIENCE_OPERATOR: return "operator";
 	}
@@ -22,7 +23,7 @@ audience_str(audience a)
 static gboolean
 may_see_sealed(audience a)
 {
-	return a == AUDIENCE_CREATOR || a == AUDIENCE_VENDOR || a == AUDIENCE_OPERATOR;
+	return a == AUDIENCE_CREATOR || a == AUDIENCE_VENDOR || a == AUDIENCE_READER || a == AUDIENCE_OPERATOR;
 }
 
 /* Who may know an anonymous researcher. */
@@ -162,6 +163,28 @@ entry_view_embargo_text(const entry_view *v)
 }
 
 char *
+entry_view_record_endorsement(const view_record *vr)
+{
+	const entry_record *r = vr->r;
+	GString *s;
+
+	if (r->role != ENTRY_ROLE_CONTRIBUTOR || r->endorsed_by == NULL)
+		return NULL;
+	/* the creator is never named by key here: an anonymous researcher's
+	 * key is withheld */
+	s = g_string_new("endorsed by the ");
+	if (strcmp(r->endorsed_by, "creator") == 0)
+		g_string_append(s, "creator");
+	else
+		g_string_append_printf(s, "moderator %s", r->endorsed_by);
+	if (g_strcmp0(r->endorsement, "certification") == 0)
+		g_string_append(s, " (certification)");
+	if (r->endorsed_fields != NULL)
+		g_string_append_printf(s, " for %s", r->endorsed_fields);
+	return g_string_free(s, FALSE);
+}
+
+char *
 entry_view_record_how(const view_record *vr)
 {
 	const entry_record *r = vr->r;
@@ -169,6 +192,12 @@ entry_view_record_how(const view_record *vr)
 
 	if (r->role == ENTRY_ROLE_THIRD_PARTY)
 		g_string_assign(s, "third party");
+	{
+		g_autofree char *endorsed = entry_view_record_endorsement(vr);
+
+		if (endorsed != NULL)
+			g_string_append_printf(s, ", %s", endorsed);
+	}
 	if (r->signed_by_key && r->how == ENTRY_HOW_KEY) {
 		if (vr->signer != NULL)
 			g_string_append_printf(s, ", signed by %s", vr->signer);

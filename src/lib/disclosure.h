@@ -7,9 +7,11 @@
  * archived mail and the private columns are read by entry.c and judged
  * here, once.  The rules (doc/vulnid-json.7, AUDIENCES):
  *
- *   - Sealed content (an embargo) is shown to the creator, the vendor and
- *     the operator, and only when the entry was unsealed for them; to
- *     everyone else an embargoed entry is a stub with its commitments.
+ *   - Sealed content (an embargo) is shown to the creator, the vendor, a
+ *     key the creator gave access (a reader) and the operator, and only
+ *     when the entry was unsealed for them; to everyone else an embargoed
+ *     entry is a stub with its commitments, and with the keys given
+ *     access and when.
  *   - An anonymous researcher's address, name and key are shown to the
  *     creator and the operator only: in her records (those of the creator,
  *     and those her key signed), the key that signed them, the keys she
@@ -28,6 +30,7 @@ typedef enum {
 	AUDIENCE_PUBLIC,	/* anyone: lookups, subscribers, lists, feed, OSV, mbox, web */
 	AUDIENCE_MODERATOR,	/* the public's view, and what is withheld as spam */
 	AUDIENCE_VENDOR,	/* the vendor's contacts: the report, never an anonymous identity */
+	AUDIENCE_READER,	/* a key given access to the sealed records: as the vendor */
 	AUDIENCE_CREATOR,	/* the researcher who made the entry */
 	AUDIENCE_OPERATOR,	/* vulnid show --private: everything */
 } audience;
@@ -91,6 +94,10 @@ char *entry_view_record_how(const view_record *vr);
 /* What a withheld attachment is shown as: "a key (withheld)" or "an
  * attachment (withheld)". */
 const char *entry_view_attachment_label(const view_attachment *va);
+/* An endorsed contributor's record: "endorsed by the creator
+ * (certification) for Version Reference", "endorsed by the moderator
+ * FPR"; NULL for other records. */
+char *entry_view_record_endorsement(const view_record *vr);
 
 /* ---- the researcher's identity, for intake --------------------------- */
 

@@ -114,13 +114,14 @@ entry_fields_canonical(const GPtrArray *fields)
 static const char *const kind_names[] = {
 	[ENTRY_KIND_REQUEST] = "request", [ENTRY_KIND_ADDITION] = "addition",
 	[ENTRY_KIND_VENDOR_RESPONSE] = "vendor-response", [ENTRY_KIND_COMMAND] = "command",
-	[ENTRY_KIND_RELEASE] = "release", [ENTRY_KIND_OTHER] = "other",
+	[ENTRY_KIND_RELEASE] = "release", [ENTRY_KIND_DELIVERY] = "delivery", [ENTRY_KIND_OTHER] = "other",
 };
 
 static const char *const role_names[] = {
 	[ENTRY_ROLE_CREATOR] = "creator", [ENTRY_ROLE_VENDOR] = "vendor",
 	[ENTRY_ROLE_MODERATOR] = "moderator", [ENTRY_ROLE_OPERATOR] = "operator",
 	[ENTRY_ROLE_ROBOT] = "robot", [ENTRY_ROLE_THIRD_PARTY] = "third-party",
+	[ENTRY_ROLE_CONTRIBUTOR] = "contributor",
 };
 
 static const char *const how_names[] = {
@@ -262,6 +263,9 @@ record_free(gpointer p)
 	g_free(r->auth_reason);
 	g_free(r->auth_note);
 	g_free(r->auth_ignored);
+	g_free(r->endorsed_by);
+	g_free(r->endorsement);
+	g_free(r->endorsed_fields);
 	g_free(r->subject);
 	g_free(r->fields_json);
 	g_ptr_array_unref(r->fields);
@@ -354,6 +358,9 @@ auth_parse(entry_record *r)
 		r->auth_reason = member_str(o, "reason");
 		r->auth_note = member_str(o, "note");
 		r->auth_ignored = member_str(o, "ignored");
+		r->endorsed_by = member_str(o, "endorsed_by");
+		r->endorsement = member_str(o, "endorsement");
+		r->endorsed_fields = member_str(o, "fields");
 		enc = json_object_get_member(o, "encrypted");
 		r->came_encrypted = enc != NULL && JSON_NODE_HOLDS_VALUE(enc) &&
 				    json_node_get_value_type(enc) == G_TYPE_BOOLEAN && json_node_get_boolean(enc);
@@ -770,7 +777,20 @@ claim_free(gpointer p)
 		return;
 	g_free(c->key);
 	g_free(c->value);
+	g_free(c->sha256);
+	g_free(c->fields);
+	if (c->mirrors != NULL)
+		g_ptr_array_unref(c->mirrors);
 	g_free(c);
+}
+
+static void
+access_free(gpointer p)
+{
+	entry_access *a = p;
+
+	g_free(a->fpr);
+	g_free(a);
 }
 
 static void
@@ -819,18 +839,28 @@ entry_facts_free(entry_facts *f)
 	claim_free(f->vendor_status);
 	g_ptr_array_unref(f->statuses);
 	g_ptr_array_unref(f->proposals);
+	g_ptr_array_unref(f->endorsements);
+	g_ptr_array_unref(f->access);
+	claim_free(f->reviewed);
+	g_free(f->reviewed_product);
+	g_free(f->reviewed_version);
 	g_free(f->published);
 	g_free(f->modified);
 	g_free(f);
 }
 
-static void
+/* The claim added, or NULL when the value was there already. */
+static entry_claim *
 add_distinct(GPtrArray *a, const char *key, const char *value, const entry_record *r)
 {
+	entry_claim *c;
+
 	for (guint i = 0; i < a->len; i++)
 		if (g_ascii_strcasecmp(((entry_claim *) g_ptr_array_index(a, i))->value, value) == 0)
-			return;
-	g_ptr_array_add(a, claim_new(key, value, r));
+			return NULL;
+	c = claim_new(key, value, r);
+	g_ptr_array_add(a, c);
+	return c;
 }
 
 /* CVSS vectors: only the characters they are made of, so that a vector
@@ -886,21 +916,128 @@ key_is(const char *k, const char *name)
 }
 
 /* Whether what a record says moves the headline: the request that made
- * the entry, and roles established by a key, a token or the robot. */
+ * the entry, roles established by a key, a token or the robot, and a
+ * contributor: a key that the creator or a moderator endorsed, signing
+ * where its signature acts. */
 static gboolean
 record_has_authority(const entry_record *r)
 {
 	if (r->kind == ENTRY_KIND_REQUEST)
 		return r->role == ENTRY_ROLE_CREATOR;
+	if (r->role == ENTRY_ROLE_CONTRIBUTOR)
+		return r->how == ENTRY_HOW_KEY && r->signed_by_key && r->signer != NULL &&
+		       r->auth_ignored == NULL && r->endorsed_by != NULL;
 	return entry_how_verified(r->how) && r->role != ENTRY_ROLE_THIRD_PARTY;
+}
+
+const char *
+entry_headline_field(const char *name)
+{
+	static const struct { const char *name, *canonical; } fields[] = {
+		{ "Title", "Title" }, { "Vendor", "Vendor" }, { "Product", "Product" }, { "Type", "Type" },
+		{ "Vendor-Contact", "Vendor-Contact" }, { "Version", "Version" }, { "Reference", "Reference" },
+		{ "Mirror", "Mirror" }, { "Related", "Related" }, { "Fixed-In", "Fixed-In" },
+		{ "Fixed", "Fixed-In" }, { "Ecosystem", "Ecosystem" }, { "Package", "Package" },
+		{ "CVSS", "CVSS" }, { "CVSS-Vector", "CVSS" }, { "Severity", "Severity" },
+	};
+
+	for (gsize i = 0; name != NULL && i < G_N_ELEMENTS(fields); i++)
+		if (g_ascii_strcasecmp(name, fields[i].name) == 0)
+			return fields[i].canonical;
+	return NULL;
+}
+
+/* Whether record r may set headline field key: a contributor only the
+ * fields its endorsement allows. */
+static gboolean
+record_may_set(const entry_record *r, const char *key)
+{
+	const char *f;
+	g_auto(GStrv) allowed = NULL;
+
+	if (r->role != ENTRY_ROLE_CONTRIBUTOR || r->endorsed_fields == NULL)
+		return TRUE;
+	f = entry_headline_field(key);
+	allowed = g_strsplit(r->endorsed_fields, " ", -1);
+	for (char **a = allowed; f != NULL && *a != NULL; a++)
+		if (strcmp(*a, f) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+gboolean
+entry_fpr_equal(const char *a, const char *b)
+{
+	gsize i = 0, j = 0;
+
+	if (a == NULL || b == NULL)
+		return FALSE;
+	for (;;) {
+		while (a[i] == ' ')
+			i++;
+		while (b[j] == ' ')
+			j++;
+		if (a[i] == '\0' || b[j] == '\0')
+			return a[i] == b[j] && i > 0;
+		if (g_ascii_toupper(a[i]) != g_ascii_toupper(b[j]))
+			return FALSE;
+		i++, j++;
+	}
+}
+
+gboolean
+entry_reference_parse(const char *value, char **url, char **sha256, char **of)
+{
+	g_auto(GStrv) w = g_strsplit_set(value != NULL ? value : "", " \t", -1);
+	GPtrArray *words = g_ptr_array_new();
+	gboolean ok = TRUE;
+
+	*url = *sha256 = *of = NULL;
+	for (char **p = w; *p != NULL; p++)
+		if (**p != '\0')
+			g_ptr_array_add(words, *p);
+	if (words->len == 0) {
+		g_ptr_array_unref(words);
+		return FALSE;
+	}
+	*url = g_strdup(g_ptr_array_index(words, 0));
+	for (guint i = 1; ok && i < words->len; i++) {
+		const char *x = g_ptr_array_index(words, i);
+
+		if (g_ascii_strncasecmp(x, "sha256=", 7) == 0 && *sha256 == NULL && strlen(x + 7) == 64 &&
+		    strspn(x + 7, "0123456789abcdefABCDEF") == 64)
+			*sha256 = g_ascii_strdown(x + 7, -1);
+		else if (g_ascii_strcasecmp(x, "of") == 0 && *of == NULL && i + 1 < words->len)
+			*of = g_strdup(g_ptr_array_index(words, ++i));
+		else
+			ok = FALSE;
+	}
+	g_ptr_array_unref(words);
+	return ok;
 }
 
 typedef struct {
 	entry_facts *f;
+	const entry *e;
+	gint64 as_of;
+	gboolean with_sealed;
 	GHashTable *seen;	/* single-valued keys already set by the current record */
 	GHashTable *rating_keys;
 	GHashTable *rating_addrs;
+	/* While the creator's approval takes a record's proposals into the
+	 * headline: the approve command's record. */
+	const entry_record *approver;
 } derive_ctx;
+
+/* A claim of record r, approved by the approval being applied, if any. */
+static entry_claim *
+claim_of(const derive_ctx *d, const char *key, const char *value, const entry_record *r)
+{
+	entry_claim *c = claim_new(key, value, r);
+
+	c->approved = d->approver;
+	return c;
+}
 
 /* Single-valued headline keys: the first value inside a record counts, a
  * later record's value replaces an earlier one's. */
@@ -912,7 +1049,69 @@ set_single(derive_ctx *d, entry_claim **slot, const entry_kv *kv, const entry_re
 	if (g_hash_table_contains(d->seen, low))
 		return;
 	g_hash_table_add(d->seen, g_steal_pointer(&low));
-	claim_set(slot, claim_new(kv->key, kv->value, r));
+	claim_set(slot, claim_of(d, kv->key, kv->value, r));
+}
+
+/* A reference (URL, and the checksum given for it) in the headline; a
+ * checksum named later for a URL without one is taken. */
+static void
+add_reference(derive_ctx *d, const char *key, const char *value, const entry_record *r)
+{
+	g_autofree char *url = NULL;
+	g_autofree char *sha = NULL;
+	g_autofree char *of = NULL;
+	GPtrArray *list = d->f->references;
+
+	if (!entry_reference_parse(value, &url, &sha, &of) || of != NULL) {
+		/* not of the form URL [sha256=HEX]: kept as written */
+		add_distinct(list, key, value, r);
+		return;
+	}
+	for (guint i = 0; i < list->len; i++) {
+		entry_claim *c = g_ptr_array_index(list, i);
+
+		if (g_ascii_strcasecmp(c->value, url) != 0)
+			continue;
+		if (c->sha256 == NULL && sha != NULL)
+			c->sha256 = g_steal_pointer(&sha);
+		return;
+	}
+	{
+		entry_claim *c = claim_of(d, key, url, r);
+
+		c->sha256 = g_steal_pointer(&sha);
+		g_ptr_array_add(list, c);
+	}
+}
+
+/* A mirror of a reference of the headline: found by the checksum or the
+ * URL it names.  Anyone's mirror of a reference with a checksum is taken
+ * (the checksum tells whether it is one); else only with authority. */
+static gboolean
+add_mirror(derive_ctx *d, const char *key, const char *value, const entry_record *r, gboolean auth)
+{
+	g_autofree char *url = NULL;
+	g_autofree char *sha = NULL;
+	g_autofree char *of = NULL;
+
+	if (!entry_reference_parse(value, &url, &sha, &of) || (sha == NULL && of == NULL))
+		return FALSE;
+	for (guint i = 0; i < d->f->references->len; i++) {
+		entry_claim *ref = g_ptr_array_index(d->f->references, i);
+
+		if (sha != NULL ? g_strcmp0(ref->sha256, sha) != 0 : g_ascii_strcasecmp(ref->value, of) != 0)
+			continue;
+		if (!auth && ref->sha256 == NULL)
+			return FALSE;
+		if (ref->mirrors == NULL)
+			ref->mirrors = g_ptr_array_new_with_free_func(claim_free);
+		for (guint k = 0; k < ref->mirrors->len; k++)
+			if (g_ascii_strcasecmp(((entry_claim *) g_ptr_array_index(ref->mirrors, k))->value, url) == 0)
+				return TRUE;
+		g_ptr_array_add(ref->mirrors, claim_of(d, key, url, r));
+		return TRUE;
+	}
+	return FALSE;
 }
 
 /* A field of a request, an addition or a vendor response. */
@@ -921,7 +1120,7 @@ derive_said(derive_ctx *d, const entry_record *r, const entry_kv *kv)
 {
 	entry_facts *f = d->f;
 	const char *k = kv->key, *v = kv->value;
-	gboolean auth = record_has_authority(r);
+	gboolean auth = d->approver != NULL || (record_has_authority(r) && record_may_set(r, k));
 	entry_claim **single = NULL;
 	GPtrArray *list = NULL;
 
@@ -958,7 +1157,11 @@ derive_said(derive_ctx *d, const entry_record *r, const entry_kv *kv)
 	else if (key_is(k, "Version")) list = f->versions;
 	else if (key_is(k, "Reference")) list = f->references;
 	else if (key_is(k, "Related")) list = f->related;
-	else if (!key_is(k, "CVSS") && !key_is(k, "CVSS-Vector") && !key_is(k, "Severity"))
+	else if (key_is(k, "Mirror")) {
+		if (!add_mirror(d, k, v, r, auth))
+			g_ptr_array_add(f->proposals, claim_new(k, v, r));	/* names no reference */
+		return;
+	} else if (!key_is(k, "CVSS") && !key_is(k, "CVSS-Vector") && !key_is(k, "Severity"))
 		return;		/* kept in the record; the headline has no place for it */
 	if (!auth) {
 		g_ptr_array_add(f->proposals, claim_new(k, v, r));
@@ -966,8 +1169,14 @@ derive_said(derive_ctx *d, const entry_record *r, const entry_kv *kv)
 	}
 	if (single != NULL)
 		set_single(d, single, kv, r);
-	else if (list != NULL)
-		add_distinct(list, k, v, r);
+	else if (list == f->references)
+		add_reference(d, k, v, r);
+	else if (list != NULL) {
+		entry_claim *c = add_distinct(list, k, v, r);
+
+		if (c != NULL)
+			c->approved = d->approver;
+	}
 	else {
 		g_autofree char *low = g_ascii_strdown(v, -1);
 
@@ -978,6 +1187,95 @@ derive_said(derive_ctx *d, const entry_record *r, const entry_kv *kv)
 
 				set_single(d, &f->severity, &sev, r);
 			}
+	}
+}
+
+static void derive_said(derive_ctx *d, const entry_record *r, const entry_kv *kv);
+static void derive_command(derive_ctx *d, const entry_record *r, const entry_kv *kv);
+
+/* The creator approves record t: its proposals (unverified values not in
+ * the headline) enter the headline now, each marked with the approval;
+ * vendor positions stay the vendor's to state. */
+static void
+derive_approve(derive_ctx *d, const entry_record *approver, const entry_record *t)
+{
+	entry_facts *f = d->f;
+	g_autoptr(GPtrArray) taken = g_ptr_array_new_with_free_func(claim_free);
+	GHashTable *seen = d->seen;
+
+	if (t == NULL || t->seq >= approver->seq || t->rowid > d->as_of ||
+	    (entry_record_sealed_at(t, d->as_of) && !(d->with_sealed && t->unsealed)))
+		return;
+	for (guint i = 0; i < f->proposals->len;) {
+		entry_claim *c = g_ptr_array_index(f->proposals, i);
+
+		if (c->record == t && !key_is(c->key, "Status"))
+			g_ptr_array_add(taken, g_ptr_array_steal_index(f->proposals, i));
+		else
+			i++;
+	}
+	d->approver = approver;
+	d->seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	for (guint i = 0; i < taken->len; i++) {
+		const entry_claim *c = g_ptr_array_index(taken, i);
+		entry_kv kv = { c->key, c->value };
+
+		if (t->kind == ENTRY_KIND_COMMAND)
+			derive_command(d, t, &kv);
+		else
+			derive_said(d, t, &kv);
+	}
+	g_hash_table_unref(d->seen);
+	d->seen = seen;
+	d->approver = NULL;
+}
+
+static void
+endorsement_remove(entry_facts *f, const char *fpr)
+{
+	for (guint i = 0; i < f->endorsements->len; i++)
+		if (entry_fpr_equal(((entry_claim *) g_ptr_array_index(f->endorsements, i))->value, fpr)) {
+			g_ptr_array_remove_index(f->endorsements, i);
+			return;
+		}
+}
+
+static entry_access *
+access_get(entry_facts *f, const char *fpr, gboolean create)
+{
+	entry_access *a;
+
+	for (guint i = 0; i < f->access->len; i++) {
+		a = g_ptr_array_index(f->access, i);
+		if (entry_fpr_equal(a->fpr, fpr))
+			return a;
+	}
+	if (!create)
+		return NULL;
+	a = g_new0(entry_access, 1);
+	a->fpr = g_ascii_strup(fpr, -1);
+	g_ptr_array_add(f->access, a);
+	return a;
+}
+
+const entry_access *
+entry_facts_access(const entry_facts *f, const char *fpr)
+{
+	return access_get((entry_facts *) f, fpr, FALSE);
+}
+
+/* A delivery record: the robot sent sealed records to a key given access. */
+static void
+derive_delivery(derive_ctx *d, const entry_record *r, const entry_kv *kv)
+{
+	entry_access *a;
+
+	if (r->role != ENTRY_ROLE_ROBOT || !key_is(kv->key, "Delivered-To-Key"))
+		return;
+	a = access_get(d->f, kv->value, FALSE);
+	if (a != NULL && a->granted != NULL) {
+		a->delivered = r;
+		a->deliveries++;
 	}
 }
 
@@ -1016,11 +1314,57 @@ derive_command(derive_ctx *d, const entry_record *r, const entry_kv *kv)
 	} else if (key_is(k, "Confirmed") && creator) {
 		claim_set(&f->confirmed, claim_new(k, v, r));
 	} else if (key_is(k, "Alias")) {
-		/* anyone may say it; it counts when a verified role said it */
-		if (verified && r->role != ENTRY_ROLE_THIRD_PARTY)
-			add_distinct(f->aliases, k, v, r);
-		else
+		/* anyone may say it; it counts when a verified role (or an
+		 * endorsed contributor) said it, or the creator approved it */
+		if (d->approver != NULL || record_has_authority(r)) {
+			entry_claim *c = add_distinct(f->aliases, k, v, r);
+
+			if (c != NULL)
+				c->approved = d->approver;
+		} else
 			g_ptr_array_add(f->proposals, claim_new(k, v, r));
+	} else if (key_is(k, "Approve") && creator) {
+		derive_approve(d, r, entry_record_by_seq(d->e, g_ascii_strtoll(v, NULL, 10)));
+	} else if (key_is(k, "Approve-Key") && creator) {
+		for (guint i = 0; i < d->e->records->len; i++) {
+			const entry_record *t = g_ptr_array_index(d->e->records, i);
+
+			if (t->signed_by_key && t->auth_ignored == NULL && entry_fpr_equal(t->signer, v))
+				derive_approve(d, r, t);
+		}
+	} else if (key_is(k, "Endorse") && (creator || moderator)) {
+		endorsement_remove(f, v);
+		g_ptr_array_add(f->endorsements, claim_new(k, v, r));
+	} else if (key_is(k, "Endorse-Fields") && (creator || moderator) && f->endorsements->len > 0) {
+		entry_claim *c = g_ptr_array_index(f->endorsements, f->endorsements->len - 1);
+
+		if (c->record == r && c->fields == NULL)
+			c->fields = g_strdup(v);
+	} else if (key_is(k, "Unendorse") && (creator || moderator)) {
+		endorsement_remove(f, v);
+	} else if (key_is(k, "Reviewed") && moderator) {
+		claim_set(&f->reviewed, claim_new(k, v, r));
+		g_clear_pointer(&f->reviewed_product, g_free);
+		g_clear_pointer(&f->reviewed_version, g_free);
+	} else if ((key_is(k, "Reviewed-Product") || key_is(k, "Reviewed-Version")) && moderator &&
+		   f->reviewed != NULL && f->reviewed->record == r) {
+		char **slot = key_is(k, "Reviewed-Product") ? &f->reviewed_product : &f->reviewed_version;
+
+		g_free(*slot);
+		*slot = g_strdup(v);
+	} else if (key_is(k, "Access-Request")) {
+		/* a key asks for itself, where its signature acts */
+		if (r->signed_by_key && r->auth_ignored == NULL && entry_fpr_equal(r->signer, v)) {
+			entry_access *a = access_get(f, v, TRUE);
+
+			if (a->requested == NULL)
+				a->requested = r;
+		}
+	} else if (key_is(k, "Access-Grant") && (creator || moderator)) {
+		entry_access *a = access_get(f, v, FALSE);
+
+		if (a != NULL && a->requested != NULL && a->granted == NULL)
+			a->granted = r;
 	} else if (key_is(k, "Duplicate-Of") && moderator) {
 		claim_set(&f->duplicate_of, no ? NULL : claim_new(k, v, r));
 	} else if (key_is(k, "Spam") && moderator) {
@@ -1093,13 +1437,15 @@ derive_state(entry_facts *f, const entry *e, gint64 as_of, gboolean said, GDateT
 		f->marks |= ENTRY_MARK_SPAM;
 	if (f->confirmed != NULL)
 		f->marks |= ENTRY_MARK_CONFIRMED;
+	if (f->reviewed != NULL)
+		f->marks |= ENTRY_MARK_REVIEWED;
 }
 
 entry_facts *
 entry_facts_derive(const entry *e, gint64 as_of, gboolean with_sealed, GDateTime *now)
 {
 	entry_facts *f = g_new0(entry_facts, 1);
-	derive_ctx d = { f, NULL, NULL, NULL };
+	derive_ctx d = { f, e, as_of, with_sealed, NULL, NULL, NULL, NULL };
 	gboolean said = FALSE;
 
 	f->versions = g_ptr_array_new_with_free_func(claim_free);
@@ -1110,6 +1456,8 @@ entry_facts_derive(const entry *e, gint64 as_of, gboolean with_sealed, GDateTime
 	f->cvss = g_ptr_array_new_with_free_func(cvss_free);
 	f->statuses = g_ptr_array_new_with_free_func(claim_free);
 	f->proposals = g_ptr_array_new_with_free_func(claim_free);
+	f->endorsements = g_ptr_array_new_with_free_func(claim_free);
+	f->access = g_ptr_array_new_with_free_func(access_free);
 	f->published = g_strdup(e->created);
 	f->modified = g_strdup(e->created);
 	d.rating_keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -1136,13 +1484,16 @@ entry_facts_derive(const entry *e, gint64 as_of, gboolean with_sealed, GDateTime
 			said = TRUE;
 			continue;
 		}
-		said |= record_says_something(r);
+		/* a delivery says who was sent what, nothing about the entry */
+		said |= r->kind != ENTRY_KIND_DELIVERY && record_says_something(r);
 		d.seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 		for (guint j = 0; j < r->fields->len; j++) {
 			const entry_kv *kv = g_ptr_array_index(r->fields, j);
 
 			if (r->kind == ENTRY_KIND_COMMAND)
 				derive_command(&d, r, kv);
+			else if (r->kind == ENTRY_KIND_DELIVERY)
+				derive_delivery(&d, r, kv);
 			else
 				derive_said(&d, r, kv);
 		}

@@ -23,6 +23,7 @@ typedef enum {
 	ENTRY_KIND_VENDOR_RESPONSE,	/* an addition in the vendor's role */
 	ENTRY_KIND_COMMAND,		/* what an entry command decided */
 	ENTRY_KIND_RELEASE,		/* discloses a sealed record at the embargo's end */
+	ENTRY_KIND_DELIVERY,		/* the robot sent sealed records to a key given access */
 	ENTRY_KIND_OTHER,		/* written by a later version: shown, never acted on */
 } entry_kind;
 
@@ -33,6 +34,7 @@ typedef enum {
 	ENTRY_ROLE_OPERATOR,
 	ENTRY_ROLE_ROBOT,
 	ENTRY_ROLE_THIRD_PARTY,
+	ENTRY_ROLE_CONTRIBUTOR,	/* a third party whose key the creator or a moderator endorsed */
 } entry_role;
 
 /* How a record's role was established, strongest first.  Only KEY, TOKEN
@@ -95,6 +97,12 @@ typedef struct {
 	char *auth_reason;	/* why a signature was not accepted, or NULL */
 	char *auth_note;	/* e.g. "From is not one of the signing key's user IDs" */
 	char *auth_ignored;	/* why the signature grants no role here, or NULL */
+	/* A contributor's record: the key that endorsed the signer's, how
+	 * ("command" or "certification"), and the headline fields it may set
+	 * (canonical names separated by spaces; NULL: all). */
+	char *endorsed_by;
+	char *endorsement;
+	char *endorsed_fields;
 	gboolean came_encrypted;
 	char *subject;
 	char *fields_json;	/* canonical, as hashed */
@@ -208,16 +216,35 @@ typedef enum {
 	ENTRY_MARK_DUPLICATE = 1 << 2,	/* a moderator: duplicate of another entry */
 	ENTRY_MARK_SPAM = 1 << 3,	/* a moderator: withheld from every public surface */
 	ENTRY_MARK_CONFIRMED = 1 << 4,	/* confirm_unsigned: the creator answered */
+	ENTRY_MARK_REVIEWED = 1 << 5,	/* a moderator reviewed the claim */
 } entry_mark;
 
 const char *entry_state_str(entry_state s);
 
 /* A value with the record that said it (who, in which role, how). */
-typedef struct {
+typedef struct entry_claim entry_claim;
+struct entry_claim {
 	char *key;
 	char *value;
 	const entry_record *record;	/* borrowed from the entry */
-} entry_claim;
+	/* The creator's approve command that took this unverified value into
+	 * the headline, or NULL. */
+	const entry_record *approved;
+	char *sha256;		/* a reference: the checksum given for it (lower-case hex), or NULL */
+	GPtrArray *mirrors;	/* a reference: entry_claim* of its mirrors (value: the URL) */
+	char *fields;		/* an endorsement: the fields allowed, or NULL (all) */
+};
+
+/* A key that asked for access to the sealed records of an embargoed
+ * entry (access), was given it by the creator (grant), and what the robot
+ * sent it (delivery records). */
+typedef struct {
+	char *fpr;
+	const entry_record *requested;	/* the first request */
+	const entry_record *granted;	/* the grant, or NULL */
+	const entry_record *delivered;	/* the latest delivery, or NULL */
+	guint deliveries;
+} entry_access;
 
 typedef struct {
 	char *type;		/* CVSS_V2, CVSS_V3 or CVSS_V4 (OSV's names) */
@@ -252,6 +279,11 @@ typedef struct {
 	entry_claim *vendor_status;	/* the latest verified vendor position */
 	GPtrArray *statuses;		/* entry_claim*: every vendor Status, in order */
 	GPtrArray *proposals;		/* entry_claim*: unverified values not adopted */
+	GPtrArray *endorsements;	/* entry_claim*: keys endorsed for this entry (value: the
+					 * fingerprint), by endorse commands in force */
+	GPtrArray *access;		/* entry_access*, in the order of their requests */
+	entry_claim *reviewed;		/* a moderator's review (value "yes"), or NULL */
+	char *reviewed_product, *reviewed_version;	/* what it names, or NULL */
 
 	guint rating_keys;		/* signed ratings, the latest per key */
 	double rating_keys_avg;
@@ -276,5 +308,22 @@ entry_facts *entry_facts_now(const entry *e);
 gboolean entry_embargoed(const entry *e);
 /* Whether any record is sealed and not disclosed. */
 gboolean entry_has_sealed(const entry *e);
+
+/* The access of key fpr in facts f, or NULL. */
+const entry_access *entry_facts_access(const entry_facts *f, const char *fpr);
+
+/* A headline field an endorsement may allow (Version, Reference, ...), in
+ * any case: its canonical spelling (Fixed is Fixed-In, CVSS-Vector is
+ * CVSS), or NULL. */
+const char *entry_headline_field(const char *name);
+
+/* Two fingerprints are the same key (case and blanks aside). */
+gboolean entry_fpr_equal(const char *a, const char *b);
+
+/* A Reference or Mirror value: "URL", "URL sha256=HEX" or (a mirror)
+ * "URL of URL".  *url the first URL, *sha256 the checksum in lower case
+ * (or NULL), *of the URL after "of" (or NULL).  FALSE when the value has
+ * more words that are neither. */
+gboolean entry_reference_parse(const char *value, char **url, char **sha256, char **of);
 
 #endif

@@ -139,7 +139,7 @@ is_trace_name(const char *name)
 }
 
 /* How many fields of this name GMime gets: those the robot reads (once,
- * but X-Loop up to 100 times) and those MIME needs. */
+ * but X-Loop up to 100 times and X-Hashcash 5) and those MIME needs. */
 static guint
 keep_count(const char *name)
 {
@@ -153,6 +153,8 @@ keep_count(const char *name)
 		return 1;
 	if (strcmp(name, "x-loop") == 0)
 		return 100;
+	if (strcmp(name, "x-hashcash") == 0)
+		return 5;	/* HASHCASH_MAX_FIELDS */
 	return 0;
 }
 

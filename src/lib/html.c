@@ -149,6 +149,8 @@ state_badge(GString *out, const entry_view *v)
 	const char *st = entry_state_str(v->facts->state);
 
 	g_string_append_printf(out, "<span class=\"state state-%s\">%s</span>", st, st);
+	if (v->facts->marks & ENTRY_MARK_REVIEWED)
+		g_string_append(out, " <span class=\"state state-reviewed\">reviewed</span>");
 }
 
 static void
@@ -215,6 +217,14 @@ author_describe(GString *out, const view_record *vr)
 	t(out, entry_role_str(r->role));
 	g_string_append(out, ", ");
 	t(out, entry_how_phrase(r->how));
+	{
+		g_autofree char *endorsed = entry_view_record_endorsement(vr);
+
+		if (endorsed != NULL) {
+			g_string_append(out, ", ");
+			t(out, endorsed);
+		}
+	}
 	g_string_append(out, "</span>");
 	if (r->signed_by_key) {
 		g_string_append(out, " &middot; OpenPGP signature by ");
@@ -325,6 +335,50 @@ commitments_list(GString *out, const entry_view *v)
 	g_string_append(out, "</ul>\n");
 }
 
+/* "record 4, 2026-05-01T10:00:00Z" with a link to the record when shown */
+static void
+record_ref(GString *out, const entry_record *r, gboolean link)
+{
+	if (link)
+		g_string_append_printf(out, "<a href=\"#r%" G_GINT64_FORMAT "\">record %" G_GINT64_FORMAT "</a>, ",
+				       r->seq, r->seq);
+	else
+		g_string_append_printf(out, "record %" G_GINT64_FORMAT ", ", r->seq);
+	t(out, r->created);
+}
+
+/* The keys given access to the sealed records (and, once the entry is
+ * public, those that asked): who, and when; never what they read. */
+static void
+access_list(GString *out, const entry_view *v)
+{
+	gboolean any = FALSE;
+
+	for (guint k = 0; k < v->facts->access->len; k++) {
+		const entry_access *a = g_ptr_array_index(v->facts->access, k);
+
+		if (a->granted == NULL && v->stub)
+			continue;
+		if (!any)
+			g_string_append(out, "<h2 id=\"access\">Access before the release</h2>\n<ul class=\"access\">\n");
+		any = TRUE;
+		g_string_append(out, "<li>key <code class=\"fpr\">");
+		t(out, a->fpr);
+		g_string_append(out, "</code>: asked (");
+		record_ref(out, a->requested, !v->stub);
+		g_string_append(out, ")");
+		if (a->granted != NULL) {
+			g_string_append(out, ", given access (");
+			record_ref(out, a->granted, !v->stub);
+			g_string_append_printf(out, "), sealed records sent %u time%s", a->deliveries,
+					       a->deliveries == 1 ? "" : "s");
+		}
+		g_string_append(out, "</li>\n");
+	}
+	if (any)
+		g_string_append(out, "</ul>\n");
+}
+
 static void
 entry_page_stub(GString *out, const entry_view *v)
 {
@@ -343,6 +397,7 @@ entry_page_stub(GString *out, const entry_view *v)
 			"the SHA-256 of a sealed record: when the records are published, anyone can check "
 			"that they are what was committed to.</p>\n");
 	commitments_list(out, v);
+	access_list(out, v);
 }
 
 static void
@@ -423,6 +478,52 @@ record_item(GString *out, const entry_view *v, const view_record *vr, GHashTable
 }
 
 static void
+link_or_text(GString *out, const char *u)
+{
+	if (url_ok(u)) {
+		g_string_append(out, "<a rel=\"nofollow noopener\" href=\"");
+		t(out, u);
+		g_string_append(out, "\">");
+		t(out, u);
+		g_string_append(out, "</a>");
+	} else
+		t(out, u);
+}
+
+/* Headline values from unverified senders that the creator approved. */
+static void
+approved_rows(GString *out, const entry_view *v)
+{
+	const entry_facts *f = v->facts;
+	const entry_claim *single[] = { f->title, f->vendor, f->product, f->type, f->vendor_contact, f->severity,
+					f->fixed_in, f->ecosystem, f->package };
+	GPtrArray *lists[] = { f->versions, f->references, f->related, f->aliases };
+	g_autoptr(GPtrArray) all = g_ptr_array_new();
+
+	for (gsize i = 0; i < G_N_ELEMENTS(single); i++)
+		if (single[i] != NULL && single[i]->approved != NULL)
+			g_ptr_array_add(all, (gpointer) single[i]);
+	for (gsize k = 0; k < G_N_ELEMENTS(lists); k++)
+		for (guint i = 0; i < lists[k]->len; i++)
+			if (((entry_claim *) g_ptr_array_index(lists[k], i))->approved != NULL)
+				g_ptr_array_add(all, g_ptr_array_index(lists[k], i));
+	for (guint i = 0; i < all->len; i++) {
+		const entry_claim *c = g_ptr_array_index(all, i);
+
+		row_begin(out, i == 0 ? "Approved" : "");
+		t(out, c->key);
+		g_string_append(out, ": ");
+		t(out, c->value);
+		g_string_append_printf(out, " <span class=\"meta\">(<a href=\"#r%" G_GINT64_FORMAT "\">record %"
+				       G_GINT64_FORMAT "</a>, ", c->record->seq, c->record->seq);
+		t(out, entry_role_str(c->record->role));
+		g_string_append_printf(out, ", approved by the creator in <a href=\"#r%" G_GINT64_FORMAT
+				       "\">record %" G_GINT64_FORMAT "</a>)</span></td></tr>\n",
+				       c->approved->seq, c->approved->seq);
+	}
+}
+
+static void
 entry_facts_table(GString *out, const export_set *set, const entry_view *v)
 {
 	const entry_facts *f = v->facts;
@@ -457,20 +558,54 @@ entry_facts_table(GString *out, const export_set *set, const entry_view *v)
 	if (f->references->len > 0) {
 		row_begin(out, "References");
 		for (guint k = 0; k < f->references->len; k++) {
-			const char *u = ((entry_claim *) g_ptr_array_index(f->references, k))->value;
+			const entry_claim *c = g_ptr_array_index(f->references, k);
 
 			if (k > 0)
 				g_string_append(out, "<br>");
-			if (url_ok(u)) {
-				g_string_append(out, "<a rel=\"nofollow noopener\" href=\"");
-				t(out, u);
-				g_string_append(out, "\">");
-				t(out, u);
-				g_string_append(out, "</a>");
-			} else
-				t(out, u);
+			link_or_text(out, c->value);
+			if (c->sha256 != NULL) {
+				g_string_append(out, " <span class=\"meta\">SHA-256 <code>");
+				t(out, c->sha256);
+				g_string_append(out, "</code></span>");
+			}
+			for (guint m = 0; c->mirrors != NULL && m < c->mirrors->len; m++) {
+				const entry_claim *mc = g_ptr_array_index(c->mirrors, m);
+
+				g_string_append(out, "<br>&nbsp;&nbsp;mirror: ");
+				link_or_text(out, mc->value);
+				g_string_append_printf(out, " <span class=\"meta\">(<a href=\"#r%" G_GINT64_FORMAT
+						       "\">record %" G_GINT64_FORMAT "</a>)</span>", mc->record->seq,
+						       mc->record->seq);
+			}
 		}
 		g_string_append(out, "</td></tr>\n");
+	}
+	approved_rows(out, v);
+	if (f->reviewed != NULL) {
+		row_begin(out, "Reviewed");
+		if (f->reviewed_product != NULL) {
+			t(out, f->reviewed_product);
+			g_string_append(out, " ");
+			t(out, f->reviewed_version != NULL ? f->reviewed_version : "");
+			g_string_append(out, " ");
+		}
+		g_string_append(out, "<span class=\"meta\">(by a moderator, ");
+		record_ref(out, f->reviewed->record, TRUE);
+		g_string_append(out, ")</span></td></tr>\n");
+	}
+	for (guint k = 0; k < f->endorsements->len; k++) {
+		const entry_claim *c = g_ptr_array_index(f->endorsements, k);
+
+		row_begin(out, k == 0 ? "Endorsed keys" : "");
+		g_string_append(out, "<code class=\"fpr\">");
+		t(out, c->value);
+		g_string_append(out, "</code> for ");
+		t(out, c->fields != NULL ? c->fields : "all fields");
+		g_string_append(out, " <span class=\"meta\">(");
+		t(out, entry_role_str(c->record->role));
+		g_string_append(out, ", ");
+		record_ref(out, c->record, TRUE);
+		g_string_append(out, ")</span></td></tr>\n");
 	}
 	row_claims(out, "Aliases", f->aliases, ", ");
 	if (f->duplicate_of != NULL) {
@@ -538,6 +673,7 @@ entry_page(GString *out, const html_opts *o, const export_set *set, guint i, GHa
 	entry_facts_table(out, set, v);
 	vendor_position(out, v);
 	proposals(out, v);
+	access_list(out, v);
 	g_string_append(out, "<h2 id=\"records\">Records</h2>\n<ol class=\"records\">\n");
 	for (guint k = 0; k < v->records->len; k++)
 		record_item(out, v, g_ptr_array_index(v->records, k), mail_of);

@@ -26,6 +26,7 @@
 #include "random.h"
 #include "render.h"
 #include "policy.h"
+#include "hashcash.h"
 #include "ratelimit.h"
 #include "timelimit.h"
 #include "request.h"
@@ -1112,6 +1113,12 @@ intake_classify(intake_ctx *c, intake_plan *p, const char **disposition, GError 
 	c->replay = p->aside != NULL;
 	p->route = p->target;
 	if (!p->bounce && !p->automatic && c->m->problem == NULL && !c->replay) {
+		/* a stamp pays once, in this transaction (hashcash.h) */
+		if (c->stamp != NULL) {
+			s = hashcash_spend(c->st, c->stamp, &c->paid, err);
+			if (s != VULNID_OK)
+				return s;
+		}
 		s = lifecycle_route_limit(c, &p->route, err);
 		if (s != VULNID_OK)
 			return s;
@@ -1257,6 +1264,8 @@ record_received_event(intake_ctx *c, const message_spool *sp, const store_messag
 	audit_event_int(ev, "size", sp->size);
 	audit_event_str(ev, "sha256", sp->raw_sha256);
 	audit_event_str(ev, "disposition", sm->disposition);
+	if (c->stamp != NULL)
+		audit_event_str(ev, "hashcash", !c->paid ? "spent before" : c->lifted ? "lifted a rate limit" : "spent");
 	return audit_append(c->st, ev, err);
 }
 
@@ -1357,6 +1366,7 @@ struct intake_mail {
 	char *key_salt;
 	char *client;		/* the client address in use (from -a or Received) */
 	char *client_net;
+	hashcash_stamp *stamp;
 	char *text_sha256;	/* of the text as it came */
 	intake_result *res;
 	intake_ctx c;
@@ -1378,6 +1388,7 @@ intake_mail_free(intake_mail *im)
 	g_free(im->key_salt);
 	g_free(im->client);
 	g_free(im->client_net);
+	hashcash_stamp_free(im->stamp);
 	g_free(im->text_sha256);
 	g_clear_pointer(&im->c.tokens, g_ptr_array_unref);
 	g_clear_pointer(&im->c.key_conflict, crypto_conflict_free);
@@ -1453,6 +1464,9 @@ intake_parse(const vulnid_config *cfg, int in_fd, gboolean spooled, const intake
 	c->client_address = im->client;
 	c->client_net = im->client_net;
 	c->from_verified = authres_from_verified(cfg, header_scan_trace(im->sp->scan), im->m->from_addr);
+	im->stamp = hashcash_find(cfg, im->m->hashcash, env->recipient != NULL ? env->recipient : im->m->delivered_to,
+				  im->now_dt);
+	c->stamp = im->stamp;
 	intake_tofu(c, &im->imported);
 	c->imported_key = im->imported;
 	if (im->m->crypto_unavailable)

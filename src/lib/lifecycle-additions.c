@@ -50,7 +50,9 @@ field_refusal(const char *key, char **value, const role_info *ri)
 {
 	static const char *const reserved[] = {
 		"Withdrawn", "Duplicate-Of", "Spam", "Link", "Alias", "Rating", "Rating-Reason",
-		"Confirmed", "Command", "Subscribe", "Unsubscribe", NULL,
+		"Confirmed", "Command", "Subscribe", "Unsubscribe", "Endorse", "Endorse-Fields",
+		"Unendorse", "Approve", "Approve-Key", "Reviewed", "Reviewed-Product", "Reviewed-Version",
+		"Access-Request", "Access-Grant", "Delivered-To-Key", NULL,
 	};
 	static const char *const owned[] = { "Title", "Vendor", "Product", "Type", "Vendor-Contact", NULL };
 
@@ -76,6 +78,39 @@ field_refusal(const char *key, char **value, const role_info *ri)
 	return NULL;
 }
 
+/* Why a Mirror field is not taken: it names no reference of the entry
+ * (its checksum or its URL, among the headline's references and the
+ * proposed ones), or NULL. */
+static const char *
+mirror_refusal(const entry_facts *f, const char *value)
+{
+	g_autofree char *url = NULL;
+	g_autofree char *sha = NULL;
+	g_autofree char *of = NULL;
+
+	if (!entry_reference_parse(value, &url, &sha, &of) || (sha == NULL && of == NULL))
+		return "write Mirror: URL sha256=HEX, or Mirror: URL of REFERENCE-URL";
+	for (int k = 0; k < 2; k++) {
+		GPtrArray *list = k == 0 ? f->references : f->proposals;
+
+		for (guint i = 0; i < list->len; i++) {
+			const entry_claim *c = g_ptr_array_index(list, i);
+			g_autofree char *u = NULL;
+			g_autofree char *h = NULL;
+			g_autofree char *o = NULL;
+
+			if (g_ascii_strcasecmp(c->key, "Reference") != 0)
+				continue;
+			entry_reference_parse(c->value, &u, &h, &o);
+			if (k == 0 && c->sha256 != NULL)
+				h = g_strdup(c->sha256);
+			if (sha != NULL ? g_strcmp0(h, sha) == 0 : u != NULL && g_ascii_strcasecmp(u, of) == 0)
+				return NULL;
+		}
+	}
+	return "it names no reference of the entry (by its checksum or its URL)";
+}
+
 /* Fields and text of the mail as a record of kind addition or
  * vendor-response; post-actions: the researcher or the vendor told. */
 /* What the fields of an addition become: the canonical fields, the text
@@ -92,7 +127,8 @@ typedef struct {
  * redacted for an anonymous researcher (tokens were taken out of the mail
  * on the way in); else kept in the text with a note why. */
 static void
-addition_fields(lc_mail *l, const role_info *ri, const researcher_identity *hide, addition_parts *af)
+addition_fields(lc_mail *l, const role_info *ri, const entry_facts *facts, const researcher_identity *hide,
+		addition_parts *af)
 {
 	mail_ctx *c = l->c;
 	request_limits lim = { 1, 1, c->cfg->max_field_length };
@@ -116,6 +152,8 @@ addition_fields(lc_mail *l, const role_info *ri, const researcher_identity *hide
 			why = g_ptr_array_index(r->errors, 0);
 		else
 			why = field_refusal(f->key, &value, ri);
+		if (why == NULL && g_ascii_strcasecmp(f->key, "Mirror") == 0)
+			why = mirror_refusal(facts, value);
 		if (why != NULL) {
 			g_string_append_printf(af->kept, "%s\n", chunk);
 			g_string_append_printf(af->notes, "  %s: not taken as a field (%s); kept in the text.\n",
@@ -151,6 +189,7 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 	g_autoptr(GString) notes = g_string_new(NULL);
 	addition_parts af = { fields, kept, notes, 0, FALSE };
 	g_autoptr(researcher_identity) hide = NULL;
+	g_autoptr(entry_facts) facts = NULL;
 	g_autofree char *body = NULL;
 	const char *kind = strcmp(ri->role, "vendor") == 0 ? "vendor-response" : "addition";
 	gboolean anonymous = lc_entry_is_anonymous(e), sealed;
@@ -158,7 +197,8 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 	vulnid_status s;
 
 	hide = anonymous ? lc_researcher_of(l, e, ri) : NULL;
-	addition_fields(l, ri, hide, &af);
+	facts = entry_facts_now(e);
+	addition_fields(l, ri, facts, hide, &af);
 	g_string_append_c(fields, ']');
 	/* A reply that only quotes (a subscription confirmed by replying,
 	 * commands above the quoted mail) adds no text. */
@@ -192,10 +232,15 @@ lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err)
 	if (l->mt->quotes_left_out)
 		g_string_append(notes, "  The mail your text quotes was left out of the record (your mail is\n"
 				       "  archived as it came).\n");
-	if (af.nfields > 0 && !entry_how_verified(entry_how_from_str(ri->how)))
+	if (af.nfields > 0 && strcmp(ri->role, "contributor") == 0 && ri->endorsed_fields[0] != '\0')
+		g_string_append_printf(notes, "  Your key is endorsed for these fields: %s; the others are kept\n"
+				       "  as proposals.\n", ri->endorsed_fields);
+	else if (af.nfields > 0 && (!entry_how_verified(entry_how_from_str(ri->how)) ||
+				    strcmp(ri->role, "third-party") == 0))
 		g_string_append(notes, "  The fields are kept as proposals: the entry's title, vendor, product,\n"
 				       "  type, versions and references change only by the creator's or the\n"
-				       "  vendor's key or token.\n");
+				       "  vendor's key or token, or an endorsed contributor's key (the creator\n"
+				       "  may approve them: \"approve ID SEQ\").\n");
 	if (notes->len > 0)
 		g_string_append_printf(l->out, "Please note:\n%s", notes->str);
 	g_string_append_c(l->out, '\n');

@@ -1,6 +1,7 @@
 /* lifecycle-commands.c - the entry commands (lookup, key, release, embargo,
  * withdraw, alias, rate, duplicate-of, spam, link, subscribe,
- * unsubscribe), who may run each, and their records
+ * unsubscribe, endorse, unendorse, approve, access, grant, reviewed), who
+ * may run each, and their records
  *
  * Part of the lifecycle (lifecycle.h); the files share
  * lifecycle-internal.h and run inside the intake transaction. */
@@ -70,6 +71,18 @@ need_moderator(const lc_mail *l, const role_info *ri, gboolean named)
 	return "refused: wrong role: only moderators may do this";
 }
 
+const char *
+lc_need_creator(const lc_mail *l, const role_info *ri, gboolean named)
+{
+	return need_creator(l, ri, named);
+}
+
+const char *
+lc_need_moderator(const lc_mail *l, const role_info *ri, gboolean named)
+{
+	return need_moderator(l, ri, named);
+}
+
 /* Load an entry named by a command; *e NULL and a result written when it
  * does not exist. */
 static vulnid_status
@@ -106,6 +119,18 @@ done(lc_mail *l, const command *cmd, const char *id, const char *what, GError **
 {
 	lc_out_result(l, cmd->line, "done: %s", what);
 	return lc_audit_command(l, id, cmd->word, "done", NULL, err);
+}
+
+vulnid_status
+lc_refuse(lc_mail *l, const command *cmd, const char *id, const char *why, GError **err)
+{
+	return refuse(l, cmd, id, why, err);
+}
+
+vulnid_status
+lc_done(lc_mail *l, const command *cmd, const char *id, const char *what, GError **err)
+{
+	return done(l, cmd, id, what, err);
 }
 
 static vulnid_status
@@ -502,6 +527,183 @@ lc_confirm_subscription(lc_mail *l, const token_row *t, GError **err)
 	return audit_append(l->c->st, ev, err);
 }
 
+/* The fields an endorsement allows, for people: "all headline fields" or
+ * the list. */
+static const char *
+fields_phrase(const char *fields)
+{
+	return fields != NULL && *fields != '\0' ? fields : "all headline fields";
+}
+
+/* endorse or unendorse without an entry, to the request address: a
+ * moderator's word for every entry. */
+static vulnid_status
+cmd_endorse_all(lc_mail *l, const command *cmd, GError **err)
+{
+	mail_ctx *c = l->c;
+	gboolean endorse = cmd->kind == CMD_ENDORSE;
+	g_autofree char *what = NULL;
+	role_info ri;
+	vulnid_status s;
+
+	if (c->signer == NULL || !lc_is_moderator(c->cfg, c->signer))
+		return refuse(l, cmd, NULL, c->signer == NULL
+			      ? "refused: name the entry (endorse ID KEY); for every entry, a moderator signs"
+			      : "refused: wrong role: only a moderator endorses a key for every entry;\n"
+				"  the creator of an entry names it (endorse ID KEY)", err);
+	if (lc_is_moderator(c->cfg, cmd->arg))
+		return refuse(l, cmd, NULL, "refused: that key is a moderator's", err);
+	memset(&ri, 0, sizeof ri);
+	s = lc_endorsement_of(l, NULL, cmd->arg, &ri, err);
+	if (s != VULNID_OK)
+		return s;
+	if (!endorse && !ri.contributor) {
+		what = g_strdup_printf("the key %s was not endorsed for every entry; nothing changes", cmd->arg);
+		return done(l, cmd, NULL, what, err);
+	}
+	s = lc_endorsement_store(l, NULL, cmd->arg, c->signer, "command", endorse ? "endorse" : "unendorse",
+				 cmd->arg2, err);
+	if (s != VULNID_OK)
+		return s;
+	if (endorse)
+		what = g_strdup_printf("the key %s is endorsed for every entry: its signed additions\n"
+				       "  count as an endorsed contributor's (%s)", cmd->arg, fields_phrase(cmd->arg2));
+	else
+		what = g_strdup_printf("the key %s is no longer endorsed for every entry: its later\n"
+				       "  additions are a third party's proposals again", cmd->arg);
+	return done(l, cmd, NULL, what, err);
+}
+
+/* endorse [ID] KEY [FIELD...] and unendorse [ID] KEY on one entry: the
+ * verified creator, or a moderator. */
+static vulnid_status
+cmd_endorse(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err)
+{
+	mail_ctx *c = l->c;
+	gboolean endorse = cmd->kind == CMD_ENDORSE;
+	const char *why = need_creator(l, ri, cmd->target != NULL);
+	const entry_record *first = e->records->len > 0 ? g_ptr_array_index(e->records, 0) : NULL;
+	const char *endorser = "creator";
+	const char *kv[] = { endorse ? "Endorse" : "Unendorse", cmd->arg,
+			     endorse && cmd->arg2 != NULL ? "Endorse-Fields" : NULL, cmd->arg2, NULL };
+	g_autofree char *what = NULL;
+	role_info now;
+	vulnid_status s;
+
+	if (why != NULL && (ri->moderator || ri->moderator_unbound)) {
+		why = need_moderator(l, ri, cmd->target != NULL);
+		endorser = c->signer;
+	}
+	if (why != NULL)
+		return refuse(l, cmd, e->id, why, err);
+	if ((first != NULL && entry_fpr_equal(first->signer, cmd->arg)) || lc_is_moderator(c->cfg, cmd->arg))
+		return refuse(l, cmd, e->id, "refused: that key has a role of its own here (the creator's or a moderator's)",
+			      err);
+	memset(&now, 0, sizeof now);
+	s = lc_endorsement_of(l, e->id, cmd->arg, &now, err);
+	if (s != VULNID_OK)
+		return s;
+	if (!endorse && !now.contributor) {
+		what = g_strdup_printf("the key %s is not endorsed for %s; nothing changes", cmd->arg, e->id);
+		return done(l, cmd, e->id, what, err);
+	}
+	s = lc_endorsement_store(l, e->id, cmd->arg, endorser, "command", endorse ? "endorse" : "unendorse",
+				 cmd->arg2, err);
+	if (s == VULNID_OK)
+		s = lc_append_command_record(l, e, ri, kv, NULL, err);
+	if (s != VULNID_OK)
+		return s;
+	if (endorse)
+		what = g_strdup_printf("the key %s is endorsed for %s: its signed additions move the\n"
+				       "  headline as an endorsed contributor's (%s)", cmd->arg, e->id,
+				       fields_phrase(cmd->arg2));
+	else
+		what = g_strdup_printf("the key %s is no longer endorsed for %s: its later additions are\n"
+				       "  a third party's proposals again", cmd->arg, e->id);
+	return done(l, cmd, e->id, what, err);
+}
+
+/* The unverified values (proposals) the records approve would take: of
+ * record seq, or of the records signed by key. */
+static guint
+approvable(const entry_facts *f, gint64 seq, const char *key, GString *list)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < f->proposals->len; i++) {
+		const entry_claim *c = g_ptr_array_index(f->proposals, i);
+		const entry_record *r = c->record;
+
+		if (g_ascii_strcasecmp(c->key, "Status") == 0)
+			continue;
+		if (key != NULL ? !(r->signed_by_key && r->auth_ignored == NULL && entry_fpr_equal(r->signer, key))
+				: r->seq != seq)
+			continue;
+		if (n++ < 20)
+			g_string_append_printf(list, "\n    %s: %s (record %" G_GINT64_FORMAT ")", c->key, c->value, r->seq);
+	}
+	return n;
+}
+
+/* approve [ID] SEQ|KEY: the creator takes unverified values into the
+ * headline. */
+static vulnid_status
+cmd_approve(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err)
+{
+	g_autoptr(entry_facts) f = entry_facts_now(e);
+	g_autoptr(GString) list = g_string_new(NULL);
+	g_autofree char *n = g_strdup_printf("%" G_GINT64_FORMAT, cmd->seq);
+	const char *why = need_creator(l, ri, cmd->target != NULL);
+	const char *kv[] = { cmd->arg != NULL ? "Approve-Key" : "Approve", cmd->arg != NULL ? cmd->arg : n, NULL };
+	g_autofree char *what = NULL;
+	gint64 seq;
+	vulnid_status s;
+
+	if (why != NULL)
+		return refuse(l, cmd, e->id, why, err);
+	if (cmd->arg == NULL && entry_record_by_seq(e, cmd->seq) == NULL) {
+		g_autofree char *w = g_strdup_printf("refused: %s has no record %" G_GINT64_FORMAT, e->id, cmd->seq);
+
+		return refuse(l, cmd, e->id, w, err);
+	}
+	if (approvable(f, cmd->seq, cmd->arg, list) == 0) {
+		g_autofree char *w = cmd->arg != NULL
+			? g_strdup_printf("refused: no record signed by %s holds an unverified value of %s", cmd->arg, e->id)
+			: g_strdup_printf("refused: record %" G_GINT64_FORMAT " holds no unverified value of %s",
+					  cmd->seq, e->id);
+
+		return refuse(l, cmd, e->id, w, err);
+	}
+	s = lc_append_command_record(l, e, ri, kv, &seq, err);
+	if (s != VULNID_OK)
+		return s;
+	what = g_strdup_printf("approved (record %" G_GINT64_FORMAT "): these values are now part of %s:%s",
+			       seq, e->id, list->str);
+	return done(l, cmd, e->id, what, err);
+}
+
+/* reviewed [ID] [PRODUCT VERSION]: a moderator's mark. */
+static vulnid_status
+cmd_reviewed(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err)
+{
+	const char *why = need_moderator(l, ri, cmd->target != NULL);
+	const char *kv[] = { "Reviewed", "yes", cmd->arg != NULL ? "Reviewed-Product" : NULL, cmd->arg,
+			     "Reviewed-Version", cmd->arg2, NULL };
+	g_autofree char *what = NULL;
+	vulnid_status s;
+
+	if (why != NULL)
+		return refuse(l, cmd, e->id, why, err);
+	s = lc_append_command_record(l, e, ri, kv, NULL, err);
+	if (s != VULNID_OK)
+		return s;
+	if (cmd->arg != NULL)
+		what = g_strdup_printf("%s is marked as reviewed: it concerns %s %s", e->id, cmd->arg, cmd->arg2);
+	else
+		what = g_strdup_printf("%s is marked as reviewed", e->id);
+	return done(l, cmd, e->id, what, err);
+}
+
 /* The commands that act on one entry: run once the entry is loaded and the
  * sender's role for it established (each checks the role it needs). */
 static const struct {
@@ -518,6 +720,12 @@ static const struct {
 	{ CMD_LINK, cmd_link },
 	{ CMD_SUBSCRIBE, cmd_subscribe },
 	{ CMD_UNSUBSCRIBE, cmd_subscribe },
+	{ CMD_ENDORSE, cmd_endorse },
+	{ CMD_UNENDORSE, cmd_endorse },
+	{ CMD_APPROVE, cmd_approve },
+	{ CMD_ACCESS, lc_cmd_access },
+	{ CMD_GRANT, lc_cmd_grant },
+	{ CMD_REVIEWED, cmd_reviewed },
 };
 
 vulnid_status
@@ -545,6 +753,8 @@ lc_run_command(lc_mail *l, const command *cmd, GError **err)
 		break;
 	}
 	id = cmd->target != NULL ? cmd->target : l->routed;
+	if ((cmd->kind == CMD_ENDORSE || cmd->kind == CMD_UNENDORSE) && id == NULL)
+		return cmd_endorse_all(l, cmd, err);
 	s = command_entry(l, cmd, id, &e, err);
 	if (s != VULNID_OK || e == NULL)
 		return s;

@@ -30,8 +30,16 @@ typedef struct {
 	 * does not name the entry the mail went to (mail_ctx.unbound): it
 	 * grants nothing, which the refusals of commands say. */
 	gboolean creator_key_unbound, moderator_unbound;
-	const char *role;	/* creator, vendor, moderator, third-party */
-	const char *how;	/* key, token, domain, contact, address, none */
+	/* A third party's key that the creator or a moderator endorsed
+	 * (lifecycle-trust.c): who endorsed it ("creator", or the moderator's
+	 * fingerprint), how ("command", "certification"), and the headline
+	 * fields it may set ("": all). */
+	gboolean contributor;
+	char endorsed_by[72];
+	const char *endorsement;
+	char endorsed_fields[256];
+	const char *role;	/* creator, vendor, moderator, contributor, third-party, robot */
+	const char *how;	/* key, token, domain, contact, address, none, robot */
 } role_info;
 
 /* One mail about entries as the lifecycle handles it: its text split into
@@ -52,6 +60,7 @@ typedef struct {
 	 * a reply to the reply reaches it; pending_many: several. */
 	char *pending;
 	gboolean pending_many;
+	gboolean delivering;	/* sending sealed records to keys given access */
 } lc_mail;
 
 
@@ -104,7 +113,23 @@ vulnid_status lc_confirm_if_pending(lc_mail *l, const char *entry_id, const role
 /* lifecycle-additions.c */
 vulnid_status lc_handle_addition(lc_mail *l, entry *e, const role_info *ri, GError **err);
 
+/* lifecycle-trust.c */
+vulnid_status lc_endorsement_of(lc_mail *l, const char *entry_id, const char *fpr, role_info *ri, GError **err);
+vulnid_status lc_endorse_by_certification(lc_mail *l, const entry *e, GError **err);
+vulnid_status lc_endorsement_store(lc_mail *l, const char *entry_id, const char *fpr, const char *endorser,
+				   const char *how, const char *action, const char *fields, GError **err);
+
+/* lifecycle-access.c */
+vulnid_status lc_cmd_access(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err);
+vulnid_status lc_cmd_grant(lc_mail *l, const command *cmd, entry *e, const role_info *ri, GError **err);
+vulnid_status lc_deliver_sealed(lc_mail *l, entry *e, gint64 seq, GError **err);
+gboolean lc_access_grantable_by_moderators(const vulnid_config *cfg);
+
 /* lifecycle-commands.c */
+const char *lc_need_creator(const lc_mail *l, const role_info *ri, gboolean named);
+const char *lc_need_moderator(const lc_mail *l, const role_info *ri, gboolean named);
+vulnid_status lc_refuse(lc_mail *l, const command *cmd, const char *id, const char *why, GError **err);
+vulnid_status lc_done(lc_mail *l, const command *cmd, const char *id, const char *what, GError **err);
 vulnid_status lc_confirm_subscription(lc_mail *l, const token_row *t, GError **err);
 vulnid_status lc_run_command(lc_mail *l, const command *cmd, GError **err);
 

@@ -99,10 +99,36 @@ lc_store_attachments(lc_mail *l, gboolean store_blobs, GError **err)
 }
 
 
+/* The auth object of a record of this mail in role ri: the mail's, with
+ * the role, how it was established and, for an endorsed contributor, who
+ * endorsed the key, how and for which fields; the robot's own records
+ * (deliveries) name no mail's signer. */
+static char *
+record_auth(lc_mail *l, gboolean withhold, const role_info *ri)
+{
+	g_autofree char *a = NULL;
+	GString *s;
+	gboolean first = FALSE;
+
+	if (strcmp(ri->role, "robot") == 0)
+		return g_strdup("{\"method\":\"robot\",\"role\":\"robot\",\"how\":\"robot\"}");
+	a = mail_record_auth(l->c, withhold, ri->role, ri->how);
+	if (!ri->contributor || strcmp(ri->role, "contributor") != 0)
+		return g_steal_pointer(&a);
+	s = g_string_new_len(a, (gssize) strlen(a) - 1);
+	canonjson_member_str(s, &first, "endorsed_by", ri->endorsed_by);
+	canonjson_member_str(s, &first, "endorsement", ri->endorsement);
+	if (ri->endorsed_fields[0] != '\0')
+		canonjson_member_str(s, &first, "fields", ri->endorsed_fields);
+	g_string_append_c(s, '}');
+	return g_string_free(s, FALSE);
+}
+
 /* Append a record to an entry; audited; subscribers are told.  A sealed
  * record (text added to an embargoed entry) keeps its content only
  * encrypted to the robot, like the entry's first record, until the
- * release discloses it; its hash is the commitment to the content. */
+ * release discloses it; its hash is the commitment to the content.  It
+ * is sent on to the keys given access (lifecycle-access.c). */
 vulnid_status
 lc_append_record(lc_mail *l, entry *e, const char *kind, const role_info *ri,
 	      const char *fields, const char *body, const GPtrArray *attachments,
@@ -111,12 +137,15 @@ lc_append_record(lc_mail *l, entry *e, const char *kind, const role_info *ri,
 	mail_ctx *c = l->c;
 	const char *entry_id = e->id;
 	gboolean anonymous = lc_entry_is_anonymous(e);
+	gboolean by_robot = strcmp(ri->role, "robot") == 0;
 	/* Hers: the creator's, or signed by her key although it grants no
 	 * role here (another From, a text that does not name the entry). */
 	gboolean hers = anonymous && (strcmp(ri->role, "creator") == 0 || lc_signed_by_researcher(ri));
-	g_autofree char *auth = mail_record_auth(c, hers, ri->role, ri->how);
+	g_autofree char *auth = record_auth(l, hers, ri);
 	g_autoptr(researcher_identity) hide = anonymous ? lc_researcher_of(l, e, ri) : NULL;
-	g_autofree char *subject = hide != NULL ? lc_redact(l->subject, hide) : g_strdup(l->subject);
+	g_autofree char *robot_addr = by_robot ? g_strdup(c->cfg->request_address) : NULL;
+	g_autofree char *subject = by_robot ? g_strdup("") : hide != NULL ? lc_redact(l->subject, hide)
+									   : g_strdup(l->subject);
 	g_autoptr(GPtrArray) atts = NULL;
 	g_autofree char *canon = NULL;
 	g_autofree char *sha = NULL;
@@ -153,8 +182,8 @@ lc_append_record(lc_mail *l, entry *e, const char *kind, const role_info *ri,
 	rec.created = c->now;
 	rec.kind = kind;
 	rec.message = c->msg_row;
-	rec.author = lc_sender_of(c);
-	rec.author_name = c->m->from_name;
+	rec.author = by_robot ? robot_addr : lc_sender_of(c);
+	rec.author_name = by_robot ? NULL : c->m->from_name;
 	rec.role = ri->role;
 	rec.auth = auth;
 	rec.subject = seal ? NULL : subject;
@@ -192,7 +221,10 @@ lc_append_record(lc_mail *l, entry *e, const char *kind, const role_info *ri,
 		return s;
 	if (seq_out != NULL)
 		*seq_out = seq;
-	return lc_after_record(l, entry_id, seq, err);
+	s = lc_after_record(l, entry_id, seq, err);
+	if (s == VULNID_OK && seal)
+		s = lc_deliver_sealed(l, e, seq, err);
+	return s;
 }
 
 vulnid_status
@@ -201,9 +233,13 @@ lc_append_command_record(lc_mail *l, entry *e, const role_info *ri, const char *
 {
 	g_autofree char *f = lc_fields_json(kv);
 	/* On an embargoed entry what a command says (reasons, aliases) is
-	 * sealed too; only a moved embargo date is public, like the first. */
-	gboolean seal = entry_embargoed(e) &&
-			!(kv != NULL && kv[0] != NULL && g_ascii_strcasecmp(kv[0], "Embargo") == 0);
+	 * sealed too; only a moved embargo date is public, like the first,
+	 * and who asked for access and was given it (the public view shows
+	 * that a key was given access, and when). */
+	gboolean pub = kv != NULL && kv[0] != NULL &&
+		       (g_ascii_strcasecmp(kv[0], "Embargo") == 0 || g_ascii_strcasecmp(kv[0], "Access-Request") == 0 ||
+			g_ascii_strcasecmp(kv[0], "Access-Grant") == 0);
+	gboolean seal = entry_embargoed(e) && !pub;
 
 	return lc_append_record(l, e, "command", ri, f, "", NULL, seal, seq, err);
 }

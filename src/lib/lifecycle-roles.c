@@ -205,6 +205,12 @@ lc_role_for(lc_mail *l, const entry *e, role_info *ri, GError **err)
 	}
 	if (first != NULL && lc_addr_equal(from, first->author))
 		ri->creator_address = TRUE;
+	if (c->signer != NULL && c->unbound == NULL && !ri->creator_key && !ri->vendor_key && !ri->moderator) {
+		/* a key with no role of its own may be endorsed */
+		s = lc_endorsement_of(l, e->id, c->signer, ri, err);
+		if (s != VULNID_OK)
+			return s;
+	}
 	if (!ri->vendor_key && !ri->vendor_token && from != NULL) {
 		g_autoptr(GPtrArray) notified = NULL;
 
@@ -225,6 +231,9 @@ lc_role_for(lc_mail *l, const entry *e, role_info *ri, GError **err)
 		ri->how = ri->vendor_key ? "key" : "token";
 	} else if (ri->moderator) {
 		ri->role = "moderator";
+		ri->how = "key";
+	} else if (ri->contributor) {
+		ri->role = "contributor";
 		ri->how = "key";
 	} else if (ri->creator_address) {
 		ri->role = "creator";

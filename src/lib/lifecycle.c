@@ -240,6 +240,8 @@ lifecycle_handle(mail_ctx *c, lifecycle_route_kind kind, const char *entry_id, G
 
 		s = lc_load_entry(c->st, l.routed, TRUE, &e, err);
 		if (s == VULNID_OK)
+			s = lc_endorse_by_certification(&l, e, err);
+		if (s == VULNID_OK)
 			s = lc_role_for(&l, e, &ri, err);
 		if (s == VULNID_OK)
 			key_without_role(&l, e, &ri);

@@ -1,6 +1,8 @@
 /* lifecycle.h - mail about an existing entry: additions, vendor responses,
  * commands (help, lookup, key, release, embargo, withdraw, alias, rate,
- * duplicate-of, spam, link, subscribe, unsubscribe), roles */
+ * duplicate-of, spam, link, subscribe, unsubscribe, endorse, unendorse,
+ * approve, access, grant, reviewed), roles, endorsed contributors,
+ * access to sealed records */
 #ifndef VULNID_LIFECYCLE_H
 #define VULNID_LIFECYCLE_H
 

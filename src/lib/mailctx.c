@@ -107,6 +107,14 @@ mail_template_vars(const mail_ctx *c)
 		g_hash_table_insert(v, "feed_url", g_strdup(feed));
 		g_hash_table_insert(v, "feed_where", g_strdup_printf("%s\n\n", w));
 	}
+	g_hash_table_insert(v, "hashcash",
+			    c->cfg->hashcash_bits > 0
+			    ? g_strdup_printf("A sender over the robot's hourly limits may pay with proof of work: a\n"
+					      "Hashcash stamp of %" G_GINT64_FORMAT " bits minted for %s, as the\n"
+					      "field X-Hashcash (\"hashcash -m -b %" G_GINT64_FORMAT " -X %s\").\n",
+					      c->cfg->hashcash_bits, c->cfg->request_address, c->cfg->hashcash_bits,
+					      c->cfg->request_address)
+			    : g_strdup(""));
 	return v;
 }
 

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "crypto.h"
 #include "disclosure.h"
+#include "hashcash.h"
 #include "message.h"
 #include "outbox.h"
 #include "status.h"
@@ -94,6 +95,12 @@ typedef struct {
 	/* Set by mail_check_verified(): answers go to an address the mail
 	 * proves is its sender's (policy.h, policy_mail.verified). */
 	gboolean verified;
+	/* Proof of work (hashcash.h): a good stamp for the robot, or NULL;
+	 * paid once it was spent now (not before); lifted when it took the
+	 * mail past a rate limit. */
+	const hashcash_stamp *stamp;
+	gboolean paid;
+	gboolean lifted;
 } mail_ctx;
 
 /* Template values every reply has (request_address, domain, prefix, date,

@@ -664,7 +664,17 @@ collect_headers(message *m)
 
 		if (g_ascii_strcasecmp(name, "X-Loop") == 0 && m->x_loop->len < 100)
 			g_ptr_array_add(m->x_loop, text_clean_line(g_mime_header_get_value(h), 320));
-		else if (m->delivered_to == NULL &&
+		else if (g_ascii_strcasecmp(name, "X-Hashcash") == 0 && m->hashcash->len < 5) {
+			/* the stamp as minted, without the white space a folded
+			 * field adds (hashcash -X folds it; a stamp has none) */
+			const char *hv = g_mime_header_get_value(h);
+			GString *stamp = g_string_new(NULL);
+
+			for (; hv != NULL && *hv != '\0' && stamp->len <= 512; hv++)
+				if (!g_ascii_isspace(*hv))
+					g_string_append_c(stamp, *hv);
+			g_ptr_array_add(m->hashcash, g_string_free(stamp, FALSE));
+		} else if (m->delivered_to == NULL &&
 			 (g_ascii_strcasecmp(name, "Delivered-To") == 0 ||
 			  g_ascii_strcasecmp(name, "X-Original-To") == 0 ||
 			  g_ascii_strcasecmp(name, "Envelope-To") == 0))
@@ -792,6 +802,7 @@ message_parse(message_spool *sp, const message_limits *lim, message **out, GErro
 	m->problems = g_ptr_array_new_with_free_func(g_free);
 	m->references = g_ptr_array_new_with_free_func(g_free);
 	m->x_loop = g_ptr_array_new_with_free_func(g_free);
+	m->hashcash = g_ptr_array_new_with_free_func(g_free);
 	m->attachments = g_ptr_array_new_with_free_func(attachment_free);
 	m->sig = crypto_signature_new();
 	m->max_text = lim->max_request_text > 0 ? lim->max_request_text : MESSAGE_MAX_TEXT_DEFAULT;
@@ -869,6 +880,7 @@ message_free(message *m)
 	g_free(m->auto_submitted);
 	g_free(m->precedence);
 	g_ptr_array_unref(m->x_loop);
+	g_ptr_array_unref(m->hashcash);
 	g_free(m->list_id);
 	g_free(m->delivered_to);
 	g_free(m->text_kept_as);

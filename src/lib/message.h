@@ -83,6 +83,7 @@ typedef struct {
 	char *auto_submitted;
 	char *precedence;
 	GPtrArray *x_loop;
+	GPtrArray *hashcash;	/* X-Hashcash values without white space (at most 5) */
 	char *list_id;
 	char *delivered_to;	/* first Delivered-To, X-Original-To, To */
 

@@ -244,16 +244,21 @@ osv_references(JsonBuilder *b, const entry_view *v, const osv_opts *o, GPtrArray
 	json_builder_set_member_name(b, "references");
 	json_builder_begin_array(b);
 	for (guint k = 0; k < f->references->len; k++) {
-		const char *u = ((entry_claim *) g_ptr_array_index(f->references, k))->value;
+		const entry_claim *c = g_ptr_array_index(f->references, k);
 
-		if (!url_ok(u)) {
-			g_ptr_array_add(other_refs, g_strdup(u));
-			continue;
+		/* a reference, then its mirrors (the same file elsewhere) */
+		for (guint m = 0; m <= (c->mirrors != NULL ? c->mirrors->len : 0); m++) {
+			const char *u = m == 0 ? c->value : ((entry_claim *) g_ptr_array_index(c->mirrors, m - 1))->value;
+
+			if (!url_ok(u)) {
+				g_ptr_array_add(other_refs, g_strdup(u));
+				continue;
+			}
+			json_builder_begin_object(b);
+			jsonb_str_opt(b, "type", "WEB");
+			jsonb_str_opt(b, "url", u);
+			json_builder_end_object(b);
 		}
-		json_builder_begin_object(b);
-		jsonb_str_opt(b, "type", "WEB");
-		jsonb_str_opt(b, "url", u);
-		json_builder_end_object(b);
 	}
 	if (o->base_url != NULL && url_ok(o->base_url)) {
 		g_autofree char *u = g_strdup_printf("%s%sentries/%s.html", o->base_url,
@@ -265,6 +270,73 @@ osv_references(JsonBuilder *b, const entry_view *v, const osv_opts *o, GPtrArray
 		json_builder_end_object(b);
 	}
 	json_builder_end_array(b);
+}
+
+/* References whose checksum was given (a single file), with their mirrors:
+ * OSV's references have no place for a checksum. */
+static void
+osv_checksums(JsonBuilder *b, const entry_facts *f)
+{
+	gboolean any = FALSE;
+
+	for (guint k = 0; k < f->references->len; k++) {
+		const entry_claim *c = g_ptr_array_index(f->references, k);
+
+		if (c->sha256 == NULL)
+			continue;
+		if (!any) {
+			json_builder_set_member_name(b, "reference_checksums");
+			json_builder_begin_array(b);
+		}
+		any = TRUE;
+		json_builder_begin_object(b);
+		jsonb_str_opt(b, "url", c->value);
+		jsonb_str_opt(b, "sha256", c->sha256);
+		json_builder_set_member_name(b, "mirrors");
+		json_builder_begin_array(b);
+		for (guint m = 0; c->mirrors != NULL && m < c->mirrors->len; m++)
+			json_builder_add_string_value(b, ((entry_claim *) g_ptr_array_index(c->mirrors, m))->value);
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
+	if (any)
+		json_builder_end_array(b);
+}
+
+/* The reporter, and the endorsed contributors whose signed additions the
+ * entry took (each once, as the public view names them). */
+static void
+osv_credits(JsonBuilder *b, const entry_view *v)
+{
+	const view_record *first = v->records->len > 0 ? g_ptr_array_index(v->records, 0) : NULL;
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+	gboolean any = FALSE;
+
+	for (guint i = 0; i < v->records->len; i++) {
+		const view_record *vr = g_ptr_array_index(v->records, i);
+		const char *type = vr == first && vr->r->role == ENTRY_ROLE_CREATOR ? "REPORTER"
+				 : vr->r->role == ENTRY_ROLE_CONTRIBUTOR && vr->content && vr->r->fields->len > 0
+				 ? "ANALYST" : NULL;
+		const char *name;
+
+		if (type == NULL || vr->author == NULL)
+			continue;
+		name = vr->author_name != NULL && *vr->author_name != '\0' ? vr->author_name : vr->author;
+		if (g_hash_table_contains(seen, name))
+			continue;
+		g_hash_table_add(seen, (gpointer) name);
+		if (!any) {
+			json_builder_set_member_name(b, "credits");
+			json_builder_begin_array(b);
+		}
+		any = TRUE;
+		json_builder_begin_object(b);
+		jsonb_str_opt(b, "name", name);
+		jsonb_str_opt(b, "type", type);
+		json_builder_end_object(b);
+	}
+	if (any)
+		json_builder_end_array(b);
 }
 
 static void
@@ -308,6 +380,16 @@ osv_database_specific(JsonBuilder *b, const entry_view *v, const osv_package *p,
 		}
 		json_builder_end_array(b);
 	}
+	if (f->reviewed != NULL) {
+		/* a moderator checked that the claim is about a real product */
+		json_builder_set_member_name(b, "reviewed");
+		json_builder_begin_object(b);
+		jsonb_str_opt(b, "product", f->reviewed_product);
+		jsonb_str_opt(b, "version", f->reviewed_version);
+		jsonb_str_opt(b, "time", f->reviewed->record->created);
+		json_builder_end_object(b);
+	}
+	osv_checksums(b, f);
 	jsonb_str_opt(b, "duplicate_of", cv(f->duplicate_of));
 	if (f->withdrawn != NULL && g_ascii_strcasecmp(f->withdrawn->value, "yes") != 0)
 		jsonb_str_opt(b, "withdrawn_reason", f->withdrawn->value);
@@ -323,7 +405,6 @@ osv_record(const export_set *set, guint i, const osv_opts *o)
 {
 	const entry_view *v = g_ptr_array_index(set->views, i);
 	const entry_facts *f = v->facts;
-	const view_record *first = v->records->len > 0 ? g_ptr_array_index(v->records, 0) : NULL;
 	g_autoptr(JsonBuilder) b = json_builder_new();
 	g_autofree char *id = osv_id(o, v->e->id);
 	g_autofree char *details = osv_details(v);
@@ -369,16 +450,7 @@ osv_record(const export_set *set, guint i, const osv_opts *o)
 	if (p.ecosystem != NULL && p.package != NULL)
 		osv_affected(b, f, &p);
 	osv_references(b, v, o, other_refs);
-	if (first != NULL && first->r->role == ENTRY_ROLE_CREATOR && first->author != NULL) {
-		json_builder_set_member_name(b, "credits");
-		json_builder_begin_array(b);
-		json_builder_begin_object(b);
-		jsonb_str_opt(b, "name", first->author_name != NULL && *first->author_name != '\0'
-				       ? first->author_name : first->author);
-		jsonb_str_opt(b, "type", "REPORTER");
-		json_builder_end_object(b);
-		json_builder_end_array(b);
-	}
+	osv_credits(b, v);
 	osv_database_specific(b, v, &p, other_refs);
 	json_builder_end_object(b);
 	g_free(p.ecosystem);

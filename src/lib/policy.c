@@ -153,7 +153,9 @@ class_of(const char *kind)
 	for (gsize i = 0; i < G_N_ELEMENTS(answers); i++)
 		if (strcmp(kind, answers[i]) == 0)
 			return CLASS_ANSWER;
-	if (strcmp(kind, "subscription") == 0)
+	/* asked for: by confirmed subscribers, and by a key that asked for
+	 * the sealed records in a signed mail and was granted them */
+	if (strcmp(kind, "subscription") == 0 || strcmp(kind, "access-delivery") == 0)
 		return CLASS_ASKED;
 	if (strcmp(kind, "announce") == 0 || strcmp(kind, "announce-digest") == 0)
 		return CLASS_OPERATOR;
@@ -406,8 +408,11 @@ answer_budget(store *st, const vulnid_config *cfg, const policy_mail *pm, const 
 	if (!*counted)
 		return VULNID_OK;
 	s = store_answers_used(st, a, hour_now() - cfg->unverified_answer_hours + 1, &bytes, &notices, err);
-	*left = MAX(cfg->unverified_answer_bytes - bytes, 0);
 	*noticed = notices > 0;
+	/* Once told that answers stopped, the address gets nothing more in
+	 * the period, not even an answer small enough for what is left:
+	 * the notice said so. */
+	*left = *noticed ? 0 : MAX(cfg->unverified_answer_bytes - bytes, 0);
 	return s;
 }
 

@@ -19,12 +19,14 @@
  *                address, counted in hourly buckets (answer_bytes), then
  *                one notice (answers-paused) and nothing
  *   unsolicited  (vendor-notify, relay-to-vendor, vendor-response,
- *                notify-failed): at most per_address_per_day and
+ *                notify-failed, access-request): at most
+ *                per_address_per_day and
  *                per_domain_per_day; a mail not signed by a known key makes
  *                the robot write to at most third_party_per_mail such
  *                addresses, and never more bytes to third parties than
  *                amplification times its size (at least amplification_floor)
- *   asked for    (subscription, to confirmed subscribers) and the
+ *   asked for    (subscription, to confirmed subscribers; access-delivery,
+ *                to a key that asked in a signed mail and was granted) and the
  *                operator's lists (announce, announce-digest): not limited
  */
 #ifndef VULNID_POLICY_H

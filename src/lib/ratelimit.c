@@ -4,6 +4,7 @@
 #include <string.h>
 #include <gio/gio.h>
 
+#include "hashcash.h"
 #include "ratelimit.h"
 #include "store-policy.h"
 
@@ -98,6 +99,7 @@ typedef struct {
 	const char *what;	/* for the audit log */
 	const char *limit_group, *limit_key;	/* NULL: the requests/additions limit */
 	store_rate_key key;
+	gboolean payable;	/* a Hashcash stamp lifts it (hashcash_limit()) */
 } rate_key;
 
 vulnid_status
@@ -106,12 +108,12 @@ ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, const char **whi
 	const char *who = c->m->from_addr != NULL ? c->m->from_addr : c->envelope_sender;
 	const char *domain = c->envelope_sender != NULL ? strrchr(c->envelope_sender, '@') : NULL;
 	static const rate_key keys[] = {
-		{ "key", NULL, NULL, STORE_RATE_KEY },
-		{ "authenticated From", NULL, NULL, STORE_RATE_FROM_VERIFIED },
-		{ "From or envelope sender", NULL, NULL, STORE_RATE_SENDER },
-		{ "client network", "lifecycle", "rate_network_per_hour", STORE_RATE_NETWORK },
-		{ "envelope sender domain", "lifecycle", "rate_domain_per_hour", STORE_RATE_DOMAIN },
-		{ "everyone", "lifecycle", "rate_global_per_hour", STORE_RATE_EVERYONE },
+		{ "key", NULL, NULL, STORE_RATE_KEY, TRUE },
+		{ "authenticated From", NULL, NULL, STORE_RATE_FROM_VERIFIED, TRUE },
+		{ "From or envelope sender", NULL, NULL, STORE_RATE_SENDER, TRUE },
+		{ "client network", "lifecycle", "rate_network_per_hour", STORE_RATE_NETWORK, TRUE },
+		{ "envelope sender domain", "lifecycle", "rate_domain_per_hour", STORE_RATE_DOMAIN, FALSE },
+		{ "everyone", "lifecycle", "rate_global_per_hour", STORE_RATE_EVERYONE, FALSE },
 	};
 	const char *values[G_N_ELEMENTS(keys)];
 	g_autofree char *since = ratelimit_since(c->now_dt, 3600);
@@ -135,8 +137,9 @@ ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, const char **whi
 	values[4] = domain != NULL ? domain + 1 : NULL;
 	values[5] = "";
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
-		gint64 limit = keys[i].limit_key != NULL ? config_key_int(c->cfg, keys[i].limit_group,
-									  keys[i].limit_key) : per_sender;
+		gint64 base = keys[i].limit_key != NULL ? config_key_int(c->cfg, keys[i].limit_group,
+									 keys[i].limit_key) : per_sender;
+		gint64 limit = keys[i].payable ? hashcash_limit(c->cfg, c->paid, base) : base;
 		gint64 n = 0;
 
 		if (values[i] == NULL || limit == 0)
@@ -149,6 +152,7 @@ ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, const char **whi
 			*which = keys[i].what;
 			return VULNID_OK;
 		}
+		c->lifted |= n >= base;	/* past the limit only by the stamp */
 	}
 	return VULNID_OK;
 }

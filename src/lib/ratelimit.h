@@ -28,7 +28,9 @@ char *ratelimit_client_net(const char *address);
 
 /* Whether the mail is over one of the limits (requests: new requests;
  * else mail to entries), and which (a phrase for the audit log).  Mail
- * signed by a moderator's or a vendor's key is never limited. */
+ * signed by a moderator's or a vendor's key is never limited; a mail that
+ * paid with a Hashcash stamp (c->paid) passes the per-sender, per-key and
+ * per-network limits up to hashcash_limit() (c->lifted when it did). */
 vulnid_status ratelimit_check(mail_ctx *c, gboolean requests, gboolean *over, const char **which,
 			      GError **err);
 

@@ -49,8 +49,65 @@ claim_source(const entry_view *v, const entry_claim *c)
 			       r->role == ENTRY_ROLE_THIRD_PARTY ? "third party" : entry_role_str(r->role));
 	if (vr != NULL && vr->author != NULL)
 		g_string_append_printf(s, " %s", vr->author);
-	g_string_append_printf(s, ", %s", entry_how_phrase(r->how));
+	if (r->role == ENTRY_ROLE_CONTRIBUTOR && vr != NULL) {
+		/* "contributor, endorsed by the creator, signed by KEY" */
+		g_autofree char *how = entry_view_record_how(vr);
+		const char *comma = strchr(how, ',');
+
+		g_string_append(s, comma != NULL ? comma : "");
+	} else
+		g_string_append_printf(s, ", %s", entry_how_phrase(r->how));
+	if (c->approved != NULL)
+		g_string_append_printf(s, "; approved by the creator in record %" G_GINT64_FORMAT, c->approved->seq);
 	return g_string_free(s, FALSE);
+}
+
+/* A reference as the headline shows it: the URL, and its checksum. */
+static char *
+reference_text(const entry_claim *c)
+{
+	return c->sha256 != NULL ? g_strdup_printf("%s sha256=%s", c->value, c->sha256) : g_strdup(c->value);
+}
+
+/* A headline value, with its source when the creator approved it (it came
+ * from an unverified sender). */
+static char *
+approved_text(const entry_view *v, const entry_claim *c)
+{
+	g_autofree char *t = reference_text(c);
+	g_autofree char *src = NULL;
+
+	if (c->approved == NULL)
+		return g_steal_pointer(&t);
+	src = claim_source(v, c);
+	return g_strdup_printf("%s (%s)", t, src);
+}
+
+/* "FPR given access 2026-05-01T10:00:00Z (record 4), sent sealed records 2 times, ..." */
+static char *
+access_text(const entry_access *a)
+{
+	GString *s = g_string_new(a->fpr);
+
+	if (a->granted != NULL)
+		g_string_append_printf(s, " given access %s (record %" G_GINT64_FORMAT ")", a->granted->created,
+				       a->granted->seq);
+	else
+		g_string_append_printf(s, " asked for access %s (record %" G_GINT64_FORMAT ")", a->requested->created,
+				       a->requested->seq);
+	if (a->deliveries > 0)
+		g_string_append_printf(s, ", sent sealed records %u time%s, last %s", a->deliveries,
+				       a->deliveries == 1 ? "" : "s", a->delivered->created);
+	return g_string_free(s, FALSE);
+}
+
+/* What a moderator's review says: "yes" or the product and version. */
+static char *
+reviewed_text(const entry_facts *f)
+{
+	if (f->reviewed_product != NULL)
+		return g_strdup_printf("%s %s", f->reviewed_product, f->reviewed_version != NULL ? f->reviewed_version : "");
+	return g_strdup("yes");
 }
 
 const view_record *
@@ -71,7 +128,7 @@ marks_text(guint marks, GString *s)
 	static const struct { entry_mark m; const char *name; } names[] = {
 		{ ENTRY_MARK_RELEASED, "released" }, { ENTRY_MARK_WITHDRAWN, "withdrawn" },
 		{ ENTRY_MARK_DUPLICATE, "duplicate" }, { ENTRY_MARK_SPAM, "spam" },
-		{ ENTRY_MARK_CONFIRMED, "confirmed" },
+		{ ENTRY_MARK_CONFIRMED, "confirmed" }, { ENTRY_MARK_REVIEWED, "reviewed" },
 	};
 
 	for (gsize i = 0; i < G_N_ELEMENTS(names); i++)
@@ -98,6 +155,21 @@ text_commitments(GString *out, const entry_view *v)
 		g_autofree char *l = g_strdup_printf("record %" G_GINT64_FORMAT " %s", r->seq, r->sha256);
 
 		text_line(out, "sealed:", l);
+	}
+}
+
+/* The keys given access to the sealed records, and when (also in a stub). */
+static void
+text_access(GString *out, const entry_view *v)
+{
+	for (guint i = 0; i < v->facts->access->len; i++) {
+		const entry_access *a = g_ptr_array_index(v->facts->access, i);
+		g_autofree char *l = NULL;
+
+		if (a->granted == NULL && v->stub)
+			continue;
+		l = access_text(a);
+		text_line(out, "access:", l);
 	}
 }
 
@@ -162,20 +234,55 @@ text_headline(GString *out, const entry_view *v)
 		{ "vendor:", f->vendor }, { "product:", f->product }, { "type:", f->type },
 		{ "vendor-contact:", f->vendor_contact }, { "fixed-in:", f->fixed_in },
 	};
-	GPtrArray *lists[] = { f->versions, f->references, f->aliases };
-	const char *list_labels[] = { "version:", "reference:", "alias:" };
+	GPtrArray *lists[] = { f->versions, f->aliases };
+	const char *list_labels[] = { "version:", "alias:" };
 
 	text_line(out, "title:", entry_view_title(v));
 	for (gsize i = 0; i < G_N_ELEMENTS(single); i++)
-		if (single[i].c != NULL)
-			text_line(out, single[i].label, single[i].c->value);
+		if (single[i].c != NULL) {
+			g_autofree char *t = approved_text(v, single[i].c);
+
+			text_line(out, single[i].label, t);
+		}
 	if (f->embargo != NULL)
 		text_line(out, "embargo:", f->embargo);
 	if (f->anonymous)
 		text_line(out, "anonymous:", "yes");
 	for (gsize k = 0; k < G_N_ELEMENTS(lists); k++)
-		for (guint i = 0; i < lists[k]->len; i++)
-			text_line(out, list_labels[k], ((entry_claim *) g_ptr_array_index(lists[k], i))->value);
+		for (guint i = 0; i < lists[k]->len; i++) {
+			g_autofree char *t = approved_text(v, g_ptr_array_index(lists[k], i));
+
+			text_line(out, list_labels[k], t);
+		}
+	for (guint i = 0; i < f->references->len; i++) {
+		const entry_claim *c = g_ptr_array_index(f->references, i);
+		g_autofree char *t = approved_text(v, c);
+
+		text_line(out, "reference:", t);
+		for (guint k = 0; c->mirrors != NULL && k < c->mirrors->len; k++) {
+			const entry_claim *m = g_ptr_array_index(c->mirrors, k);
+			g_autofree char *src = claim_source(v, m);
+			g_autofree char *l = g_strdup_printf("%s (%s)", m->value, src);
+
+			text_line(out, "  mirror:", l);
+		}
+	}
+	if (f->reviewed != NULL) {
+		g_autofree char *what = reviewed_text(f);
+		g_autofree char *src = claim_source(v, f->reviewed);
+		g_autofree char *l = g_strdup_printf("%s (%s)", what, src);
+
+		text_line(out, "reviewed:", l);
+	}
+	for (guint i = 0; i < f->endorsements->len; i++) {
+		const entry_claim *c = g_ptr_array_index(f->endorsements, i);
+		g_autofree char *src = claim_source(v, c);
+		g_autofree char *l = g_strdup_printf("%s for %s (%s)", c->value, c->fields != NULL ? c->fields : "all fields",
+						     src);
+
+		text_line(out, "endorsed:", l);
+	}
+	text_access(out, v);
 	if (f->vendor_status != NULL) {
 		g_autofree char *src = claim_source(v, f->vendor_status);
 		g_autofree char *l = g_strdup_printf("%s (%s)", f->vendor_status->value, src);
@@ -211,6 +318,7 @@ render_text(const entry_view *v)
 		text_line(out, "embargo:", v->facts->embargo != NULL ? v->facts->embargo : "yes");
 		text_line(out, "commitment:", v->e->digest);
 		text_commitments(out, v);
+		text_access(out, v);
 		return g_string_free(out, FALSE);
 	}
 	text_headline(out, v);
@@ -242,7 +350,133 @@ json_claim_object(JsonBuilder *b, const entry_view *v, const entry_claim *c)
 		json_builder_add_string_value(b, vr->author);
 	else
 		json_builder_add_null_value(b);
+	json_builder_set_member_name(b, "approved");
+	if (c->approved != NULL)
+		json_builder_add_int_value(b, c->approved->seq);
+	else
+		json_builder_add_null_value(b);
 	json_builder_end_object(b);
+}
+
+static void
+json_record_ref(JsonBuilder *b, const char *name, const entry_record *r)
+{
+	json_builder_set_member_name(b, name);
+	if (r == NULL) {
+		json_builder_add_null_value(b);
+		return;
+	}
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "seq");
+	json_builder_add_int_value(b, r->seq);
+	json_builder_set_member_name(b, "created");
+	json_builder_add_string_value(b, r->created);
+	json_builder_end_object(b);
+}
+
+/* The keys that asked for access to the sealed records, were given it,
+ * and were sent them (in a stub only those given access). */
+static void
+json_access(JsonBuilder *b, const entry_view *v)
+{
+	json_builder_set_member_name(b, "access");
+	json_builder_begin_array(b);
+	for (guint i = 0; i < v->facts->access->len; i++) {
+		const entry_access *a = g_ptr_array_index(v->facts->access, i);
+
+		if (a->granted == NULL && v->stub)
+			continue;
+		json_builder_begin_object(b);
+		json_builder_set_member_name(b, "fingerprint");
+		json_builder_add_string_value(b, a->fpr);
+		json_record_ref(b, "requested", a->requested);
+		json_record_ref(b, "granted", a->granted);
+		json_builder_set_member_name(b, "deliveries");
+		json_builder_add_int_value(b, a->deliveries);
+		json_record_ref(b, "delivered", a->delivered);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+}
+
+/* References with the checksum given for them and their mirrors. */
+static void
+json_reference_details(JsonBuilder *b, const entry_view *v)
+{
+	json_builder_set_member_name(b, "reference_details");
+	json_builder_begin_array(b);
+	for (guint i = 0; i < v->facts->references->len; i++) {
+		const entry_claim *c = g_ptr_array_index(v->facts->references, i);
+
+		json_builder_begin_object(b);
+		jsonb_str_or_null(b, "url", c->value);
+		jsonb_str_or_null(b, "sha256", c->sha256);
+		json_builder_set_member_name(b, "mirrors");
+		json_builder_begin_array(b);
+		for (guint k = 0; c->mirrors != NULL && k < c->mirrors->len; k++)
+			json_claim_object(b, v, g_ptr_array_index(c->mirrors, k));
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+}
+
+static void
+json_approved_of(JsonBuilder *b, const entry_view *v, const entry_claim *c)
+{
+	if (c != NULL && c->approved != NULL)
+		json_claim_object(b, v, c);
+}
+
+/* The headline values that came from unverified senders and that the
+ * creator approved, with the record of each and of its approval. */
+static void
+json_approved(JsonBuilder *b, const entry_view *v)
+{
+	const entry_facts *f = v->facts;
+	const entry_claim *single[] = { f->title, f->vendor, f->product, f->type, f->vendor_contact, f->severity,
+					f->fixed_in, f->ecosystem, f->package };
+	GPtrArray *lists[] = { f->versions, f->references, f->related, f->aliases };
+
+	json_builder_set_member_name(b, "approved");
+	json_builder_begin_array(b);
+	for (gsize i = 0; i < G_N_ELEMENTS(single); i++)
+		json_approved_of(b, v, single[i]);
+	for (gsize k = 0; k < G_N_ELEMENTS(lists); k++)
+		for (guint i = 0; i < lists[k]->len; i++)
+			json_approved_of(b, v, g_ptr_array_index(lists[k], i));
+	json_builder_end_array(b);
+}
+
+static void
+json_trust(JsonBuilder *b, const entry_view *v)
+{
+	const entry_facts *f = v->facts;
+
+	json_approved(b, v);
+	json_builder_set_member_name(b, "reviewed");
+	if (f->reviewed != NULL) {
+		json_builder_begin_object(b);
+		jsonb_str_or_null(b, "product", f->reviewed_product);
+		jsonb_str_or_null(b, "version", f->reviewed_version);
+		json_builder_set_member_name(b, "by");
+		json_claim_object(b, v, f->reviewed);
+		json_builder_end_object(b);
+	} else
+		json_builder_add_null_value(b);
+	json_builder_set_member_name(b, "endorsements");
+	json_builder_begin_array(b);
+	for (guint i = 0; i < f->endorsements->len; i++) {
+		const entry_claim *c = g_ptr_array_index(f->endorsements, i);
+
+		json_builder_begin_object(b);
+		jsonb_str_or_null(b, "fingerprint", c->value);
+		jsonb_str_or_null(b, "fields", c->fields);
+		json_builder_set_member_name(b, "by");
+		json_claim_object(b, v, c);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
 }
 
 JsonNode *
@@ -378,6 +612,7 @@ render_json(const entry_view *v)
 			jsonb_str_or_null(b, "embargo", f->embargo != NULL ? f->embargo : "yes");
 			jsonb_str_or_null(b, "commitment", v->e->digest);
 			json_commitments(b, v);
+			json_access(b, v);
 		}
 		json_builder_end_object(b);
 		return json_builder_get_root(b);
@@ -391,6 +626,7 @@ render_json(const entry_view *v)
 	jsonb_str_or_null(b, "anonymous", f->anonymous ? "yes" : NULL);
 	jsonb_str_array_of(b, "versions", f->versions, claim_str);
 	jsonb_str_array_of(b, "references", f->references, claim_str);
+	json_reference_details(b, v);
 	jsonb_str_array_of(b, "aliases", f->aliases, claim_str);
 	json_builder_set_member_name(b, "vendor_status");
 	if (f->vendor_status != NULL)
@@ -402,6 +638,8 @@ render_json(const entry_view *v)
 	for (guint i = 0; i < f->proposals->len; i++)
 		json_claim_object(b, v, g_ptr_array_index(f->proposals, i));
 	json_builder_end_array(b);
+	json_trust(b, v);
+	json_access(b, v);
 	json_commitments(b, v);
 	json_builder_set_member_name(b, "records");
 	json_builder_begin_array(b);
@@ -452,14 +690,14 @@ mail_line(GString *out, const char *label, const char *value)
 }
 
 static void
-mail_body(GString *out, const char *body, const char *indent)
+mail_body(GString *out, const char *body, const char *indent, gboolean whole)
 {
 	g_auto(GStrv) lines = g_strsplit(body != NULL ? body : "", "\n", -1);
 	gsize bytes = 0;
 	guint n = 0;
 
 	for (char **l = lines; *l != NULL; l++, n++) {
-		if (n >= MAIL_MAX_BODY_LINES || bytes > MAIL_MAX_BODY_BYTES) {
+		if (!whole && (n >= MAIL_MAX_BODY_LINES || bytes > MAIL_MAX_BODY_BYTES)) {
 			g_string_append_printf(out, "%s[... %u more lines; the whole text is on the entry]\n",
 					       indent, g_strv_length(lines) - n);
 			break;
@@ -481,10 +719,27 @@ wrapped(GString *out, const char *line, gsize width, gsize hang)
 	g_string_append_printf(out, "%s\n", w);
 }
 
-/* One record as text, its own lines at most width characters (the body
- * as written). */
 static char *
-record_text(const view_record *vr, gboolean with_body, gsize width)
+record_text(const view_record *vr, gboolean with_body, gboolean whole, gsize width);
+
+char *
+render_record_text(const entry_view *v, const view_record *vr, gboolean with_body)
+{
+	(void) v;
+	return record_text(vr, with_body, FALSE, 78);
+}
+
+char *
+render_record_text_whole(const entry_view *v, const view_record *vr)
+{
+	(void) v;
+	return record_text(vr, TRUE, TRUE, 78);
+}
+
+/* One record as text, its own lines at most width characters (the body
+ * as written; cut after MAIL_MAX_BODY_LINES unless whole). */
+static char *
+record_text(const view_record *vr, gboolean with_body, gboolean whole, gsize width)
 {
 	const entry_record *r = vr->r;
 	GString *out = g_string_new(NULL);
@@ -518,7 +773,7 @@ record_text(const view_record *vr, gboolean with_body, gsize width)
 	}
 	if (with_body && r->body != NULL && *r->body != '\0') {
 		g_string_append_c(out, '\n');
-		mail_body(out, r->body, "    ");
+		mail_body(out, r->body, "    ", whole);
 	}
 	for (guint j = 0; j < vr->attachments->len; j++) {
 		const view_attachment *va = g_ptr_array_index(vr->attachments, j);
@@ -540,12 +795,6 @@ record_text(const view_record *vr, gboolean with_body, gsize width)
 	return g_string_free(out, FALSE);
 }
 
-char *
-render_record_text(const entry_view *v, const view_record *vr, gboolean with_body)
-{
-	(void) v;
-	return record_text(vr, with_body, 78);
-}
 
 static void
 mail_claim_line(GString *out, const entry_view *v, const char *label, const entry_claim *c, const char *extra)
@@ -565,12 +814,24 @@ mail_headline(GString *out, const entry_view *v)
 	};
 
 	for (gsize i = 0; i < G_N_ELEMENTS(single); i++)
-		if (single[i].c != NULL)
-			mail_line(out, single[i].label, single[i].c->value);
-	for (guint i = 0; i < f->versions->len && i < MAIL_MAX_LIST; i++)
-		mail_line(out, "version:", ((entry_claim *) g_ptr_array_index(f->versions, i))->value);
-	for (guint i = 0; i < f->references->len && i < MAIL_MAX_LIST; i++)
-		mail_line(out, "reference:", ((entry_claim *) g_ptr_array_index(f->references, i))->value);
+		if (single[i].c != NULL) {
+			g_autofree char *t = approved_text(v, single[i].c);
+
+			mail_line(out, single[i].label, t);
+		}
+	for (guint i = 0; i < f->versions->len && i < MAIL_MAX_LIST; i++) {
+		g_autofree char *t = approved_text(v, g_ptr_array_index(f->versions, i));
+
+		mail_line(out, "version:", t);
+	}
+	for (guint i = 0; i < f->references->len && i < MAIL_MAX_LIST; i++) {
+		const entry_claim *c = g_ptr_array_index(f->references, i);
+		g_autofree char *t = approved_text(v, c);
+
+		mail_line(out, "reference:", t);
+		for (guint k = 0; c->mirrors != NULL && k < c->mirrors->len && k < MAIL_MAX_LIST; k++)
+			mail_claim_line(out, v, "  mirror:", g_ptr_array_index(c->mirrors, k), NULL);
+	}
 	for (guint i = 0; i < f->aliases->len && i < MAIL_MAX_LIST; i++)
 		mail_claim_line(out, v, "alias:", g_ptr_array_index(f->aliases, i), NULL);
 	if (f->vendor_status != NULL) {
@@ -578,6 +839,24 @@ mail_headline(GString *out, const entry_view *v)
 			? g_strdup_printf("; %u statements in all", f->statuses->len) : NULL;
 
 		mail_claim_line(out, v, "vendor says:", f->vendor_status, hist);
+	}
+	if (f->reviewed != NULL) {
+		g_autofree char *what = reviewed_text(f);
+		g_autofree char *src = claim_source(v, f->reviewed);
+		g_autofree char *l = g_strdup_printf("%s (%s)", what, src);
+
+		mail_line(out, "reviewed:", l);
+	}
+	for (guint i = 0; i < f->endorsements->len && i < MAIL_MAX_LIST; i++) {
+		const entry_claim *c = g_ptr_array_index(f->endorsements, i);
+		g_autofree char *extra = g_strdup_printf("; for %s", c->fields != NULL ? c->fields : "all fields");
+
+		mail_claim_line(out, v, "endorsed:", c, extra);
+	}
+	for (guint i = 0; i < f->access->len && i < MAIL_MAX_LIST; i++) {
+		g_autofree char *l = access_text(g_ptr_array_index(f->access, i));
+
+		mail_line(out, "access:", l);
 	}
 	if (f->duplicate_of != NULL)
 		mail_claim_line(out, v, "duplicate of:", f->duplicate_of, NULL);
@@ -633,6 +912,15 @@ mail_top(GString *out, const entry_view *v)
 			g_autofree char *l = g_strdup_printf("record %" G_GINT64_FORMAT ": %s", r->seq, r->sha256);
 
 			mail_line(out, "sealed:", l);
+		}
+		for (guint i = 0; i < v->facts->access->len && i < MAIL_MAX_LIST; i++) {
+			const entry_access *a = g_ptr_array_index(v->facts->access, i);
+			g_autofree char *l = NULL;
+
+			if (a->granted == NULL)
+				continue;
+			l = access_text(a);
+			mail_line(out, "access:", l);
 		}
 		g_string_append(out, "\n  The details are withheld until the embargo ends; each commitment is\n"
 				     "  the SHA-256 of a sealed record, checkable once it is released.\n");
@@ -697,7 +985,7 @@ render_mail_text(const entry_view *v)
 			g_string_append_printf(out, "  [... %u more records]\n", v->records->len - i);
 			break;
 		}
-		t = record_text(g_ptr_array_index(v->records, i), TRUE, MAIL_WIDTH - 2);
+		t = record_text(g_ptr_array_index(v->records, i), TRUE, FALSE, MAIL_WIDTH - 2);
 		if (i > 0)
 			g_string_append_c(out, '\n');
 		lines = g_strsplit(t, "\n", -1);
@@ -801,9 +1089,11 @@ join_claims(GPtrArray *claims, const char *sep, const char *prefix)
 {
 	GString *s = g_string_new(NULL);
 
-	for (guint i = 0; i < claims->len && i < MAIL_MAX_LIST; i++)
-		g_string_append_printf(s, "%s%s%s", s->len ? sep : "", prefix,
-				       ((entry_claim *) g_ptr_array_index(claims, i))->value);
+	for (guint i = 0; i < claims->len && i < MAIL_MAX_LIST; i++) {
+		g_autofree char *t = reference_text(g_ptr_array_index(claims, i));
+
+		g_string_append_printf(s, "%s%s%s", s->len ? sep : "", prefix, t);
+	}
 	return g_string_free(s, FALSE);
 }
 

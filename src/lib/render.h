@@ -28,6 +28,9 @@ char *render_mail_text(const entry_view *v);
 char *render_mail_headline(const vulnid_config *cfg, const entry_view *v);
 /* One record as text for a mail (subscribers, relays). */
 char *render_record_text(const entry_view *v, const view_record *vr, gboolean with_body);
+/* The same with the whole text, however long: for a mail that is the only
+ * way its reader can read it (sealed records sent to a key given access). */
+char *render_record_text_whole(const entry_view *v, const view_record *vr);
 /* The view record of seq, or NULL. */
 const view_record *render_find_record(const entry_view *v, gint64 seq);
 

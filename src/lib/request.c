@@ -5,6 +5,7 @@
 #include <gmime/gmime.h>
 
 #include "canonjson.h"
+#include "entry.h"
 #include "request.h"
 #include "text.h"
 
@@ -16,7 +17,7 @@ typedef struct {
 static const known_key known_keys[] = {
 	{ "Vendor", FALSE }, { "Product", FALSE }, { "Version", TRUE },
 	{ "Title", FALSE }, { "Type", FALSE }, { "Reference", TRUE },
-	{ "Vendor-Contact", FALSE }, { "Embargo", FALSE }, { "Anonymous", FALSE },
+	{ "Vendor-Contact", FALSE }, { "Embargo", FALSE }, { "Anonymous", FALSE }, { "Mirror", TRUE },
 };
 
 static void
@@ -178,6 +179,24 @@ is_iso_date(const char *v, int *y, int *mo, int *d)
 	return TRUE;
 }
 
+/* Whether a word after the first of value starts with sha256= (a checksum
+ * meant, whether or not well written). */
+static gboolean
+checksum_word(const char *value)
+{
+	g_auto(GStrv) w = g_strsplit_set(value, " \t", -1);
+	gboolean first = TRUE;
+
+	for (char **p = w; *p != NULL; p++) {
+		if (**p == '\0')
+			continue;
+		if (!first && g_ascii_strncasecmp(*p, "sha256=", 7) == 0)
+			return TRUE;
+		first = FALSE;
+	}
+	return FALSE;
+}
+
 static void
 validate_field(request *r, const request_field *f, guint bi, guint nb, GDateTime *now)
 {
@@ -220,11 +239,23 @@ validate_field(request *r, const request_field *f, guint bi, guint nb, GDateTime
 		if (!ok)
 			add_msg(r->errors, bi, nb,
 				"Vendor-Contact: '%s' is not one mail address", f->value);
-	} else if (g_ascii_strcasecmp(f->key, "Reference") == 0) {
-		if (!g_str_has_prefix(f->value, "https://") && !g_str_has_prefix(f->value, "http://") &&
-		    !g_str_has_prefix(f->value, "ftp://"))
+	} else if (g_ascii_strcasecmp(f->key, "Reference") == 0 || g_ascii_strcasecmp(f->key, "Mirror") == 0) {
+		g_autofree char *url = NULL;
+		g_autofree char *sha = NULL;
+		g_autofree char *of = NULL;
+		gboolean mirror = g_ascii_strcasecmp(f->key, "Mirror") == 0;
+		gboolean parsed = entry_reference_parse(f->value, &url, &sha, &of);
+
+		if (mirror && (!parsed || (sha == NULL && of == NULL)))
+			add_msg(r->errors, bi, nb, "Mirror: '%s' names no reference: write Mirror: URL sha256=HEX "
+				"(the checksum of the reference) or Mirror: URL of REFERENCE-URL", f->value);
+		else if (!mirror && !parsed && checksum_word(f->value))
+			add_msg(r->errors, bi, nb, "Reference: '%s': a checksum is written sha256= and 64 "
+				"hexadecimal digits after the URL", f->value);
+		else if (url != NULL && !g_str_has_prefix(url, "https://") && !g_str_has_prefix(url, "http://") &&
+			 !g_str_has_prefix(url, "ftp://"))
 			add_msg(r->warnings, bi, nb,
-				"Reference: '%s' is not an http, https or ftp URL (kept as given)", f->value);
+				"%s: '%s' is not an http, https or ftp URL (kept as given)", f->key, f->value);
 	}
 }
 

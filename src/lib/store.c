@@ -328,6 +328,28 @@ static const char *const migrations[] = {
 	"CREATE TABLE answer_bytes ("
 	"  address TEXT NOT NULL, hour INTEGER NOT NULL, bytes INTEGER NOT NULL,"
 	"  notices INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (address, hour)) WITHOUT ROWID;",
+	/* 10 -> 11: endorsed contributors and proof of work.  endorsements: the
+	 * keys the creator of an entry (entry set) or a moderator (entry NULL:
+	 * every entry) endorsed, by command or by a certification found on a
+	 * key sent along, and their withdrawals; the latest row of a key and a
+	 * scope decides (append-only).  hashcash_spent: the SHA-256 of every
+	 * Hashcash stamp that was accepted, until its validity ends (vulnid
+	 * tick forgets it then), so that no stamp is spent twice. */
+	"CREATE TABLE endorsements ("
+	"  id INTEGER PRIMARY KEY, created TEXT NOT NULL, message INTEGER REFERENCES messages(id),"
+	"  entry TEXT REFERENCES entries(id), fingerprint TEXT NOT NULL, endorser TEXT NOT NULL,"
+	"  how TEXT NOT NULL, action TEXT NOT NULL, fields TEXT);"
+	"CREATE INDEX endorsements_key ON endorsements(fingerprint, entry, id);"
+	"CREATE TRIGGER endorsements_no_replace BEFORE INSERT ON endorsements"
+	"  WHEN EXISTS (SELECT 1 FROM endorsements WHERE id = NEW.id)"
+	"  BEGIN SELECT RAISE(ABORT, 'endorsements is append-only'); END;"
+	"CREATE TRIGGER endorsements_no_update BEFORE UPDATE ON endorsements"
+	"  BEGIN SELECT RAISE(ABORT, 'endorsements is append-only'); END;"
+	"CREATE TRIGGER endorsements_no_delete BEFORE DELETE ON endorsements"
+	"  BEGIN SELECT RAISE(ABORT, 'endorsements is append-only'); END;"
+	"CREATE TABLE hashcash_spent ("
+	"  stamp TEXT PRIMARY KEY, expires TEXT NOT NULL) WITHOUT ROWID;"
+	"CREATE INDEX hashcash_spent_expires ON hashcash_spent(expires);",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migrations) == STORE_SCHEMA_VERSION);
 
@@ -344,6 +366,7 @@ static const char *const migration_notes[] = {
 	"queue list shows a failed item once (queue list --all: every one)",
 	"rate limits counted per key and minute; indexes for the queue and the loop brake",
 	"anonymous researchers' keys withheld from records; the answer budget of unverified mail",
+	"endorsed contributors; the ledger of spent Hashcash stamps",
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(migration_notes) == STORE_SCHEMA_VERSION);
 

@@ -7,7 +7,7 @@
 #include "status.h"
 
 /* Schema version this program writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 
 typedef struct store store;
 

@@ -6,7 +6,9 @@
  * lower-case hex of 24..128 digits; a parsed command's target is this
  * instance's identifier; a command line echoed back is one line of at
  * most COMMANDS_MAX_LINE characters; rate is 0..10; an alias and a date
- * pass their own validators; the text holds no signature line. */
+ * pass their own validators; a key is an upper-case fingerprint; approve
+ * names one key or one record; a reviewed product and version are one
+ * short line; the text holds no signature line. */
 #include "autoconfig.h"
 
 #include <string.h>
@@ -64,6 +66,25 @@ check_command(const command *c)
 	case CMD_LINK:
 		if (c->arg != NULL && strpbrk(c->arg, "\r\n") != NULL)
 			fuzz_fail("argument is not one line");
+		break;
+	case CMD_ENDORSE:
+	case CMD_UNENDORSE:
+	case CMD_GRANT:
+		if (c->arg == NULL || !commands_fingerprint_valid(c->arg, NULL) || strspn(c->arg, "0123456789ABCDEF") != strlen(c->arg))
+			fuzz_fail("%s accepted without an upper-case fingerprint", c->word);
+		if (c->arg2 != NULL && (c->kind != CMD_ENDORSE || strpbrk(c->arg2, "\r\n\t") != NULL))
+			fuzz_fail("fields '%s' of %s", c->arg2, c->word);
+		break;
+	case CMD_APPROVE:
+		if (c->arg != NULL ? !commands_fingerprint_valid(c->arg, NULL) || c->seq != 0 : c->seq < 1)
+			fuzz_fail("approve of neither one key nor one record");
+		break;
+	case CMD_REVIEWED:
+		if ((c->arg == NULL) != (c->arg2 == NULL))
+			fuzz_fail("reviewed with a product but no version, or the other way");
+		if (c->arg != NULL && (strpbrk(c->arg, "\r\n") != NULL || strpbrk(c->arg2, " \t\r\n") != NULL ||
+				       g_utf8_strlen(c->arg, -1) + g_utf8_strlen(c->arg2, -1) > COMMANDS_MAX_PRODUCT))
+			fuzz_fail("reviewed '%s' '%s' is not one short line", c->arg, c->arg2);
 		break;
 	default:
 		break;

@@ -144,6 +144,12 @@ put("intake", "29-bidi-controls", hdr(subject="Fix \u202egnp.exe\u202c and \u202
     extra="Content-Type: text/plain; charset=utf-8\n").replace("Fix \u202egnp.exe\u202c and \u2028newline",
     "=?UTF-8?B?" + base64.b64encode("Fix \u202egnp.exe\u202c and\u2028\r\nX-Injected: yes".encode()).decode() + "?=") +
     "\nProduct: \u202eevil\u202c\nTitle: a\u0000b\n")
+put("intake", "30-hashcash-proposals", hdr(mid="seed30@example.net", to="request+FUZZ-2026-0001@example.org",
+    extra="X-Hashcash: 1:20:260601:request+fuzz-2026-0001@example.org::AAJQN4BPljS1bN14:000000000\n"
+    "\t00000000000000009n5/\nX-Hashcash: 1:99:991399:request@example.org::x:0\nContent-Type: text/plain\n") +
+    "\nReference: https://example.org/poc.tgz sha256=" + "9F" * 32 + "\nMirror: https://m.example/poc.tgz of "
+    "https://example.org/poc.tgz\nendorse FUZZ-2026-0001 0123456789ABCDEF0123456789ABCDEF01234567 Version\n"
+    "approve 2\naccess FUZZ-2026-0001\ngrant 0123456789ABCDEF0123456789ABCDEF01234567\nreviewed Example Server 2.4.1\n")
 for f in sorted(os.listdir(os.path.join(top, "test", "corpora", "malformed"))):
     if f.endswith(".eml"):
         shutil.copy(os.path.join(top, "test", "corpora", "malformed", f), os.path.join(out, "intake", "malformed-" + f))
@@ -174,6 +180,11 @@ put("commands", "02-tokens-fields", "\x02Token: 0123456789ABCDEF0123456789ABCDEF
 put("commands", "03-not-understood", "\x00rate eleven\nwithdraw\nalias cve-2026-1\nlink FUZZ-2026-0001 FUZZ-2026-0002 FUZZ-2026-0003\n")
 put("commands", "04-signature", "\x01spam\n-- \nwithdraw all\n")
 put("commands", "05-many", "\x07" + "spam\n" * 30 + "Token: " + "a" * 24 + "\n" * 2)
+put("commands", "06-proposals", "\x03endorse FUZZ-2026-0001 0123456789ABCDEF0123456789ABCDEF01234567 Version reference\n"
+    "unendorse 0123456789abcdef0123456789abcdef01234567\napprove FUZZ-2026-0001 3\n"
+    "approve 0123456789ABCDEF0123456789ABCDEF01234567\naccess FUZZ-2026-0002\n"
+    "grant FUZZ-2026-0002 0123456789ABCDEF0123456789ABCDEF01234567\nreviewed FUZZ-2026-0001 Example Server 2.4.1\n"
+    "reviewed Foo\n\nText.\n")
 
 # --- template: see fuzz-template.c for the layout -------------------------------------
 put("template", "01-ack-values", bytes([0, 0]) + b"\x00".join([b"Heap overflow \xe2\x80\xae", b"FUZZ-2026-0001", b"a" * 64,

@@ -178,6 +178,67 @@ test_arguments(void)
 	}
 }
 
+#define FPR "0123456789ABCDEF0123456789ABCDEF01234567"
+
+static void
+test_proposal_arguments(void)
+{
+	static const struct {
+		const char *line;
+		command_kind kind;
+		const char *target, *arg, *arg2;
+		gint64 seq;
+	} cases[] = {
+		{ "endorse " FPR, CMD_ENDORSE, NULL, FPR, NULL, 0 },
+		{ "endorse test-2026-0001 0123456789abcdef0123456789abcdef01234567", CMD_ENDORSE, "TEST-2026-0001", FPR, NULL, 0 },
+		{ "endorse " FPR " version REFERENCE fixed Version", CMD_ENDORSE, NULL, FPR, "Version Reference Fixed-In", 0 },
+		{ "endorse " FPR " Status", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+		{ "endorse 0123456789ABCDEF", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+		{ "endorse", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+		{ "unendorse " FPR, CMD_UNENDORSE, NULL, FPR, NULL, 0 },
+		{ "unendorse " FPR " Version", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+		{ "approve 3", CMD_APPROVE, NULL, NULL, NULL, 3 },
+		{ "approve TEST-2026-0001 12", CMD_APPROVE, "TEST-2026-0001", NULL, NULL, 12 },
+		{ "approve TEST-2026-0001 " FPR, CMD_APPROVE, "TEST-2026-0001", FPR, NULL, 0 },
+		{ "approve 0", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+		{ "approve 03", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+		{ "approve 1234567890", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+		{ "approve all of it", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+		{ "access", CMD_ACCESS, NULL, NULL, NULL, 0 },
+		{ "access TEST-2026-0004", CMD_ACCESS, "TEST-2026-0004", NULL, NULL, 0 },
+		{ "Access control is missing in the admin panel.", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+		{ "grant TEST-2026-0004 " FPR, CMD_GRANT, "TEST-2026-0004", FPR, NULL, 0 },
+		{ "grant everyone", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+		{ "reviewed", CMD_REVIEWED, NULL, NULL, NULL, 0 },
+		{ "reviewed TEST-2026-0001", CMD_REVIEWED, "TEST-2026-0001", NULL, NULL, 0 },
+		{ "reviewed TEST-2026-0001 Example Server  2.4.1 ", CMD_REVIEWED, "TEST-2026-0001", "Example Server", "2.4.1", 0 },
+		{ "reviewed Foo", CMD_UNKNOWN, NULL, NULL, NULL, 0 },
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(mail_text) t = split(cases[i].line);
+		const command *c;
+
+		g_test_message("%s", cases[i].line);
+		g_assert_cmpuint(t->commands->len, ==, 1);
+		c = cmd(t, 0);
+		g_assert_cmpint(c->kind, ==, cases[i].kind);
+		if (c->kind == CMD_UNKNOWN) {
+			g_assert_nonnull(c->error);
+			g_assert_null(c->arg);
+			continue;
+		}
+		g_assert_cmpstr(c->target, ==, cases[i].target);
+		g_assert_cmpstr(c->arg, ==, cases[i].arg);
+		g_assert_cmpstr(c->arg2, ==, cases[i].arg2);
+		g_assert_cmpint(c->seq, ==, cases[i].seq);
+	}
+	g_assert_true(commands_fingerprint_valid(FPR "012345678901234567890123", NULL));
+	g_assert_false(commands_fingerprint_valid(FPR "0", NULL));
+	g_assert_false(commands_fingerprint_valid("G123456789ABCDEF0123456789ABCDEF01234567", NULL));
+	g_assert_cmpstr(command_kind_str(CMD_REVIEWED), ==, "reviewed");
+}
+
 static void
 test_command_limit(void)
 {
@@ -279,6 +340,7 @@ main(int argc, char **argv)
 	g_test_add_func("/commands/not-understood", test_not_understood_kept_as_text);
 	g_test_add_func("/commands/field-not-command", test_word_then_colon_is_field);
 	g_test_add_func("/commands/arguments", test_arguments);
+	g_test_add_func("/commands/arguments/proposals", test_proposal_arguments);
 	g_test_add_func("/commands/limit", test_command_limit);
 	g_test_add_func("/commands/only", test_commands_only);
 	g_test_add_func("/commands/quote-only", test_quote_only);

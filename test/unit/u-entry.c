@@ -93,6 +93,173 @@ test_headline(void)
 	g_assert_false(f->marks & ENTRY_MARK_SPAM);
 }
 
+/* Append a record with an auth object of its own (a signer, an
+ * endorsement). */
+static void
+add_auth(entry *e, gint64 seq, const char *kind, const char *role, const char *auth, const char *fields)
+{
+	store_record rec = { 0 };
+	g_autofree char *created = g_strdup_printf("2026-02-%02dT00:00:00Z", (int) seq);
+
+	rec.entry = e->id;
+	rec.seq = seq;
+	rec.created = created;
+	rec.kind = kind;
+	rec.author = "someone@example.net";
+	rec.role = role;
+	rec.auth = auth;
+	rec.sha256 = "00";
+	entry_add_record(e, &rec, seq, "A subject", fields, "", NULL, NULL);
+}
+
+#define KEY_N "0123456789ABCDEF0123456789ABCDEF01234567"
+#define KEY_K "89ABCDEF0123456789ABCDEF0123456789ABCDEF"
+#define KEY_R "FEDCBA9876543210FEDCBA9876543210FEDCBA98"
+
+static void
+test_proposals(void)
+{
+	g_autoptr(entry) e = entry_new_empty("TEST-2026-0003", "2026-02-01T00:00:00Z");
+	g_autoptr(entry_facts) f = NULL;
+	const entry_claim *c;
+
+	add(e, 1, "request", "creator", NULL, "alice@example.net",
+	    "[[\"Product\",\"Foo\"],[\"Reference\",\"https://a.example/poc sha256="
+	    "ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789\"]]", "");
+	/* an endorsed contributor, allowed Version only */
+	add_auth(e, 2, "addition", "contributor",
+		 "{\"method\":\"pgp\",\"fingerprint\":\"" KEY_N "\",\"role\":\"contributor\",\"how\":\"key\","
+		 "\"endorsed_by\":\"creator\",\"endorsement\":\"command\",\"fields\":\"Version\"}",
+		 "[[\"Version\",\"2.0\"],[\"Title\",\"Pwned\"]]");
+	/* the same auth, but its signature does not act here */
+	add_auth(e, 3, "addition", "contributor",
+		 "{\"method\":\"pgp\",\"fingerprint\":\"" KEY_N "\",\"ignored\":\"no\",\"role\":\"contributor\","
+		 "\"how\":\"key\",\"endorsed_by\":\"creator\",\"endorsement\":\"command\"}",
+		 "[[\"Version\",\"3.0\"]]");
+	/* a third party's key, twice; a mirror of the reference by its checksum */
+	add_auth(e, 4, "addition", "third-party",
+		 "{\"method\":\"pgp\",\"fingerprint\":\"" KEY_K "\",\"role\":\"third-party\",\"how\":\"none\"}",
+		 "[[\"Version\",\"4.0\"],[\"Mirror\",\"https://m.example/poc sha256="
+		 "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\"]]");
+	add(e, 5, "addition", "third-party", "none", "bob@example.net",
+	    "[[\"Version\",\"5.0\"],[\"Reference\",\"https://b.example/\"]]", "");
+	add_auth(e, 6, "addition", "third-party",
+		 "{\"method\":\"pgp\",\"fingerprint\":\"" KEY_K "\",\"role\":\"third-party\",\"how\":\"none\"}",
+		 "[[\"Fixed-In\",\"4.1\"]]");
+	f = entry_facts_derive(e, G_MAXINT64, FALSE, NULL);
+	/* 1.0 is not there: versions are 2.0 only (the contributor's) */
+	g_assert_cmpuint(f->versions->len, ==, 1);
+	g_assert_cmpstr(((entry_claim *) g_ptr_array_index(f->versions, 0))->value, ==, "2.0");
+	g_assert_null(f->title);
+	/* Title (2), Version 3.0 (3), Version 4.0 (4), Version, Reference (5), Fixed-In (6) */
+	g_assert_cmpuint(f->proposals->len, ==, 6);
+	c = g_ptr_array_index(f->references, 0);
+	g_assert_cmpstr(c->value, ==, "https://a.example/poc");
+	g_assert_cmpstr(c->sha256, ==, "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
+	g_assert_nonnull(c->mirrors);
+	g_assert_cmpuint(c->mirrors->len, ==, 1);
+	g_assert_cmpstr(((entry_claim *) g_ptr_array_index(c->mirrors, 0))->value, ==, "https://m.example/poc");
+	g_clear_pointer(&f, entry_facts_free);
+
+	/* the creator approves record 5 by token, key K by key */
+	add(e, 7, "command", "creator", "token", "alice@example.net", "[[\"Approve\",\"5\"]]", "");
+	add(e, 8, "command", "creator", "key", "alice@example.net", "[[\"Approve-Key\",\"" KEY_K "\"]]", "");
+	/* unverified: approves nothing */
+	add(e, 9, "command", "creator", "address", "alice@example.net", "[[\"Approve\",\"2\"]]", "");
+	f = entry_facts_derive(e, G_MAXINT64, FALSE, NULL);
+	g_assert_cmpuint(f->versions->len, ==, 3);	/* 2.0, then 5.0 and 4.0 as approved */
+	c = g_ptr_array_index(f->versions, 1);
+	g_assert_cmpstr(c->value, ==, "5.0");
+	g_assert_cmpint(c->record->seq, ==, 5);
+	g_assert_cmpint(c->approved->seq, ==, 7);
+	g_assert_cmpstr(((entry_claim *) g_ptr_array_index(f->versions, 2))->value, ==, "4.0");
+	g_assert_cmpstr(f->fixed_in->value, ==, "4.1");
+	g_assert_cmpint(f->fixed_in->approved->seq, ==, 8);
+	g_assert_cmpuint(f->references->len, ==, 2);
+	/* left: Title (2), Version 3.0 (3, its signature does not act) */
+	g_assert_cmpuint(f->proposals->len, ==, 2);
+	g_clear_pointer(&f, entry_facts_free);
+	/* as of record 6, before the approvals */
+	f = entry_facts_derive(e, 6, FALSE, NULL);
+	g_assert_cmpuint(f->versions->len, ==, 1);
+	g_clear_pointer(&f, entry_facts_free);
+
+	/* endorsements, review, access */
+	add(e, 10, "command", "creator", "key", "alice@example.net",
+	    "[[\"Endorse\",\"" KEY_N "\"],[\"Endorse-Fields\",\"Version Reference\"]]", "");
+	add(e, 11, "command", "creator", "token", "alice@example.net", "[[\"Endorse\",\"" KEY_K "\"]]", "");
+	add(e, 12, "command", "creator", "token", "alice@example.net", "[[\"Unendorse\",\"" KEY_N "\"]]", "");
+	add(e, 13, "command", "third-party", "none", "bob@example.net", "[[\"Endorse\",\"" KEY_R "\"]]", "");
+	add(e, 14, "command", "moderator", "key", "mod@example.org",
+	    "[[\"Reviewed\",\"yes\"],[\"Reviewed-Product\",\"Foo\"],[\"Reviewed-Version\",\"1.0\"]]", "");
+	add(e, 15, "command", "creator", "address", "alice@example.net", "[[\"Reviewed\",\"yes\"]]", "");
+	add_auth(e, 16, "command", "third-party",
+		 "{\"method\":\"pgp\",\"fingerprint\":\"" KEY_R "\",\"role\":\"third-party\",\"how\":\"none\"}",
+		 "[[\"Access-Request\",\"" KEY_R "\"]]");
+	/* a request for another key than the signer's does not count */
+	add_auth(e, 17, "command", "third-party",
+		 "{\"method\":\"pgp\",\"fingerprint\":\"" KEY_R "\",\"role\":\"third-party\",\"how\":\"none\"}",
+		 "[[\"Access-Request\",\"" KEY_K "\"]]");
+	/* a grant by a third party does not count; the creator's does */
+	add(e, 18, "command", "third-party", "none", "bob@example.net", "[[\"Access-Grant\",\"" KEY_R "\"]]", "");
+	add(e, 19, "command", "creator", "token", "alice@example.net", "[[\"Access-Grant\",\"" KEY_R "\"]]", "");
+	add(e, 20, "delivery", "robot", "robot", "request@example.org",
+	    "[[\"Delivered-To-Key\",\"" KEY_R "\"],[\"Records\",\"1\"]]", "");
+	/* a delivery record by anyone but the robot counts for nothing */
+	add(e, 21, "delivery", "creator", "token", "alice@example.net",
+	    "[[\"Delivered-To-Key\",\"" KEY_R "\"],[\"Records\",\"1\"]]", "");
+	f = entry_facts_derive(e, G_MAXINT64, FALSE, NULL);
+	g_assert_cmpuint(f->endorsements->len, ==, 1);
+	c = g_ptr_array_index(f->endorsements, 0);
+	g_assert_cmpstr(c->value, ==, KEY_K);
+	g_assert_null(c->fields);
+	g_assert_true(f->marks & ENTRY_MARK_REVIEWED);
+	g_assert_cmpint(f->reviewed->record->seq, ==, 14);
+	g_assert_cmpstr(f->reviewed_product, ==, "Foo");
+	g_assert_cmpstr(f->reviewed_version, ==, "1.0");
+	g_assert_cmpuint(f->access->len, ==, 1);
+	{
+		const entry_access *a = entry_facts_access(f, "fedcba9876543210fedcba9876543210fedcba98");
+
+		g_assert_nonnull(a);
+		g_assert_cmpint(a->requested->seq, ==, 16);
+		g_assert_cmpint(a->granted->seq, ==, 19);
+		g_assert_cmpuint(a->deliveries, ==, 1);
+		g_assert_cmpint(a->delivered->seq, ==, 20);
+	}
+	g_assert_true(entry_fpr_equal("0123 4567", "01234567"));
+	g_assert_false(entry_fpr_equal("", ""));
+	g_assert_false(entry_fpr_equal("0123", "01234"));
+}
+
+static void
+test_reference_parse(void)
+{
+	g_autofree char *u = NULL;
+	g_autofree char *h = NULL;
+	g_autofree char *o = NULL;
+
+	g_assert_true(entry_reference_parse("https://x/ sha256=" "ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789",
+					    &u, &h, &o));
+	g_assert_cmpstr(u, ==, "https://x/");
+	g_assert_cmpstr(h, ==, "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
+	g_assert_null(o);
+	g_clear_pointer(&u, g_free);
+	g_clear_pointer(&h, g_free);
+	g_assert_true(entry_reference_parse("  https://m/  of  https://x/ ", &u, &h, &o));
+	g_assert_cmpstr(u, ==, "https://m/");
+	g_assert_cmpstr(o, ==, "https://x/");
+	g_clear_pointer(&u, g_free);
+	g_clear_pointer(&o, g_free);
+	g_assert_false(entry_reference_parse("https://x/ sha256=abc", &u, &h, &o));
+	g_clear_pointer(&u, g_free);
+	g_assert_false(entry_reference_parse("https://x/ the advisory", &u, &h, &o));
+	g_clear_pointer(&u, g_free);
+	g_assert_false(entry_reference_parse("", &u, &h, &o));
+	g_assert_cmpstr(entry_headline_field("fixed"), ==, "Fixed-In");
+	g_assert_null(entry_headline_field("Status"));
+}
+
 static void
 test_package(void)
 {
@@ -203,6 +370,8 @@ main(int argc, char **argv)
 	g_test_add_func("/entry/disclosure", test_disclosure);
 	g_test_add_func("/entry/sealed", test_sealed);
 	g_test_add_func("/entry/redact", test_redact);
+	g_test_add_func("/entry/proposals", test_proposals);
+	g_test_add_func("/entry/reference-parse", test_reference_parse);
 	g_test_add_func("/osv/package", test_package);
 	return g_test_run();
 }

@@ -706,6 +706,21 @@ test_reference(void)
 		g_assert_cmpuint(b->fields->len, ==, 2);
 		assert_field(b, 0, "Reference", "see the mailing list");
 	}
+	{
+		/* a checksum after the URL; sha256= inside a URL is the URL's */
+		g_autoptr(request) ok1 = parse_field("Reference", "https://example.org/poc.tgz sha256="
+						     "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08");
+		g_autoptr(request) ok2 = parse_field("Reference", "https://example.org/get?sha256=abc");
+		g_autoptr(request) bad = parse_field("Reference", "https://example.org/poc.tgz sha256=9f86d0");
+		g_autoptr(request) m1 = parse_field("Mirror", "https://m.example/poc.tgz of https://example.org/poc.tgz");
+		g_autoptr(request) m2 = parse_field("Mirror", "https://m.example/poc.tgz");
+
+		assert_clean(ok1);
+		assert_clean(ok2);
+		g_assert_true(has_msg(bad->errors, "a checksum is written sha256= and 64 hexadecimal digits"));
+		assert_clean(m1);
+		g_assert_true(has_msg(m2->errors, "Mirror: 'https://m.example/poc.tgz' names no reference"));
+	}
 }
 
 static void
