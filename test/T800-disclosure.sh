@@ -16,6 +16,10 @@
 # something that can show an entry (a mail template, an export format, a
 # subcommand) is in neither this list nor the list of what is not a
 # surface: a new surface cannot be added without joining the matrix.
+# SHOWS says what each surface must show (its entries, or what it is
+# about), so that an empty or broken surface fails instead of passing
+# every check of absence; proofs are read with the lines they prove
+# (base64 in the proof), and quarantine holds mail set aside.
 . "$(dirname "$0")/test-lib.sh"
 
 make_instance inst
@@ -206,6 +210,15 @@ deliver_ok "$TMP/l.eml" -f mallory@example.com -r request@example.org
 printf 'lookup %s\nlookup %s\nlookup %s\nlookup %s\n' "$A" "$B" "$C" "$D" | write_mail "$TMP/l2.eml" "From: eve@example.com"
 deliver_ok "$TMP/l2.eml" -f eve@example.com -r request@example.org
 
+# Mail set aside (quarantine): an automatic reply about the public entry
+# whose Subject carries a token, and one about the embargoed entry.
+printf 'I am away.\n' | write_mail "$TMP/q1.eml" "From: bot@else.example" \
+	"Subject: Re: [$A] out of office $TC" "Auto-Submitted: auto-replied"
+deliver_ok "$TMP/q1.eml" -f bot@else.example -r "request+$A@example.org"
+printf 'I am away. EMBBODY-SECRET\n' | write_mail "$TMP/q2.eml" "From: bot@else.example" \
+	"Subject: Re: [$B] out of office EMBSUBJ-SECRET" "Auto-Submitted: auto-replied"
+deliver_ok "$TMP/q2.eml" -f bot@else.example -r "request+$B@example.org"
+
 # --- the surfaces ----------------------------------------------------------------
 
 S="$TMP/surfaces"
@@ -230,7 +243,10 @@ collect() {
 			mail_header "$f" Subject | grep -q "^\[" && dump_mail "$f"; done; true ;;
 	announce) for f in $(mails_to list@lists.example); do dump_mail "$f"; done ;;
 	feed) V export feed "$TMP/feed" >/dev/null && find "$TMP/feed" -type f -exec cat {} + ;;
-	prove) for e in $A $B $C $D; do "$VULNID" prove "$TMP/feed" "$e" || true; done ;;
+	prove) for e in $A $B $C $D; do
+			"$VULNID" prove "$TMP/feed" "$e" >"$TMP/proof" || return 1
+			cat "$TMP/proof" && sed -n "s/^extra //p" "$TMP/proof" | base64 -d && echo || return 1
+		done ;;
 	osv) V export osv "$TMP/osv" >/dev/null && cat "$TMP"/osv/* ;;
 	mbox) V export mbox "$TMP/mbox" >/dev/null && cat "$TMP/mbox" &&
 		$PYTHON -c 'import mailbox, sys
@@ -312,6 +328,25 @@ for s in $SURFACES; do
 			done
 		" ;;
 	esac
+done
+
+# What each surface must show, so that an empty or broken surface never
+# passes the checks of absence above: SURFACE:WORD,WORD...
+SHOWS="show:$A,$B,$C,$D show-json:$A,$B,$C,$D show-references:mirror.example.net/poc
+list:$A,$B,$C,$D list-json:$A,$B,$C,$D lookup:$A,$B,$C,$D lookup-headline:$A,$B,$C,$D
+subscription:$A announce:$A,$C,$D feed:$A,$B,$C,$D prove:$A,$B,$C,$D,c2sp.org/tlog-proof@v1
+osv:$A,$C,$D mbox:$A,$C,$D html:$A,$B,$C,$D atom:$A,$C,$D verify-page:verify-feed,log.vkey
+quarantine:$A,automatic,sealed: vendor-mail:$A,$B,$C,$D reader-mail:$B show-private:$A,$B,$C,$D"
+
+for s in $SURFACES; do
+	name=${s%%:*}
+	words=$(printf "%s\n" $SHOWS | sed -n "s/^$name://p")
+	test_expect_success "$name: shows what it must ($words)" "
+		test -n \"$words\" || fail \"$name has no entry in SHOWS\"
+		for w in ${words//,/ }; do
+			grep -qF -- \"\$w\" \"$S/$name\" || fail \"$name does not show \$w\"
+		done
+	"
 done
 
 test_expect_success 'what must be shown is shown: the researcher gets her ack, the public the rest' '
