@@ -76,7 +76,8 @@ test_expect_success 'with [crypto] sign changed, the stored signature is not use
 	sink_message "$(sink_files | tail -n 1)" >"$TMP/sent3.eml" &&
 	expect_no_match "multipart/signed" "$TMP/sent3.eml" &&
 	expect_match "^Subject: \[TEST-[0-9]+-0003\]" "$TMP/sent3.eml" &&
-	set_conf crypto sign pgpmime
+	set_conf crypto sign pgpmime &&
+	stop_sink	# started in this case'\''s subshell: the script'\''s cleanup does not know it
 '
 
 test_expect_success 'outbox_signed is append-only, also for a plain sqlite3 shell' '
