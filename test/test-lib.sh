@@ -309,8 +309,10 @@ start_sink() {
 
 stop_sink() {
 	[ -n "${SINK_PID:-}" ] || return 0
-	kill "$SINK_PID" 2>/dev/null
-	wait "$SINK_PID" 2>/dev/null
+	# (|| true: also inside a case, where set -e holds and a killed
+	# sink's status would end it)
+	kill "$SINK_PID" 2>/dev/null || true
+	wait "$SINK_PID" 2>/dev/null || true
 	SINK_PID=
 	# the port must be free again before a new sink binds it
 	for _ in $(seq 100); do
