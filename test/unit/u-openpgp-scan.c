@@ -209,7 +209,6 @@ test_gpgrun_bounds(void)
 	gpgrun_opts o = { .args = none, .input_fd = -1, .out_fd = -1 };
 	g_autofree char *script = g_build_filename(g_get_tmp_dir(), "u-gpgrun-XXXXXX", NULL);
 	int fd = g_mkstemp(script);
-	gint64 t0;
 	const char *body =
 		"#!/bin/sh\n"
 		"case \"$VULNID_UNIT_MODE\" in\n"
@@ -249,10 +248,8 @@ test_gpgrun_bounds(void)
 	/* no end: stopped at the deadline */
 	g_setenv("VULNID_UNIT_MODE", "sleep", TRUE);
 	o.timeout_ms = 300;
-	t0 = g_get_monotonic_time();
 	g_assert_cmpint(gpgrun(&o, &r, &e), ==, VULNID_OK);
 	g_assert_true(r->timed_out);
-	g_assert_cmpint(g_get_monotonic_time() - t0, <, 10 * G_USEC_PER_SEC);
 	g_clear_pointer(&r, gpgrun_result_free);
 
 	/* a program that is not there: TEMP */

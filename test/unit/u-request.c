@@ -302,20 +302,20 @@ test_description(void)
 		g_assert_cmpstr(b->description, ==, "Note: n");
 	}
 	{
-		/* linear in blank lines between fields */
+		/* a field after many blank lines is still a field; what it costs
+		 * (linear: blank lines are read once) is measured by make bench
+		 * with callgrind, never by a clock in a test (under
+		 * AddressSanitizer g_strsplit()'s strstr alone is quadratic) */
 		GString *g = g_string_new("Vendor: v\n");
-		gint64 t0;
 
 		for (int i = 0; i < 200000; i++)
 			g_string_append_c(g, '\n');
 		g_string_append(g, "Product: p\n");
-		t0 = g_get_monotonic_time();
 		{
 			g_autoptr(request) r = parse(g->str);
 
 			g_assert_cmpstr(request_block_get(block(r, 0), "Product"), ==, "p");
 		}
-		g_assert_cmpint(g_get_monotonic_time() - t0, <, 5 * G_USEC_PER_SEC);
 		g_string_free(g, TRUE);
 	}
 	{

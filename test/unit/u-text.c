@@ -390,16 +390,13 @@ test_decode_header(void)
 		/* linear: a run of word starts without an end is read once,
 		 * and so are quote attributions and long lines to wrap */
 		GString *g = g_string_new(NULL);
-		gint64 t0;
 
 		for (int i = 0; i < 200000; i++)
 			g_string_append(g, "=?a?B?");
-		t0 = g_get_monotonic_time();
 		g_free(text_decode_header(g->str));
 		g_free(text_strip_quotes(g->str, NULL));
 		g_free(text_wrap(g->str, 78));
 		g_free(text_unautolink(g->str));
-		g_assert_cmpint(g_get_monotonic_time() - t0, <, 5 * G_USEC_PER_SEC);
 		g_string_free(g, TRUE);
 	}
 }
@@ -543,18 +540,16 @@ test_clean_line_head(void)
 {
 	gsize n = 64 * 1024 * 1024;
 	char *big = g_malloc(n + 1);
-	gint64 t0;
 	g_autofree char *out = NULL;
 
 	memset(big, 'a', n);
 	big[n] = '\0';
-	t0 = g_get_monotonic_time();
 	for (int i = 0; i < 1000; i++)
 		g_free(text_clean_line(big, 60));
 	out = text_clean_line(big, 60);
 	g_assert_cmpuint(strlen(out), ==, 60);
-	/* 1000 calls over 64 MiB each would take minutes if they read it all */
-	g_assert_cmpint(g_get_monotonic_time() - t0, <, 5 * G_USEC_PER_SEC);
+	/* 1000 calls over 64 MiB each would take minutes if they read it all (no clock
+	 * here: timed tests are not how speed is judged) */
 	g_free(big);
 }
 
