@@ -754,44 +754,6 @@ openpgp_cert_encryption_key(const openpgp_cert *cert, gint64 now)
 /* Curve25519 in a version 4 ECDH key: OID 1.3.6.1.4.1.3029.1.5.1 */
 static const guint8 cv25519_oid[] = { 0x2b, 0x06, 0x01, 0x04, 0x01, 0x97, 0x55, 0x01, 0x05, 0x01 };
 
-static void
-put8(GByteArray *b, guint8 v)
-{
-	g_byte_array_append(b, &v, 1);
-}
-
-static void
-put16(GByteArray *b, guint v)
-{
-	guint8 x[2] = { (guint8) (v >> 8), (guint8) v };
-
-	g_byte_array_append(b, x, 2);
-}
-
-static void
-put32(GByteArray *b, guint32 v)
-{
-	guint8 x[4] = { (guint8) (v >> 24), (guint8) (v >> 16), (guint8) (v >> 8), (guint8) v };
-
-	g_byte_array_append(b, x, 4);
-}
-
-
-static void
-put_header(GByteArray *b, guint8 tag, gsize len)
-{
-	put8(b, 0xc0 | tag);
-	if (len < 192)
-		put8(b, (guint8) len);
-	else if (len < 8384) {
-		put8(b, (guint8) (((len - 192) >> 8) + 192));
-		put8(b, (guint8) (len - 192));
-	} else {
-		put8(b, 0xff);
-		put32(b, (guint32) len);
-	}
-}
-
 /* An MPI of a big-endian value: bit count, octets without leading zeros. */
 static void
 put_mpi(GByteArray *b, const guint8 *v, gsize len)
@@ -807,7 +769,7 @@ put_mpi(GByteArray *b, const guint8 *v, gsize len)
 		for (guint8 top = v[0]; top != 0; top >>= 1)
 			bits++;
 	}
-	put16(b, bits);
+	openpgp_put16(b, bits);
 	g_byte_array_append(b, v, (guint) len);
 }
 
@@ -920,13 +882,13 @@ pkesk_ecdh(const openpgp_pubkey *key, rd *m, const guint8 *session, GByteArray *
 		return s;
 	/* Param: the curve, the algorithm, the KDF parameters, the sender
 	 * (anonymous), the recipient's fingerprint */
-	put8(param, oid_len);
+	openpgp_put8(param, oid_len);
 	g_byte_array_append(param, oid, oid_len);
-	put8(param, OPENPGP_PK_ECDH);
-	put8(param, 3);
-	put8(param, 1);
-	put8(param, hash_id);
-	put8(param, kek_id);
+	openpgp_put8(param, OPENPGP_PK_ECDH);
+	openpgp_put8(param, 3);
+	openpgp_put8(param, 1);
+	openpgp_put8(param, hash_id);
+	openpgp_put8(param, kek_id);
 	g_byte_array_append(param, (const guint8 *) sender, 20);
 	g_byte_array_append(param, key->fpr, 20);
 	kdf = g_checksum_new(hash);
@@ -944,7 +906,7 @@ pkesk_ecdh(const openpgp_pubkey *key, rd *m, const guint8 *session, GByteArray *
 	if (s != VULNID_OK)
 		return s;
 	put_mpi(out, eph_pub, sizeof eph_pub);
-	put8(out, sizeof wrapped);
+	openpgp_put8(out, sizeof wrapped);
 	g_byte_array_append(out, wrapped, sizeof wrapped);
 	return VULNID_OK;
 }
@@ -1027,16 +989,16 @@ pkesk(const openpgp_pubkey *key, const guint8 *session, GByteArray *out, GError 
 	g_autoptr(GByteArray) p = g_byte_array_new();
 	vulnid_status s;
 
-	put8(p, 3);
+	openpgp_put8(p, 3);
 	g_byte_array_append(p, key->keyid, 8);
-	put8(p, key->algo);
+	openpgp_put8(p, key->algo);
 	if (key->algo == OPENPGP_PK_ECDH)
 		s = pkesk_ecdh(key, &m, session, p, err);
 	else
 		s = pkesk_rsa(&m, session, p, err);
 	if (s != VULNID_OK)
 		return s;
-	put_header(out, TAG_PKESK, p->len);
+	openpgp_put_header(out, TAG_PKESK, p->len);
 	g_byte_array_append(out, p->data, p->len);
 	return VULNID_OK;
 }
@@ -1070,10 +1032,10 @@ literal_packet(const void *data, gsize len)
 {
 	GByteArray *p = g_byte_array_sized_new((guint) (len + 12));
 
-	put_header(p, TAG_LITERAL, 6 + len);
-	put8(p, 'b');
-	put8(p, 0);
-	put32(p, 0);
+	openpgp_put_header(p, TAG_LITERAL, 6 + len);
+	openpgp_put8(p, 'b');
+	openpgp_put8(p, 0);
+	openpgp_put32(p, 0);
 	g_byte_array_append(p, data, (guint) len);
 	return p;
 }
@@ -1107,8 +1069,8 @@ compressed_packet(const GByteArray *lit)
 	{
 		GByteArray *p = g_byte_array_sized_new(out->len + 8);
 
-		put_header(p, TAG_COMPRESSED, 1 + out->len);
-		put8(p, COMPRESS_ZLIB);
+		openpgp_put_header(p, TAG_COMPRESSED, 1 + out->len);
+		openpgp_put8(p, COMPRESS_ZLIB);
 		g_byte_array_append(p, out->data, out->len);
 		return p;
 	}
@@ -1159,8 +1121,8 @@ openpgp_encrypt(const openpgp_pubkey *key, const void *data, gsize len, char **a
 		explicit_bzero(session_key, sizeof session_key);
 		return s;
 	}
-	put_header(msg, TAG_SEIPD, 1 + inner);
-	put8(msg, 1);		/* version */
+	openpgp_put_header(msg, TAG_SEIPD, 1 + inner);
+	openpgp_put8(msg, 1);		/* version */
 	start = msg->len;
 	/* random octets, their last two repeated (5.13.1) */
 	prefix[AES_BLOCK] = prefix[AES_BLOCK - 2];
@@ -1168,8 +1130,8 @@ openpgp_encrypt(const openpgp_pubkey *key, const void *data, gsize len, char **a
 	g_byte_array_append(msg, prefix, sizeof prefix);
 	g_byte_array_append(msg, payload->data, payload->len);
 	/* the MDC covers the prefix, the plaintext and its own header */
-	put8(msg, 0xc0 | TAG_MDC);
-	put8(msg, sizeof mdc);
+	openpgp_put8(msg, 0xc0 | TAG_MDC);
+	openpgp_put8(msg, sizeof mdc);
 	sha1 = g_checksum_new(G_CHECKSUM_SHA1);
 	g_checksum_update(sha1, msg->data + start, (gssize) (msg->len - start));
 	g_checksum_get_digest(sha1, mdc, &mdc_len);

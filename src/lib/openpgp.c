@@ -55,24 +55,24 @@ struct openpgp_sig {
 	gboolean finished;
 };
 
-static void
-put16(GByteArray *b, guint v)
+void
+openpgp_put16(GByteArray *b, guint v)
 {
 	guint8 x[2] = { (guint8) (v >> 8), (guint8) v };
 
 	g_byte_array_append(b, x, 2);
 }
 
-static void
-put32(GByteArray *b, guint32 v)
+void
+openpgp_put32(GByteArray *b, guint32 v)
 {
 	guint8 x[4] = { (guint8) (v >> 24), (guint8) (v >> 16), (guint8) (v >> 8), (guint8) v };
 
 	g_byte_array_append(b, x, 4);
 }
 
-static void
-put8(GByteArray *b, guint8 v)
+void
+openpgp_put8(GByteArray *b, guint8 v)
 {
 	g_byte_array_append(b, &v, 1);
 }
@@ -84,19 +84,19 @@ openpgp_sig_new(const openpgp_key *key, guint8 type, gint64 created)
 	GByteArray *b = g_byte_array_new();
 
 	sig->key = *key;
-	put8(b, 4);		/* version */
-	put8(b, type);
-	put8(b, key->algo);
-	put8(b, OPENPGP_HASH_SHA256);
-	put16(b, 6 + 23);	/* the two subpackets below */
+	openpgp_put8(b, 4);		/* version */
+	openpgp_put8(b, type);
+	openpgp_put8(b, key->algo);
+	openpgp_put8(b, OPENPGP_HASH_SHA256);
+	openpgp_put16(b, 6 + 23);	/* the two subpackets below */
 	/* signature creation time (RFC 9580 5.2.3.11) */
-	put8(b, 5);
-	put8(b, SUBPKT_CREATED);
-	put32(b, (guint32) CLAMP(created, 0, G_MAXUINT32));
+	openpgp_put8(b, 5);
+	openpgp_put8(b, SUBPKT_CREATED);
+	openpgp_put32(b, (guint32) CLAMP(created, 0, G_MAXUINT32));
 	/* issuer fingerprint (5.2.3.35): version 4 key */
-	put8(b, 22);
-	put8(b, SUBPKT_ISSUER_FPR);
-	put8(b, 4);
+	openpgp_put8(b, 22);
+	openpgp_put8(b, SUBPKT_ISSUER_FPR);
+	openpgp_put8(b, 4);
 	g_byte_array_append(b, key->fpr, sizeof key->fpr);
 	sig->hashed = b;
 	sig->hash = g_checksum_new(G_CHECKSUM_SHA256);
@@ -119,9 +119,9 @@ openpgp_sig_digest(openpgp_sig *sig)
 
 		/* the hashed part, then the version 4 trailer (5.2.4) */
 		g_checksum_update(sig->hash, sig->hashed->data, sig->hashed->len);
-		put8(trailer, 4);
-		put8(trailer, 0xff);
-		put32(trailer, sig->hashed->len);
+		openpgp_put8(trailer, 4);
+		openpgp_put8(trailer, 0xff);
+		openpgp_put32(trailer, sig->hashed->len);
 		g_checksum_update(sig->hash, trailer->data, trailer->len);
 		g_checksum_get_digest(sig->hash, sig->digest, &n);
 		sig->finished = TRUE;
@@ -272,7 +272,7 @@ put_mpi(GByteArray *b, const sx *atom, guint max_bits)
 	}
 	if (bits > max_bits)
 		return FALSE;
-	put16(b, bits);
+	openpgp_put16(b, bits);
 	g_byte_array_append(b, v, (guint) len);
 	return TRUE;
 }
@@ -302,18 +302,18 @@ sig_mpis(const openpgp_key *key, const void *sexp, gsize len, GByteArray *out, G
 }
 
 /* A packet in the OpenPGP (new) format: tag, then the length (4.2.1). */
-static void
-put_header(GByteArray *b, guint8 tag, gsize len)
+void
+openpgp_put_header(GByteArray *b, guint8 tag, gsize len)
 {
-	put8(b, 0xc0 | tag);
+	openpgp_put8(b, 0xc0 | tag);
 	if (len < 192)
-		put8(b, (guint8) len);
+		openpgp_put8(b, (guint8) len);
 	else if (len < 8384) {
-		put8(b, (guint8) (((len - 192) >> 8) + 192));
-		put8(b, (guint8) (len - 192));
+		openpgp_put8(b, (guint8) (((len - 192) >> 8) + 192));
+		openpgp_put8(b, (guint8) (len - 192));
 	} else {
-		put8(b, 0xff);
-		put32(b, (guint32) len);
+		openpgp_put8(b, 0xff);
+		openpgp_put32(b, (guint32) len);
 	}
 }
 
@@ -331,15 +331,15 @@ openpgp_sig_finish(openpgp_sig *sig, const void *sexp, gsize len, GBytes **packe
 		return s;
 	g_byte_array_append(body, sig->hashed->data, sig->hashed->len);
 	/* unhashed: the issuer key ID (5.2.3.12), for older verifiers */
-	put16(body, 10);
-	put8(body, 9);
-	put8(body, SUBPKT_ISSUER_KEYID);
+	openpgp_put16(body, 10);
+	openpgp_put8(body, 9);
+	openpgp_put8(body, SUBPKT_ISSUER_KEYID);
 	g_byte_array_append(body, sig->key.fpr + 12, 8);
 	/* the left 16 bits of the digest, then the signature */
 	g_byte_array_append(body, digest, 2);
 	g_byte_array_append(body, mpis->data, mpis->len);
 	pkt = g_byte_array_sized_new(body->len + 6);
-	put_header(pkt, 2, body->len);
+	openpgp_put_header(pkt, 2, body->len);
 	g_byte_array_append(pkt, body->data, body->len);
 	*packet = g_byte_array_free_to_bytes(pkt);
 	return VULNID_OK;

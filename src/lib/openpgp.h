@@ -92,4 +92,12 @@ vulnid_status openpgp_agent_pksign(openpgp_agent *agent, const char *keygrip, co
 void openpgp_agent_free(openpgp_agent *agent);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(openpgp_agent, openpgp_agent_free)
 
+/* Writers of OpenPGP's big-endian numbers and of a packet header in the
+ * new format (tag, then the length: RFC 4880 4.2.1), shared by the
+ * signatures made here and the sealing of openpgp-encrypt.c. */
+void openpgp_put8(GByteArray *b, guint8 v);
+void openpgp_put16(GByteArray *b, guint v);
+void openpgp_put32(GByteArray *b, guint32 v);
+void openpgp_put_header(GByteArray *b, guint8 tag, gsize len);
+
 #endif
