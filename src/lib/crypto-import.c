@@ -156,7 +156,6 @@ crypto_import_checked(GBytes *data, GPtrArray **fprs_out, GError **err)
 	g_autoptr(GPtrArray) fprs = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *scratch = NULL;
 	g_autofree char *robot_fpr = NULL;
-	g_autoptr(GString) patterns = g_string_new(NULL);
 	gpgme_ctx_t ctx = NULL;
 	gpgme_data_t pub = NULL;
 	vulnid_status s;
